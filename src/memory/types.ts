@@ -1,0 +1,163 @@
+// Domain model shared by every layer (ARCHITECTURE.md, "Data model").
+// Pure types: no DOM, no IndexedDB, no SDKs.
+
+export type Id = string;
+/** Milliseconds since the Unix epoch. */
+export type Millis = number;
+
+export type Role = 'user' | 'assistant';
+
+export type SessionStatus = 'open' | 'ended' | 'memorised';
+
+export interface Session {
+  id: Id;
+  title: string;
+  startedAt: Millis;
+  /** Time of the last turn; the idle-gap rule compares against it. */
+  lastActivityAt: Millis;
+  endedAt?: Millis;
+  status: SessionStatus;
+  /** Why the session ended: the button, a new chat, the idle gap, or an import. */
+  endReason?: 'button' | 'new-chat' | 'idle' | 'import';
+}
+
+/**
+ * complete: fully generated. streaming: being written now (if found after a reload, the tab closed
+ * mid-reply: treated as interrupted). stopped: the user pressed stop. error: generation failed.
+ */
+export type TurnStatus = 'complete' | 'streaming' | 'interrupted' | 'stopped' | 'error';
+
+export interface Turn {
+  id: Id;
+  sessionId: Id;
+  index: number;
+  role: Role;
+  text: string;
+  time: Millis;
+  status: TurnStatus;
+  modelId?: string;
+  /** What memory the reply drew on (assistant turns). */
+  usedMemory?: UsedMemory;
+  /** Free-form origin, e.g. a LoCoMo dia_id for imported conversations. */
+  externalId?: string;
+}
+
+export type MemoryKind = 'event' | 'user-trait' | 'assistant-trait' | 'note';
+
+export interface Memory {
+  id: Id;
+  kind: MemoryKind;
+  text: string;
+  /** Who the memory is about (e.g. "user", "assistant", or a name in imported data). */
+  subject?: string;
+  /** When the memory formed (the session's time). */
+  time: Millis;
+  sourceTurnIds: Id[];
+  sessionId: Id;
+  /** Set when a newer trait replaced this one through a "Changed" edge (kept, not deleted). */
+  supersededBy?: Id;
+  /** The user edited the text by hand. */
+  edited: boolean;
+  createdAt: Millis;
+  /** For notes (METHOD.md section 3): why the user said it. */
+  context?: string;
+}
+
+export const RELATIONS = [
+  'Changed',
+  'Cause',
+  'Reason',
+  'HinderedBy',
+  'React',
+  'Want',
+  'SameTopic',
+] as const;
+export type Relation = (typeof RELATIONS)[number];
+/** What the labeller may answer: a relation, or None (no edge). */
+export type RelationLabel = Relation | 'None';
+
+export type EdgeOrigin = 'model' | 'similarity' | 'user';
+
+export interface Edge {
+  id: Id;
+  /** The older memory. */
+  from: Id;
+  /** The newer memory. */
+  to: Id;
+  relation: Relation;
+  origin: EdgeOrigin;
+  createdAt: Millis;
+}
+
+export interface Segment {
+  id: Id;
+  sessionId: Id;
+  /** Turn indexes within the session, inclusive. */
+  firstTurn: number;
+  lastTurn: number;
+  turnIds: Id[];
+  /** The original words, for the prompt. */
+  text: string;
+  /** A denoised copy, for the index. */
+  indexText: string;
+  time: Millis;
+}
+
+export interface VectorRecord {
+  unitId: Id;
+  modelId: string;
+  vector: Float32Array;
+}
+
+export type JobKind = 'memorise' | 'reembed';
+export type JobStatus = 'pending' | 'running' | 'done' | 'failed';
+
+export interface Job {
+  id: Id;
+  kind: JobKind;
+  sessionId?: Id;
+  /** Name of the next step to run; steps are idempotent. */
+  step: string;
+  status: JobStatus;
+  attempts: number;
+  lastError?: string;
+  /** Step-local state carried across reloads (e.g. ids of memories created so far). */
+  state?: Record<string, unknown>;
+  progress?: { done: number; total: number; label: string };
+  createdAt: Millis;
+  updatedAt: Millis;
+}
+
+export interface Setting<T = unknown> {
+  key: string;
+  value: T;
+}
+
+/** A linear path through the memory graph, oldest first. */
+export interface Timeline {
+  memoryIds: Id[];
+  /** Relations between consecutive memories (length = memoryIds.length - 1). */
+  relations: Relation[];
+  /** The retrieved memory this timeline was untangled through. */
+  through: Id;
+}
+
+export interface RetrievalScore {
+  unitId: Id;
+  unitKind: 'memory' | 'segment' | 'turn';
+  lexical?: number;
+  dense?: number;
+  fused: number;
+  lexicalRank?: number;
+  denseRank?: number;
+}
+
+/** Stored with an assistant turn: what it remembered and why. */
+export interface UsedMemory {
+  memoryIds: Id[];
+  segmentIds: Id[];
+  timelines: Timeline[];
+  /** The refined note per timeline (same order), when refinement ran. */
+  refined?: string[];
+  scores: RetrievalScore[];
+}
