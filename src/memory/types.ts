@@ -50,7 +50,7 @@ export interface Memory {
   text: string;
   /** Who the memory is about (e.g. "user", "assistant", or a name in imported data). */
   subject?: string;
-  /** When the memory formed (the session's time). */
+  /** When the memory formed: the time of its latest source turn. */
   time: Millis;
   sourceTurnIds: Id[];
   sessionId: Id;

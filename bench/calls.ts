@@ -1,0 +1,156 @@
+// bench:calls — how many model calls the memory method costs, replaying a LoCoMo conversation
+// through the real pipeline (src/memory) with a counting scripted model:
+//   - the summarising call is answered with the session's LoCoMo observations (their dia_ids
+//     mapped to the transcript's turn labels);
+//   - relation labelling answers SameTopic when the two memories share enough words, else None;
+//   - refinement answers one short note per timeline; the reply is a fixed sentence.
+// For each session, every turn of speaker A (the "user") is first replayed through prepareTurn
+// against the memory of the earlier sessions (refinement + reply = the turn's calls), then the
+// session ends and is memorised (construction calls).
+// Usage: npx tsx bench/calls.ts --data ../shared/data/locomo/26.json [--json]
+//        [--similarity] (relation-aware linking off) [--no-refine] [--plain] (plain top-k)
+// Tokens are approximated as characters / 4 (src/memory/text.ts approxTokens).
+import { readFileSync } from 'node:fs';
+import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../src/ports';
+import { MemoryGraph } from '../src/memory/graph';
+import { parseLocomoConversation, locomoSessionRecords, type LocomoSession } from '../src/memory/locomo';
+import { createMemoriseJob, runMemoriseJob } from '../src/memory/pipeline';
+import { RefineCache } from '../src/memory/refine';
+import { withDefaults } from '../src/memory/settings';
+import { prepareTurn, type DialogueTurn } from '../src/memory/turn';
+import { seedFrom } from '../src/memory/rng';
+import { wordOverlap } from '../src/memory/text';
+import { InMemoryRepository } from '../src/memory/in-memory-repository';
+import { createHybridIndex } from '../src/memory/retrieval/hybrid';
+import type { Id, Memory } from '../src/memory/types';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const flag = (name: string) => process.argv.includes(name);
+
+const dataPath = arg('--data');
+if (!dataPath) {
+  console.error('usage: tsx bench/calls.ts --data <LoCoMo conversation json> [--json]');
+  process.exit(2);
+}
+
+/** Scripted model that counts calls and answers from the LoCoMo data. */
+class CountingModel implements LanguageModel {
+  readonly modelId = 'bench-scripted';
+  calls = 0;
+  /** Observations and turn labels of the session being memorised. */
+  current: { session: LocomoSession; labelOf: Map<string, string> } | undefined;
+
+  async chat(_messages: ChatMessage[], _o?: GenerateOptions): Promise<string> {
+    this.calls++;
+    return 'Thanks for telling me.';
+  }
+
+  async json(messages: ChatMessage[], schema: JsonSchema, _o?: GenerateOptions): Promise<string> {
+    this.calls++;
+    const prompt = messages.map((m) => m.content).join('\n');
+    switch (schema.title) {
+      case 'session_memories': {
+        const cur = this.current;
+        if (!cur) return '{"events":[],"userTraits":[],"assistantTraits":[]}';
+        const events = cur.session.observations.map((o) => ({
+          text: o.fact,
+          about: o.speaker,
+          turns: o.diaIds.map((d) => cur.labelOf.get(d)).filter((x): x is string => !!x),
+        }));
+        return JSON.stringify({ events, userTraits: [], assistantTraits: [], notes: [] });
+      }
+      case 'relation_labels': {
+        const target = /^New memory \([^)]*\): (.*)$/m.exec(prompt)?.[1] ?? '';
+        const labels = [...prompt.matchAll(/^Candidate (\d+) \([^)]*\): (.*)$/gm)].map((m) => ({
+          candidate: Number(m[1]),
+          relation: wordOverlap(m[2], target) >= 0.3 ? 'SameTopic' : 'None',
+        }));
+        return JSON.stringify({ labels });
+      }
+      case 'timeline_notes': {
+        const lines = prompt.split('\n').filter((l) => /^\d+\. \[/.test(l));
+        return JSON.stringify({
+          notes: lines.map((l, i) => ({ timeline: i + 1, note: l.replace(/^\d+\. /, '').split(/\s+/).slice(0, 16).join(' ') })),
+        });
+      }
+      default:
+        return '{}';
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const conv = parseLocomoConversation(JSON.parse(readFileSync(dataPath!, 'utf8')));
+  const settings = withDefaults({
+    relationAwareLinking: !flag('--similarity'),
+    refinement: !flag('--no-refine'),
+    retrievalMode: flag('--plain') ? 'plain-topk' : 'timelines',
+  });
+  const repo = new InMemoryRepository();
+  const index = createHybridIndex();
+  const graph = new MemoryGraph();
+  const memories = new Map<Id, Memory>();
+  const llm = new CountingModel();
+  const cache = new RefineCache();
+
+  let constructionCalls = 0;
+  let turns = 0;
+  let turnCalls = 0;
+  let promptTokens = 0;
+
+  for (const s of conv.sessions) {
+    const { session, turns: sessionTurns } = locomoSessionRecords(conv, s);
+    await repo.apply({ sessions: [{ ...session, status: 'open' }], turns: sessionTurns });
+
+    // The chat: each user turn is answered with the memory of earlier sessions.
+    const dialogue: DialogueTurn[] = [];
+    for (const t of sessionTurns) {
+      dialogue.push({ role: t.role, text: t.text, time: t.time });
+      if (t.role !== 'user') continue;
+      const before = llm.calls;
+      const prepared = await prepareTurn({
+        dialogue: dialogue.slice(-8), now: t.time, index, graph, memoriesById: memories, llm, settings,
+        refineCache: cache, seed: seedFrom(session.id),
+      });
+      await llm.chat(prepared.messages);
+      turns++;
+      turnCalls += llm.calls - before;
+      promptTokens += prepared.promptTokens;
+    }
+
+    // Session end: memorise.
+    await repo.apply({ sessions: [session] });
+    llm.current = { session: s, labelOf: new Map(sessionTurns.map((t, i) => [t.externalId!, `T${i + 1}`])) };
+    const before = llm.calls;
+    const job = createMemoriseJob(session.id, session.endedAt ?? session.startedAt);
+    await repo.apply({ jobs: [job] });
+    const out = await runMemoriseJob(job, { repo, llm, index, graph, memories, settings, now: () => job.createdAt });
+    if (out.status !== 'done') throw new Error(`session ${session.id}: job ${out.status} ${out.reason ?? out.job.lastError ?? ''}`);
+    constructionCalls += llm.calls - before;
+    llm.current = undefined;
+  }
+
+  const result = {
+    sessions: conv.sessions.length,
+    newMemories: repo.memories.size,
+    constructionCalls,
+    turns,
+    turnCalls: Number((turnCalls / Math.max(1, turns)).toFixed(3)),
+    promptTokensPerTurn: Math.round(promptTokens / Math.max(1, turns)),
+  };
+  if (flag('--json')) {
+    console.log(JSON.stringify(result));
+  } else {
+    console.log(`sessions ${result.sessions}, new memories ${result.newMemories}, edges ${repo.edges.size}`);
+    console.log(`construction calls ${constructionCalls} (target <= sessions + memories = ${result.sessions + result.newMemories}; paper: ${result.sessions + 3 * result.newMemories})`);
+    console.log(`turns ${turns}, model calls per turn ${result.turnCalls} (target <= 2), prompt tokens per turn ~${result.promptTokensPerTurn} (chars/4)`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,86 @@
+// Ingests one LoCoMo conversation through the real memorise pipeline (summarise -> link ->
+// segment), with a scripted model whose only job is to answer the summarising call with that
+// session's LoCoMo observations (no LLM runs; relation-aware linking is off, so linking uses the
+// similarity switch and makes no call; segments come from the embedding-free splitter).
+import type { ChatMessage, JsonSchema, LanguageModel } from '../../src/ports';
+import { InMemoryRepository } from '../../src/memory/in-memory-repository';
+import { MemoryGraph } from '../../src/memory/graph';
+import { createMemoriseJob, runMemoriseJob, type Segmenter } from '../../src/memory/pipeline';
+import { withDefaults } from '../../src/memory/settings';
+import { locomoSessionRecords, type LocomoConversation, type LocomoSession } from '../../src/memory/locomo';
+import { createHybridIndex } from '../../src/memory/retrieval/hybrid';
+import type { HybridIndex } from '../../src/memory/retrieval/types';
+import { segmentSession, type SplitterOptions } from '../../src/memory/segments';
+import type { Id, Memory, Segment, Turn } from '../../src/memory/types';
+
+export interface Ingested {
+  conv: LocomoConversation;
+  turns: Turn[];
+  memories: Memory[];
+  segments: Segment[];
+  graph: MemoryGraph;
+  /** The pipeline's own index (memories). */
+  memoryIndex: HybridIndex;
+  speakerOf: (t: Turn) => string;
+  /** dia_id -> turn id */
+  turnIdOf: Map<string, Id>;
+  modelCalls: number;
+}
+
+/** Answers the summarising call with the observations of the session being memorised. */
+function observationModel(session: () => LocomoSession): LanguageModel {
+  return {
+    modelId: 'locomo-observations',
+    chat: async () => '',
+    async json(_messages: ChatMessage[], _schema: JsonSchema): Promise<string> {
+      const s = session();
+      return JSON.stringify({
+        events: s.observations.map((o) => ({ text: o.fact, about: o.speaker, turns: o.diaIds })),
+        userTraits: [],
+        assistantTraits: [],
+        notes: [],
+      });
+    },
+  };
+}
+
+export async function ingestLocomo(conv: LocomoConversation, prefix: string, splitter?: SplitterOptions): Promise<Ingested> {
+  const repo = new InMemoryRepository();
+  const graph = new MemoryGraph();
+  const memoriesMap = new Map<Id, Memory>();
+  const memoryIndex = createHybridIndex();
+  const settings = withDefaults({ relationAwareLinking: false, refinement: false });
+  const speakerOf = (t: Turn) => (t.role === 'user' ? conv.speakerA : conv.speakerB);
+  const names = [conv.speakerA, conv.speakerB];
+  // LLM-free: the segmenter ignores the (scripted) model and uses the fallback splitter.
+  const segmenter: Segmenter = ({ turns }) => segmentSession(turns, { speakerLabel: speakerOf, names, splitter });
+  let current: LocomoSession | undefined;
+  const llm = observationModel(() => current!);
+  const allTurns: Turn[] = [];
+  let modelCalls = 0;
+  for (const s of conv.sessions) {
+    current = s;
+    const { session, turns } = locomoSessionRecords(conv, s, prefix);
+    await repo.apply({ sessions: [session], turns });
+    allTurns.push(...turns);
+    // Fixed clock: the benchmark is deterministic.
+    const now = () => session.lastActivityAt + 1;
+    const job = createMemoriseJob(session.id, now());
+    const out = await runMemoriseJob(job, { repo, llm, index: memoryIndex, graph, memories: memoriesMap, settings, segmenter, includeNotes: false, now });
+    if (out.status !== 'done') throw new Error(`memorise ${session.id}: ${out.status} ${out.reason ?? ''} ${out.job.lastError ?? ''}`);
+    modelCalls += out.modelCalls;
+  }
+  const turnIdOf = new Map<string, Id>();
+  for (const t of allTurns) if (t.externalId) turnIdOf.set(t.externalId, t.id);
+  return {
+    conv,
+    turns: allTurns,
+    memories: [...memoriesMap.values()],
+    segments: await repo.listSegments(),
+    graph,
+    memoryIndex,
+    speakerOf,
+    turnIdOf,
+    modelCalls,
+  };
+}

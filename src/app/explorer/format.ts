@@ -1,0 +1,37 @@
+// Small presentation helpers shared by the explorer components.
+
+import type { Id, Millis } from '../../memory/types';
+
+/** What the explorer needs of a session. */
+export interface ExplorerSession {
+  id: Id;
+  startedAt: Millis;
+  title: string;
+}
+
+/** What the explorer needs of a turn to show a source excerpt. */
+export interface TurnExcerpt {
+  id: Id;
+  sessionId: Id;
+  role: 'user' | 'assistant';
+  text: string;
+  time: Millis;
+}
+
+const dateFmt = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' });
+const dateTimeFmt = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit',
+});
+
+export function formatDate(t: Millis): string {
+  return dateFmt.format(t);
+}
+
+export function formatDateTime(t: Millis): string {
+  return dateTimeFmt.format(t);
+}
+
+export function excerpt(text: string, max = 160): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length <= max ? t : `${t.slice(0, max - 1).trimEnd()}…`;
+}

@@ -1,0 +1,108 @@
+// UI state: mirrors what the services publish into Svelte runes. No IndexedDB or model SDK here.
+import type { Memory, Session, Turn } from '../memory/types';
+import type { ModelsSnapshot } from '../services/models';
+import type { JobSnapshot } from '../services/memory';
+import type { AppSettings } from '../services/settings';
+import type { Tealeaf } from '../services/tealeaf';
+
+export type View = 'chat' | 'memory' | 'models' | 'settings';
+const VIEWS: View[] = ['chat', 'memory', 'models', 'settings'];
+
+export interface Toast {
+  id: number;
+  kind: 'error' | 'info';
+  message: string;
+}
+
+export class AppState {
+  view = $state<View>('chat');
+  ready = $state(false);
+  fatal = $state<string | null>(null);
+  /** Another tab upgraded the database: this one must reload. */
+  mustReload = $state<string | null>(null);
+  sessions = $state<Session[]>([]);
+  currentSessionId = $state('');
+  turns = $state<Turn[]>([]);
+  phase = $state<'idle' | 'remembering' | 'replying'>('idle');
+  toasts = $state<Toast[]>([]);
+  models = $state<ModelsSnapshot>({ choices: [], cached: {}, embedder: { state: 'none' } });
+  jobs = $state<JobSnapshot[]>([]);
+  settings = $state<AppSettings | null>(null);
+  memories = $state<Map<string, Memory>>(new Map());
+  /** Memory ids (and timelines) the explorer should highlight, from a reply's chips. */
+  explorerFocus = $state<{ memoryIds: string[]; turnId: string } | null>(null);
+  /** Bumped whenever the memory graph changed, so the explorer reloads. */
+  graphVersion = $state(0);
+
+  tealeaf?: Tealeaf;
+  private toastId = 0;
+
+  constructor() {
+    const fromHash = () => {
+      const v = location.hash.replace(/^#\/?/, '').split('?')[0] as View;
+      this.view = VIEWS.includes(v) ? v : 'chat';
+    };
+    fromHash();
+    window.addEventListener('hashchange', fromHash);
+  }
+
+  attach(t: Tealeaf): void {
+    this.tealeaf = t;
+    t.chat.on('sessions', (s) => (this.sessions = s));
+    t.chat.on('turns', ({ sessionId, turns }) => {
+      this.currentSessionId = sessionId;
+      this.turns = turns;
+    });
+    t.chat.on('turn', (turn) => {
+      const i = this.turns.findIndex((x) => x.id === turn.id);
+      if (i >= 0) this.turns[i] = turn;
+    });
+    t.chat.on('busy', ({ phase }) => (this.phase = phase));
+    t.chat.on('error', ({ message }) => this.toast('error', message));
+    t.models.on('state', (m) => (this.models = m));
+    t.models.on('error', ({ message }) => this.toast('error', message));
+    t.memory.on('jobs', (j) => (this.jobs = j));
+    t.memory.on('graph', () => {
+      this.memories = new Map(t.memory.memories);
+      this.graphVersion++;
+    });
+    t.memory.on('error', ({ message }) => this.toast('error', message));
+    t.settings.on('changed', (s) => (this.settings = s));
+    this.settings = t.settings.value;
+    this.models = t.models.snapshot;
+    this.memories = new Map(t.memory.memories);
+  }
+
+  toast(kind: Toast['kind'], message: string): void {
+    const id = ++this.toastId;
+    this.toasts = [...this.toasts.filter((t) => t.message !== message), { id, kind, message }];
+    if (kind === 'info') setTimeout(() => this.dismiss(id), 5000);
+  }
+
+  dismiss(id: number): void {
+    this.toasts = this.toasts.filter((t) => t.id !== id);
+  }
+
+  memoryText(id: string): string {
+    return this.memories.get(id)?.text ?? '(deleted memory)';
+  }
+
+  go(view: View): void {
+    location.hash = `#/${view}`;
+  }
+
+  send = (text: string) => this.tealeaf?.chat.send(text) ?? Promise.resolve();
+  stop = () => this.tealeaf?.chat.stop();
+  regenerate = () => this.tealeaf?.chat.regenerate() ?? Promise.resolve();
+  newChat = () => this.tealeaf?.chat.newChat() ?? Promise.resolve();
+  endSession = () => this.tealeaf?.chat.endCurrent() ?? Promise.resolve();
+  openSession = async (id: string) => {
+    await this.tealeaf?.chat.open(id);
+    this.go('chat');
+  };
+
+  openExplorerFor(turn: Turn): void {
+    this.explorerFocus = { memoryIds: turn.usedMemory?.memoryIds ?? [], turnId: turn.id };
+    this.go('memory');
+  }
+}

@@ -1,0 +1,15 @@
+import { mount } from 'svelte';
+import './app/app.css';
+import App from './app/App.svelte';
+
+const app = mount(App, { target: document.getElementById('app')! });
+
+// Offline after the first visit: register the service worker once the page is up, off the
+// critical path of first paint.
+if ('serviceWorker' in navigator && import.meta.env.PROD) {
+  window.addEventListener('load', () => {
+    navigator.serviceWorker.register('/sw.js').catch((e: unknown) => console.warn('Service worker not registered', e));
+  });
+}
+
+export default app;

@@ -1,0 +1,173 @@
+// Phase I (METHOD.md): link one new memory into the graph.
+// 1. Associative candidates: top-j memories by hybrid similarity. Excluded: the memory itself and
+//    memories of the same batch (session) that are not older than it. Those newer batch members
+//    consider this memory when they are linked themselves, so each pair is looked at once.
+// 2. Relation-aware labelling of all j candidates in ONE model call (labelling.ts), or, with the
+//    switch off, SameTopic for every candidate above a similarity threshold (no call).
+// 3. For each connected component holding a labelled candidate, link only to the most recent
+//    labelled candidate in it. Edges go older -> newer; the label was asked in that direction.
+//    (One exception, for persona updates: see "Changed" traits below.)
+// Nothing is written here: the caller commits the returned plan and then updates graph and index.
+import type { LanguageModel } from '../ports';
+import type { Edge, Id, Memory, Millis, Relation, RelationLabel } from './types';
+import type { HybridIndex, SearchHit } from './retrieval/types';
+import type { MemoryGraph } from './graph';
+import type { MemorySettings } from './settings';
+import { compareChronological, isOlder } from './order';
+import { labellingMessages, parseRelationLabels, relationLabelSchema } from './labelling';
+import { cosine, wordOverlap } from './text';
+
+export interface LinkCandidate {
+  id: Id;
+  label: RelationLabel;
+  /** Similarity used by the similarity-only switch (dense cosine when known, else word overlap). */
+  similarity: number;
+  /** True when the candidate received the edge. */
+  linked: boolean;
+}
+
+export interface LinkPlan {
+  edges: Edge[];
+  /** Updated copies of traits that became superseded through a "Changed" edge. */
+  superseded: Memory[];
+  candidates: LinkCandidate[];
+  modelCalls: number;
+  problems: string[];
+}
+
+export interface LinkInput {
+  memory: Memory;
+  graph: MemoryGraph;
+  index: HybridIndex;
+  lookup: (id: Id) => Memory | undefined;
+  settings: MemorySettings;
+  /** Required when settings.relationAwareLinking is on. */
+  llm?: LanguageModel;
+  /** The new memory's vector, when an embedder is loaded. */
+  vector?: Float32Array;
+  /** Vectors of candidates, to measure cosine similarity for the similarity-only switch. */
+  vectorOf?: (id: Id) => Float32Array | undefined;
+  /** Ids of the memories formed in the same batch (session), the new memory included. */
+  batch?: ReadonlySet<Id>;
+  /** Source excerpts shown to the labeller (the paper gives it the origin dialogue). */
+  excerpt?: (memory: Memory) => Promise<string | undefined> | string | undefined;
+  now: Millis;
+  signal?: AbortSignal;
+}
+
+export function edgeId(from: Id, to: Id): Id {
+  return `edge:${from}->${to}`;
+}
+
+const TRAITS = new Set(['user-trait', 'assistant-trait']);
+
+/** The associative candidates of Phase I-1. */
+export function findCandidates(input: Pick<LinkInput, 'memory' | 'graph' | 'index' | 'lookup' | 'vector' | 'batch'>, j: number): SearchHit[] {
+  const { memory, graph, index, batch } = input;
+  const exclude = new Set<Id>([memory.id]);
+  if (batch) {
+    for (const id of batch) {
+      const other = input.lookup(id);
+      if (other && !isOlder(other, memory)) exclude.add(id);
+    }
+  }
+  // Ask for a few more than j: stale index entries (memories no longer in the graph) are skipped.
+  const hits = index.search(memory.text, input.vector, j + 4, { kinds: ['memory'], exclude });
+  return hits.filter((h) => graph.has(h.unit.id) && input.lookup(h.unit.id) !== undefined).slice(0, j);
+}
+
+function similarityOf(input: LinkInput, hit: SearchHit, candidate: Memory): { value: number; dense: boolean } {
+  const other = input.vectorOf?.(candidate.id);
+  if (input.vector && other) return { value: cosine(input.vector, other), dense: true };
+  // The index's dense score is the dot product of unit vectors, i.e. the cosine.
+  if (input.vector && hit.score.dense !== undefined) return { value: hit.score.dense, dense: true };
+  return { value: wordOverlap(input.memory.text, candidate.text), dense: false };
+}
+
+/** Whether a "Changed" edge between these two marks the older one superseded. */
+function supersedes(older: Memory, newer: Memory): boolean {
+  if (!TRAITS.has(older.kind) || older.kind !== newer.kind) return false;
+  if (older.subject && newer.subject && older.subject.toLowerCase() !== newer.subject.toLowerCase()) return false;
+  return older.supersededBy === undefined;
+}
+
+export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
+  const { memory, graph, settings } = input;
+  const problems: string[] = [];
+  const hits = findCandidates(input, settings.j);
+  const candidates = hits.map((h) => input.lookup(h.unit.id)!);
+  const sims = hits.map((h, i) => similarityOf(input, h, candidates[i]));
+  let labels: RelationLabel[];
+  let modelCalls = 0;
+
+  if (candidates.length === 0) {
+    labels = [];
+  } else if (settings.relationAwareLinking) {
+    if (!input.llm) throw new Error('relation-aware linking needs a language model');
+    const excerpt = async (m: Memory) => (input.excerpt ? await input.excerpt(m) : undefined);
+    const messages = labellingMessages(
+      { text: memory.text, time: memory.time, excerpt: await excerpt(memory) },
+      await Promise.all(
+        candidates.map(async (c) => ({ text: c.text, time: c.time, excerpt: await excerpt(c), earlier: isOlder(c, memory) })),
+      ),
+    );
+    modelCalls = 1;
+    const raw = await input.llm.json(messages, relationLabelSchema(candidates.length), { signal: input.signal, temperature: 0 });
+    const parsed = parseRelationLabels(raw, candidates.length);
+    labels = parsed.labels;
+    problems.push(...parsed.problems);
+  } else {
+    labels = sims.map((s) =>
+      s.value >= (s.dense ? settings.similarityThreshold : settings.lexicalSimilarityThreshold) ? 'SameTopic' : 'None',
+    );
+  }
+
+  // Group labelled candidates by the component they are in now (G^t), keep the most recent.
+  const bestPerComponent = new Map<Id, number>();
+  labels.forEach((label, i) => {
+    if (label === 'None') return;
+    const comp = graph.componentId(candidates[i].id);
+    if (comp === undefined) return;
+    const current = bestPerComponent.get(comp);
+    if (current === undefined || compareChronological(candidates[i], candidates[current]) > 0) bestPerComponent.set(comp, i);
+  });
+
+  // One exception to "one edge per component": a trait that the model says Changed into the new
+  // trait of the same kind (or vice versa) always gets its Changed edge, even when a more recent
+  // labelled memory shares its component. Otherwise a persona update could go unrecorded (METHOD.md
+  // section 4: the old trait is marked superseded, kept, and linked to its new version).
+  const chosen = new Set(bestPerComponent.values());
+  labels.forEach((label, i) => {
+    if (label !== 'Changed' || chosen.has(i)) return;
+    const [older, newer] = isOlder(candidates[i], memory) ? [candidates[i], memory] : [memory, candidates[i]];
+    if (supersedes(older, newer)) chosen.add(i);
+  });
+
+  const edges: Edge[] = [];
+  const superseded: Memory[] = [];
+  const linked = new Set<number>();
+  for (const i of [...chosen].sort((a, b) => a - b)) {
+    const c = candidates[i];
+    const relation = labels[i] as Relation;
+    const [older, newer] = isOlder(c, memory) ? [c, memory] : [memory, c];
+    if (graph.hasEdge(older.id, newer.id) || graph.hasEdge(newer.id, older.id)) continue;
+    edges.push({
+      id: edgeId(older.id, newer.id),
+      from: older.id,
+      to: newer.id,
+      relation,
+      origin: settings.relationAwareLinking ? 'model' : 'similarity',
+      createdAt: input.now,
+    });
+    linked.add(i);
+    if (relation === 'Changed' && supersedes(older, newer)) superseded.push({ ...older, supersededBy: newer.id });
+  }
+
+  return {
+    edges,
+    superseded,
+    candidates: candidates.map((c, i) => ({ id: c.id, label: labels[i], similarity: sims[i].value, linked: linked.has(i) })),
+    modelCalls,
+    problems,
+  };
+}

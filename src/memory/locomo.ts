@@ -1,0 +1,156 @@
+// Reader for LoCoMo conversation files (../shared/data/README.md): sessions with their dates,
+// turns with dia_ids, the per-speaker observations with their source turns, and the questions.
+// Generic and shared: the call-count benchmark and the retrieval benchmark both read it.
+import type { Id, Millis, Session, Turn } from './types';
+
+export interface LocomoTurn {
+  diaId: string;
+  speaker: string;
+  text: string;
+  /** Caption of a shared photo, when the turn shared one. */
+  imageCaption?: string;
+}
+
+export interface LocomoObservation {
+  speaker: string;
+  fact: string;
+  diaIds: string[];
+}
+
+export interface LocomoSession {
+  /** N of session_N. */
+  index: number;
+  dateText: string;
+  time: Millis;
+  turns: LocomoTurn[];
+  observations: LocomoObservation[];
+  summary?: string;
+}
+
+export interface LocomoQuestion {
+  question: string;
+  answer?: string;
+  adversarialAnswer?: string;
+  evidence: string[];
+  category: number;
+}
+
+export interface LocomoConversation {
+  speakerA: string;
+  speakerB: string;
+  /** Sessions that have turns, in session order. */
+  sessions: LocomoSession[];
+  qa: LocomoQuestion[];
+}
+
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+
+/** "1:56 pm on 8 May, 2023" -> epoch millis (read as UTC, so results do not depend on the machine). */
+export function parseLocomoDate(text: string): Millis | undefined {
+  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(text);
+  if (!m) return undefined;
+  const month = MONTHS.findIndex((name) => name.startsWith(m[5].toLowerCase().slice(0, 3)));
+  if (month < 0) return undefined;
+  let hour = Number(m[1]) % 12;
+  if (m[3].toLowerCase() === 'pm') hour += 12;
+  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
+}
+
+/** Observation sources come as "D1:3", ["D1:3", "D1:5"] or "D8:6; D9:17". */
+function splitDiaIds(raw: unknown): string[] {
+  const parts = Array.isArray(raw) ? raw : [raw];
+  return parts.flatMap((p) => (typeof p === 'string' ? p.split(/[\s,;]+/) : [])).map((s) => s.trim()).filter((s) => /^D\d+:\d+$/.test(s));
+}
+
+function asRecord(v: unknown): Record<string, unknown> {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+export function parseLocomoConversation(json: unknown): LocomoConversation {
+  const root = asRecord(json);
+  // Some releases wrap the sessions in a "conversation" object next to "qa".
+  const conv = root.conversation ? asRecord(root.conversation) : root;
+  const observationsRoot = root.observation ? asRecord(root.observation) : root;
+  const summaryRoot = root.session_summary ? asRecord(root.session_summary) : root;
+  const sessions: LocomoSession[] = [];
+  const numbers = Object.keys(conv)
+    .map((k) => /^session_(\d+)$/.exec(k)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .map(Number)
+    .sort((a, b) => a - b);
+  for (const n of numbers) {
+    const rawTurns = conv[`session_${n}`];
+    if (!Array.isArray(rawTurns) || rawTurns.length === 0) continue;
+    const dateText = String(conv[`session_${n}_date_time`] ?? '');
+    const time = parseLocomoDate(dateText);
+    if (time === undefined) continue;
+    const turns: LocomoTurn[] = rawTurns.map((t) => {
+      const r = asRecord(t);
+      const caption = typeof r.blip_caption === 'string' ? r.blip_caption : undefined;
+      return {
+        diaId: String(r.dia_id ?? ''),
+        speaker: String(r.speaker ?? ''),
+        text: String(r.text ?? ''),
+        ...(caption ? { imageCaption: caption } : {}),
+      };
+    });
+    const observations: LocomoObservation[] = [];
+    for (const [speaker, list] of Object.entries(asRecord(observationsRoot[`session_${n}_observation`]))) {
+      if (!Array.isArray(list)) continue;
+      for (const entry of list) {
+        if (!Array.isArray(entry) || typeof entry[0] !== 'string') continue;
+        observations.push({ speaker, fact: entry[0], diaIds: splitDiaIds(entry[1]) });
+      }
+    }
+    const summary = summaryRoot[`session_${n}_summary`];
+    sessions.push({ index: n, dateText, time, turns, observations, ...(typeof summary === 'string' ? { summary } : {}) });
+  }
+  const qa: LocomoQuestion[] = (Array.isArray(root.qa) ? root.qa : []).map((q) => {
+    const r = asRecord(q);
+    return {
+      question: String(r.question ?? ''),
+      ...(r.answer !== undefined ? { answer: String(r.answer) } : {}),
+      ...(r.adversarial_answer !== undefined ? { adversarialAnswer: String(r.adversarial_answer) } : {}),
+      evidence: splitDiaIds(r.evidence),
+      category: Number(r.category ?? 0),
+    };
+  });
+  return { speakerA: String(conv.speaker_a ?? ''), speakerB: String(conv.speaker_b ?? ''), sessions, qa };
+}
+
+/** The text of a turn as the app stores it (a shared photo becomes a bracketed caption). */
+export function locomoTurnText(t: LocomoTurn): string {
+  return t.imageCaption ? `${t.text} [shares a photo: ${t.imageCaption}]` : t.text;
+}
+
+/**
+ * App sessions and turns for one LoCoMo session. Speaker A plays the user, speaker B the
+ * assistant. Turn ids are `${sessionId}:${dia_id}` and externalId keeps the dia_id.
+ * Turns are one minute apart from the session's date so that order and times stay realistic.
+ */
+export function locomoSessionRecords(conv: LocomoConversation, s: LocomoSession, prefix = 'locomo'): { session: Session; turns: Turn[] } {
+  const sessionId: Id = `${prefix}:s${s.index}`;
+  const turns: Turn[] = s.turns.map((t, i) => ({
+    id: `${sessionId}:${t.diaId}`,
+    sessionId,
+    index: i,
+    role: t.speaker === conv.speakerA ? 'user' : 'assistant',
+    text: locomoTurnText(t),
+    time: s.time + i * 60_000,
+    status: 'complete',
+    externalId: t.diaId,
+  }));
+  const last = turns.length > 0 ? turns[turns.length - 1].time : s.time;
+  return {
+    session: {
+      id: sessionId,
+      title: `${conv.speakerA} & ${conv.speakerB}, session ${s.index}`,
+      startedAt: s.time,
+      lastActivityAt: last,
+      endedAt: last,
+      status: 'ended',
+      endReason: 'import',
+    },
+    turns,
+  };
+}

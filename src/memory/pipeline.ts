@@ -1,0 +1,372 @@
+// The memorise-session job (issue 3, "Session end"): explicit, idempotent steps
+//   summarise -> embed -> link (one memory at a time) -> segment -> done
+// Every step commits its results together with the updated Job record in ONE ChangeSet, so after
+// a crash the store holds a step completely or not at all, and the job resumes at the recorded
+// step. Memory ids are derived from (session, job creation time, index in the summary) and edge
+// ids from their ends, so a replayed step cannot create duplicates. The live graph, memory map
+// and index are updated only after a commit succeeded.
+import type { ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
+import type { Id, Job, JobStatus, Memory, Millis, Segment, Turn } from './types';
+import type { HybridIndex, IndexedUnit } from './retrieval/types';
+import { MemoryGraph } from './graph';
+import type { MemorySettings } from './settings';
+import { linkMemory } from './linking';
+import { parseSummary, summariseMessages, summarySchema, type TranscriptTurn } from './summarise';
+import { duplicateKey } from './text';
+
+export const MEMORISE_STEPS = ['summarise', 'embed', 'link', 'segment', 'done'] as const;
+export type MemoriseStep = (typeof MEMORISE_STEPS)[number];
+
+/** What the job carries between steps (Job.state). */
+export interface MemoriseState {
+  /** Ids of the memories the summary created, in summary order. */
+  memoryIds: Id[];
+  /** How many of them are linked (the link step resumes here). */
+  linked: number;
+  /** Summary items not stored because an identical memory exists. */
+  duplicates: number;
+  problems: string[];
+}
+
+/** Splits a session into segments (built elsewhere); the step commits what it returns. */
+export type Segmenter = (input: {
+  sessionId: Id;
+  turns: readonly Turn[];
+  llm?: LanguageModel;
+  signal?: AbortSignal;
+}) => Promise<Segment[]>;
+
+export interface MemoriseDeps {
+  repo: Repository;
+  llm?: LanguageModel;
+  embedder?: Embedder;
+  index: HybridIndex;
+  /** The live graph, kept in sync; built from the repository when absent. */
+  graph?: MemoryGraph;
+  /** The live memory map, kept in sync; built from the repository when absent. */
+  memories?: Map<Id, Memory>;
+  settings: MemorySettings;
+  segmenter?: Segmenter;
+  /** Ask for notes in the summary (METHOD.md section 3). Default true. */
+  includeNotes?: boolean;
+  onProgress?: (job: Job) => void;
+  signal?: AbortSignal;
+  now?: () => Millis;
+}
+
+export interface MemoriseOutcome {
+  job: Job;
+  status: JobStatus;
+  /** Why the job is waiting (e.g. no language model loaded). */
+  reason?: string;
+  modelCalls: number;
+  problems: string[];
+}
+
+export function createMemoriseJob(sessionId: Id, now: Millis): Job {
+  return {
+    id: `memorise:${sessionId}:${now.toString(36)}`,
+    kind: 'memorise',
+    sessionId,
+    step: 'summarise',
+    status: 'pending',
+    attempts: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** Deterministic per (session, job, index in the summary); zero-padded so ids sort in summary order. */
+export function memoryIdFor(job: Job, index: number): Id {
+  return `mem:${job.sessionId}:${job.createdAt.toString(36)}:${String(index).padStart(4, '0')}`;
+}
+
+export function memoryUnit(m: Memory): IndexedUnit {
+  return {
+    id: m.id,
+    kind: 'memory',
+    text: m.text,
+    indexText: m.context ? `${m.context} ${m.text}` : m.text,
+    time: m.time,
+    sessionId: m.sessionId,
+    sourceTurnIds: m.sourceTurnIds,
+  };
+}
+
+function readState(job: Job): MemoriseState {
+  const s = (job.state ?? {}) as Partial<MemoriseState>;
+  return {
+    memoryIds: Array.isArray(s.memoryIds) ? s.memoryIds.filter((x): x is Id => typeof x === 'string') : [],
+    linked: typeof s.linked === 'number' ? s.linked : 0,
+    duplicates: typeof s.duplicates === 'number' ? s.duplicates : 0,
+    problems: Array.isArray(s.problems) ? s.problems.filter((x): x is string => typeof x === 'string').slice(-50) : [],
+  };
+}
+
+function isStep(step: string): step is MemoriseStep {
+  return (MEMORISE_STEPS as readonly string[]).includes(step);
+}
+
+class MemoriseRun {
+  modelCalls = 0;
+  readonly problems: string[] = [];
+  private readonly now: () => Millis;
+
+  constructor(
+    private readonly deps: MemoriseDeps,
+    private readonly graph: MemoryGraph,
+    private readonly memories: Map<Id, Memory>,
+  ) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  private advance(job: Job, patch: Partial<Job>, state: MemoriseState): Job {
+    return { ...job, ...patch, state: { ...state }, status: patch.status ?? 'running', attempts: 0, lastError: undefined, updatedAt: this.now() };
+  }
+
+  private async commit(change: ChangeSet, job: Job): Promise<Job> {
+    await this.deps.repo.apply({ ...change, jobs: [job] });
+    this.deps.onProgress?.(job);
+    return job;
+  }
+
+  /** Puts the job's memories into the index if it lacks them (after a reload, or a crash). */
+  ensureIndexed(state: MemoriseState): void {
+    for (const id of state.memoryIds) {
+      const m = this.memories.get(id);
+      if (m && !this.deps.index.has(id)) this.deps.index.upsert(memoryUnit(m));
+    }
+  }
+
+  async runStep(step: MemoriseStep, job: Job): Promise<Job> {
+    const state = readState(job);
+    switch (step) {
+      case 'summarise':
+        return this.summarise(job, state);
+      case 'embed':
+        return this.embed(job, state);
+      case 'link':
+        return this.link(job, state);
+      case 'segment':
+        return this.segment(job, state);
+      case 'done':
+        return this.finish(job, state);
+    }
+  }
+
+  private async sessionTurns(job: Job): Promise<Turn[]> {
+    const turns = await this.deps.repo.listTurns(job.sessionId!);
+    return turns.filter((t) => t.text.trim() !== '' && t.status !== 'error');
+  }
+
+  private async summarise(job: Job, state: MemoriseState): Promise<Job> {
+    const turns = await this.sessionTurns(job);
+    if (turns.length === 0) {
+      return this.commit({}, this.advance(job, { step: 'segment', progress: { done: 0, total: 0, label: 'nothing to remember' } }, state));
+    }
+    const transcript: TranscriptTurn[] = turns.map((t) => ({ id: t.id, role: t.role, text: t.text, time: t.time, externalId: t.externalId }));
+    const messages = summariseMessages(transcript, { includeNotes: this.deps.includeNotes ?? true });
+    this.modelCalls++;
+    const raw = await this.deps.llm!.json(messages, summarySchema(this.deps.includeNotes ?? true), { signal: this.deps.signal, temperature: 0 });
+    const parsed = parseSummary(raw, transcript);
+    if (!parsed.parsed) throw new Error(`summary unreadable: ${parsed.problems.join('; ')}`);
+    this.problems.push(...parsed.problems);
+
+    const known = new Set<string>();
+    for (const m of this.memories.values()) known.add(duplicateKey(m.kind, m.subject, m.text));
+    const createdAt = this.now();
+    const created: Memory[] = [];
+    let duplicates = 0;
+    parsed.items.forEach((item, i) => {
+      const key = duplicateKey(item.kind, item.subject, item.text);
+      if (known.has(key)) {
+        duplicates++;
+        return;
+      }
+      known.add(key);
+      created.push({
+        id: memoryIdFor(job, i),
+        kind: item.kind,
+        text: item.text,
+        ...(item.subject ? { subject: item.subject } : {}),
+        ...(item.context ? { context: item.context } : {}),
+        time: item.time,
+        sourceTurnIds: item.sourceTurnIds,
+        sessionId: job.sessionId!,
+        edited: false,
+        createdAt,
+      });
+    });
+    const next: MemoriseState = { memoryIds: created.map((m) => m.id), linked: 0, duplicates, problems: parsed.problems.slice(0, 20) };
+    const out = await this.commit(
+      { memories: created },
+      this.advance(job, { step: 'embed', progress: { done: 0, total: created.length, label: 'embedding' } }, next),
+    );
+    for (const m of created) {
+      this.memories.set(m.id, m);
+      this.graph.addMemory(m.id, m.time, m.createdAt);
+      this.deps.index.upsert(memoryUnit(m));
+    }
+    return out;
+  }
+
+  private batch(state: MemoriseState): Memory[] {
+    return state.memoryIds.map((id) => this.memories.get(id)).filter((m): m is Memory => m !== undefined);
+  }
+
+  private async embed(job: Job, state: MemoriseState): Promise<Job> {
+    const next = this.advance(job, { step: 'link', progress: { done: 0, total: state.memoryIds.length, label: 'linking' } }, state);
+    const embedder = this.deps.embedder;
+    const batch = this.batch(state);
+    if (!embedder || batch.length === 0) return this.commit({}, next);
+    const vectors = await embedder.embed(batch.map((m) => memoryUnit(m).indexText ?? m.text), this.deps.signal);
+    if (vectors.length !== batch.length) throw new Error(`embedder returned ${vectors.length} vectors for ${batch.length} texts`);
+    const out = await this.commit(
+      { vectors: batch.map((m, i) => ({ unitId: m.id, modelId: embedder.modelId, vector: vectors[i] })) },
+      next,
+    );
+    batch.forEach((m, i) => this.deps.index.setVector(m.id, vectors[i]));
+    return out;
+  }
+
+  private async excerpt(m: Memory): Promise<string | undefined> {
+    if (m.sourceTurnIds.length === 0) return undefined;
+    const turns = await this.deps.repo.getTurns(m.sourceTurnIds.slice(0, 2));
+    const text = turns.map((t) => t.text).join(' / ').replace(/\s+/g, ' ').trim();
+    return text === '' ? undefined : text.length > 200 ? `${text.slice(0, 197)}...` : text;
+  }
+
+  private async link(job: Job, state: MemoriseState): Promise<Job> {
+    const { settings, embedder, signal } = this.deps;
+    const batchIds = new Set(state.memoryIds);
+    const total = state.memoryIds.length;
+    // Vectors of this batch: embedded again (cheap, deterministic) rather than reading every
+    // stored vector back from the store.
+    const vectors = new Map<Id, Float32Array>();
+    const pending = this.batch(state);
+    if (embedder && state.linked < total && pending.length > 0) {
+      const vs = await embedder.embed(pending.map((m) => memoryUnit(m).indexText ?? m.text), signal);
+      pending.forEach((m, i) => vs[i] && vectors.set(m.id, vs[i]));
+    }
+    let current = job;
+    for (let i = state.linked; i < total; i++) {
+      if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+      const memory = this.memories.get(state.memoryIds[i]);
+      const done = i + 1;
+      const last = done === total;
+      const nextState: MemoriseState = { ...state, linked: done };
+      const patch: Partial<Job> = last
+        ? { step: 'segment', progress: { done, total, label: 'segmenting' } }
+        : { progress: { done, total, label: 'linking' } };
+      if (!memory) {
+        // Deleted by the user meanwhile: nothing to link.
+        current = await this.commit({}, this.advance(current, patch, nextState));
+        state = nextState;
+        continue;
+      }
+      const plan = await linkMemory({
+        memory,
+        graph: this.graph,
+        index: this.deps.index,
+        lookup: (id) => this.memories.get(id),
+        settings,
+        llm: this.deps.llm,
+        vector: vectors.get(memory.id),
+        vectorOf: (id) => vectors.get(id),
+        batch: batchIds,
+        excerpt: (m) => this.excerpt(m),
+        now: this.now(),
+        signal,
+      });
+      this.modelCalls += plan.modelCalls;
+      this.problems.push(...plan.problems);
+      current = await this.commit({ edges: plan.edges, memories: plan.superseded }, this.advance(current, patch, nextState));
+      state = nextState;
+      for (const e of plan.edges) this.graph.addEdge(e);
+      for (const m of plan.superseded) this.memories.set(m.id, m);
+    }
+    if (current.step === 'link' && state.linked >= total) {
+      current = await this.commit({}, this.advance(current, { step: 'segment', progress: { done: total, total, label: 'segmenting' } }, state));
+    }
+    return current;
+  }
+
+  private async segment(job: Job, state: MemoriseState): Promise<Job> {
+    const next = this.advance(job, { step: 'done', progress: { done: 0, total: 1, label: 'finishing' } }, state);
+    if (!this.deps.segmenter) return this.commit({}, next);
+    const turns = await this.sessionTurns(job);
+    const segments = await this.deps.segmenter({ sessionId: job.sessionId!, turns, llm: this.deps.llm, signal: this.deps.signal });
+    return this.commit({ segments }, next);
+  }
+
+  private async finish(job: Job, state: MemoriseState): Promise<Job> {
+    const session = await this.deps.repo.getSession(job.sessionId!);
+    const done = this.advance(job, { step: 'done', status: 'done', progress: { done: 1, total: 1, label: 'memorised' } }, state);
+    return this.commit(session ? { sessions: [{ ...session, status: 'memorised' }] } : {}, done);
+  }
+}
+
+function needsModel(step: MemoriseStep, settings: MemorySettings): boolean {
+  return step === 'summarise' || (step === 'link' && settings.relationAwareLinking);
+}
+
+/**
+ * Runs (or resumes) a memorise job until it is done, fails, or waits for a model. A failing step
+ * is retried up to settings.maxStepAttempts times in a row (Job.attempts counts the failures
+ * since the last progress), then the job is reported failed with lastError. Calling this again
+ * on a failed job starts a new round of attempts from the recorded step. Aborting throws.
+ */
+export async function runMemoriseJob(job: Job, deps: MemoriseDeps): Promise<MemoriseOutcome> {
+  if (job.kind !== 'memorise' || !job.sessionId) throw new Error(`not a memorise job: ${job.id}`);
+  const memories = deps.memories ?? new Map((await deps.repo.listMemories()).map((m) => [m.id, m]));
+  const graph = deps.graph ?? MemoryGraph.from(memories.values(), await deps.repo.listEdges());
+  const run = new MemoriseRun(deps, graph, memories);
+  const now = deps.now ?? Date.now;
+  let current: Job = job.status === 'failed' ? { ...job, status: 'pending', attempts: 0 } : { ...job };
+  run.ensureIndexed(readState(current));
+  const outcome = (status: JobStatus, reason?: string): MemoriseOutcome => ({
+    job: current,
+    status,
+    ...(reason ? { reason } : {}),
+    modelCalls: run.modelCalls,
+    problems: run.problems,
+  });
+
+  for (;;) {
+    if (current.status === 'done') return outcome('done');
+    if (deps.signal?.aborted) throw deps.signal.reason ?? new Error('aborted');
+    const step = current.step;
+    if (!isStep(step)) {
+      current = { ...current, status: 'failed', lastError: `unknown step ${step}`, updatedAt: now() };
+      await deps.repo.apply({ jobs: [current] });
+      return outcome('failed', current.lastError);
+    }
+    if (needsModel(step, deps.settings) && !deps.llm) {
+      return outcome('pending', `waiting for a language model (step ${step})`);
+    }
+    try {
+      current = await run.runStep(step, current);
+    } catch (err) {
+      if (deps.signal?.aborted) throw err;
+      const attempts = current.attempts + 1;
+      const failed = attempts >= deps.settings.maxStepAttempts;
+      current = {
+        ...current,
+        attempts,
+        lastError: err instanceof Error ? err.message : String(err),
+        status: failed ? 'failed' : 'pending',
+        updatedAt: now(),
+      };
+      try {
+        await deps.repo.apply({ jobs: [current] });
+      } catch {
+        // The store itself is failing: nothing more can be recorded; the in-memory job reports it.
+      }
+      deps.onProgress?.(current);
+      if (failed) return outcome('failed', current.lastError);
+      // Reload the recorded progress: a partly run link step committed memory by memory.
+      const stored = await deps.repo.getJob(current.id).catch(() => undefined);
+      if (stored && stored.step === current.step) current = { ...current, state: stored.state, progress: stored.progress };
+    }
+  }
+}

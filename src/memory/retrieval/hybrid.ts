@@ -1,0 +1,129 @@
+// The hybrid index: incremental BM25 + dense vectors, fused by reciprocal rank fusion.
+//
+// RRF (Cormack et al. 2009) fuses by rank, not score, so BM25's unbounded scores and cosine
+// similarities need no calibration against each other; a unit found by only one retriever still
+// competes. fused = sum over retrievers of weight / (c + rank), rank starting at 1.
+import type { Id, RetrievalScore } from '../types';
+import { LexicalIndex, type LexicalOptions } from './lexical';
+import type { HybridIndex, IndexedUnit, SearchFilter, SearchHit } from './types';
+import { VectorStore, type VectorStoreOptions } from './vectors';
+
+export interface HybridOptions {
+  /** RRF constant c: larger flattens the rank curve. 60 is the value from the RRF paper. */
+  rrfK?: number;
+  /** Per-retriever weights in the fusion. */
+  weights?: { lexical?: number; dense?: number };
+  /** How deep each retriever's list goes into the fusion (at least k). */
+  depth?: number;
+  /** Vector dimension; otherwise taken from the first vector. */
+  dim?: number;
+  lexical?: LexicalOptions;
+  vectors?: VectorStoreOptions;
+}
+
+export interface RankedList {
+  /** Ids best first. */
+  ids: readonly Id[];
+  weight?: number;
+}
+
+/** Reciprocal rank fusion of ranked lists: id -> fused score. */
+export function reciprocalRankFusion(lists: readonly RankedList[], c = 60): Map<Id, number> {
+  const fused = new Map<Id, number>();
+  for (const list of lists) {
+    const w = list.weight ?? 1;
+    list.ids.forEach((id, i) => fused.set(id, (fused.get(id) ?? 0) + w / (c + i + 1)));
+  }
+  return fused;
+}
+
+export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
+  /** The BM25 side, for diagnostics and benchmarks. */
+  readonly lexical: LexicalIndex;
+  /** The dense side, once a vector has been set. */
+  readonly vectors: VectorStore | undefined;
+} {
+  const c = options.rrfK ?? 60;
+  const wLex = options.weights?.lexical ?? 1;
+  const wDense = options.weights?.dense ?? 1;
+  const depth = options.depth ?? 50;
+  const lexical = new LexicalIndex(options.lexical);
+  const units = new Map<Id, IndexedUnit>();
+  let vectors: VectorStore | undefined = options.dim ? new VectorStore(options.dim, options.vectors) : undefined;
+
+  function setVector(id: Id, vector: Float32Array): void {
+    if (!units.has(id)) throw new Error(`setVector: no unit ${id}`);
+    vectors ??= new VectorStore(vector.length, options.vectors);
+    vectors.set(id, vector);
+  }
+
+  return {
+    lexical,
+    get vectors() {
+      return vectors;
+    },
+    get size() {
+      return units.size;
+    },
+    has: (id) => units.has(id),
+    get: (id) => units.get(id),
+    upsert(unit, vector) {
+      units.set(unit.id, unit);
+      lexical.add(unit.id, unit.indexText ?? unit.text);
+      if (vector) setVector(unit.id, vector);
+    },
+    setVector,
+    remove(id) {
+      units.delete(id);
+      lexical.remove(id);
+      vectors?.remove(id);
+    },
+    search(query, queryVector, k, filter?: SearchFilter): SearchHit[] {
+      if (k <= 0 || units.size === 0) return [];
+      const kinds = filter?.kinds ? new Set(filter.kinds) : undefined;
+      const exclude = filter?.exclude;
+      const accept =
+        kinds || exclude
+          ? (id: Id) => {
+              if (exclude?.has(id)) return false;
+              const u = units.get(id);
+              return !!u && (!kinds || kinds.has(u.kind));
+            }
+          : undefined;
+      const n = Math.max(depth, k);
+      const lex = lexical.search(query, n, accept);
+      const dense =
+        queryVector && vectors && vectors.size > 0 && queryVector.length === vectors.dim
+          ? vectors.search(queryVector, n, { accept })
+          : [];
+      const scores = new Map<Id, RetrievalScore>();
+      const entry = (id: Id): RetrievalScore => {
+        let s = scores.get(id);
+        if (!s) scores.set(id, (s = { unitId: id, unitKind: units.get(id)!.kind, fused: 0 }));
+        return s;
+      };
+      lex.forEach((h, i) => {
+        const s = entry(h.id);
+        s.lexical = h.score;
+        s.lexicalRank = i + 1;
+        s.fused += wLex / (c + i + 1);
+      });
+      dense.forEach((h, i) => {
+        const s = entry(h.id);
+        s.dense = h.score;
+        s.denseRank = i + 1;
+        s.fused += wDense / (c + i + 1);
+      });
+      return [...scores.values()]
+        .sort(
+          (a, b) =>
+            b.fused - a.fused ||
+            (b.lexical ?? -Infinity) - (a.lexical ?? -Infinity) ||
+            (b.dense ?? -Infinity) - (a.dense ?? -Infinity) ||
+            (a.unitId < b.unitId ? -1 : a.unitId > b.unitId ? 1 : 0),
+        )
+        .slice(0, k)
+        .map((score) => ({ unit: units.get(score.unitId)!, score }));
+    },
+  };
+}

@@ -1,0 +1,99 @@
+// Splitting an ended session into segments: one model call when a model is loaded, the
+// lexical-cohesion splitter otherwise (or when the model's answer is unusable).
+import type { LanguageModel } from '../../ports';
+import type { Segment, Turn } from '../types';
+import { denoiseForIndex } from './denoise';
+import { splitByCohesion, type SplitterOptions } from './fallback';
+import { parseSegmentation, type TurnRange } from './parse';
+import { buildSegmentationMessages, SEGMENTATION_SCHEMA } from './prompt';
+
+export { buildSegmentationMessages, SEGMENTATION_SCHEMA } from './prompt';
+export { parseSegmentation, type ParsedSegmentation, type TurnRange } from './parse';
+export { splitByCohesion, DEFAULT_SPLITTER, type SplitterOptions } from './fallback';
+export { denoiseForIndex, denoiseTurnText, isFillerTurn } from './denoise';
+
+export interface SegmentOptions {
+  llm?: LanguageModel;
+  signal?: AbortSignal;
+  /** How a turn's speaker is written in the segment text (default: its role). */
+  speakerLabel?: (turn: Turn) => string;
+  /** Names stripped from the index copy (the speakers, who appear throughout). */
+  names?: readonly string[];
+  splitter?: SplitterOptions;
+}
+
+export interface SegmentationResult {
+  segments: Segment[];
+  source: 'model' | 'fallback';
+  /** The model's answer needed repair (or was unusable, see source). */
+  repaired: boolean;
+  error?: string;
+}
+
+/** Deterministic id, so re-running a session-end job writes the same records. */
+export function segmentId(sessionId: string, firstTurn: number): string {
+  return `${sessionId}/seg/${firstTurn}`;
+}
+
+export async function segmentSessionDetailed(
+  turns: readonly Turn[],
+  options: SegmentOptions = {},
+): Promise<SegmentationResult> {
+  const ordered = [...turns].sort((a, b) => a.index - b.index);
+  if (ordered.length === 0) return { segments: [], source: 'fallback', repaired: false };
+  let ranges: TurnRange[] | undefined;
+  let repaired = false;
+  let error: string | undefined;
+  if (options.llm) {
+    try {
+      const raw = await options.llm.json(
+        buildSegmentationMessages(ordered, options.speakerLabel),
+        SEGMENTATION_SCHEMA,
+        { signal: options.signal, temperature: 0 },
+      );
+      const parsed = parseSegmentation(raw, ordered.length);
+      repaired = parsed.repaired;
+      if (parsed.usable) ranges = parsed.ranges;
+      else error = 'unusable segmentation answer';
+    } catch (e) {
+      if (options.signal?.aborted) throw e;
+      error = e instanceof Error ? e.message : String(e);
+    }
+  }
+  const source = ranges ? 'model' : 'fallback';
+  ranges ??= splitByCohesion(
+    ordered.map((t) => t.text),
+    options.splitter,
+  );
+  return { segments: buildSegments(ordered, ranges, options), source, repaired, error };
+}
+
+/** Segments of a session, covering all its turns contiguously, in order. */
+export async function segmentSession(turns: readonly Turn[], options: SegmentOptions = {}): Promise<Segment[]> {
+  return (await segmentSessionDetailed(turns, options)).segments;
+}
+
+/** Segment records for turn ranges over turns ordered by index (positions, not Turn.index). */
+export function buildSegments(
+  ordered: readonly Turn[],
+  ranges: readonly TurnRange[],
+  options: Pick<SegmentOptions, 'speakerLabel' | 'names'> = {},
+): Segment[] {
+  const label = options.speakerLabel ?? ((t: Turn) => t.role);
+  return ranges.map((r) => {
+    const run = ordered.slice(r.first, r.last + 1);
+    return {
+      id: segmentId(run[0]!.sessionId, run[0]!.index),
+      sessionId: run[0]!.sessionId,
+      firstTurn: run[0]!.index,
+      lastTurn: run[run.length - 1]!.index,
+      turnIds: run.map((t) => t.id),
+      text: run.map((t) => `${label(t)}: ${t.text}`).join('\n'),
+      indexText: denoiseForIndex(
+        run.map((t) => t.text),
+        options.names,
+      ),
+      time: run[0]!.time,
+    };
+  });
+}

@@ -1,0 +1,47 @@
+// The method's parameters and ablation switches (METHOD.md "Ablations"). Benchmarks flip these;
+// every switch runs through the same code path.
+
+export type RetrievalMode = 'timelines' | 'plain-topk';
+
+export interface MemorySettings {
+  /** Phase I-2: label relations with the model. Off: link by similarity + time, SameTopic. */
+  relationAwareLinking: boolean;
+  /** Phase II-2: rewrite timelines with the model. Off: raw timelines go into the prompt. */
+  refinement: boolean;
+  /** 'timelines': Theanine. 'plain-topk': the top-k memories alone, no graph. */
+  retrievalMode: RetrievalMode;
+  /** Memories retrieved per turn (Phase II). */
+  k: number;
+  /** Associative candidates per new memory (Phase I-1). */
+  j: number;
+  /** Similarity-only linking: minimum cosine similarity when both vectors are known. */
+  similarityThreshold: number;
+  /** Similarity-only linking without vectors: minimum word-overlap (Dice) similarity. */
+  lexicalSimilarityThreshold: number;
+  /** Attempts per job step before the job is reported failed. */
+  maxStepAttempts: number;
+  /** Memories walked at most on each side of the retrieved memory when untangling a timeline. */
+  timelineMaxSteps: number;
+  /** Random walks tried per retrieved memory to find a timeline not already chosen. */
+  timelineSamples: number;
+  /** How many of the latest dialogue turns form the retrieval query. */
+  queryTurns: number;
+}
+
+export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
+  relationAwareLinking: true,
+  refinement: true,
+  retrievalMode: 'timelines',
+  k: 3,
+  j: 3,
+  similarityThreshold: 0.6,
+  lexicalSimilarityThreshold: 0.3,
+  maxStepAttempts: 3,
+  timelineMaxSteps: 24,
+  timelineSamples: 8,
+  queryTurns: 2,
+});
+
+export function withDefaults(partial?: Partial<MemorySettings>): MemorySettings {
+  return { ...DEFAULT_MEMORY_SETTINGS, ...(partial ?? {}) };
+}

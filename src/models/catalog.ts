@@ -1,0 +1,279 @@
+// The curated model lists and the choice of a default from the GPU's capabilities.
+// Pure data and functions: no SDK imports, so the settings page can show the list without
+// loading web-llm, and unit tests check every record against web-llm's prebuiltAppConfig.
+
+import type { GpuProbe } from './webgpu';
+
+export type Quantization = 'q4f16_1' | 'q4f32_1';
+
+export interface LlmModelInfo {
+  /** web-llm model_id. */
+  id: string;
+  label: string;
+  family: string;
+  /** Billions of parameters. */
+  paramsB: number;
+  quantization: Quantization;
+  /** Approximate download in MB (parameters x bits per weight; the real files differ a little). */
+  downloadMB: number;
+  /** web-llm's vram_required_MB for this model at its context window. */
+  vramMB: number;
+  contextWindow: number;
+  /** Hugging Face repository of the weights (web-llm ModelRecord.model). */
+  modelUrl: string;
+  /** The compiled model library (web-llm ModelRecord.model_lib). */
+  modelLibUrl: string;
+  description: string;
+  /** Qwen3 thinks aloud by default; we turn it off (extra_body.enable_thinking=false). */
+  hybridThinking?: boolean;
+}
+
+/** Where web-llm 0.2.86's prebuilt model libraries live (its modelLibURLPrefix + modelVersion). */
+export const WEBLLM_LIB_PREFIX = 'https://raw.githubusercontent.com/mlc-ai/binary-mlc-llm-libs/main/web-llm-models/v0_2_86/base/';
+export const HF_PREFIX = 'https://huggingface.co/';
+
+// Bits per weight including group scales (group size 32): f16 scales +0.5 bit, f32 scales +1.
+const BITS: Record<Quantization, number> = { q4f16_1: 4.5, q4f32_1: 5 };
+function approxDownloadMB(paramsB: number, q: Quantization): number {
+  return Math.round((paramsB * 1e9 * BITS[q]) / 8 / 2 ** 20 / 10) * 10;
+}
+
+interface BaseModel {
+  base: string;
+  label: string;
+  family: string;
+  paramsB: number;
+  /** Library file stem; the 0.5B/1.5B Qwen2.5 models share Qwen2's libraries. */
+  libStem: string;
+  vram: Record<Quantization, number>;
+  description: string;
+  hybridThinking?: boolean;
+}
+
+// vram values copied from web-llm 0.2.86 prebuiltAppConfig (tests/unit/models/catalog.test.ts
+// fails if they drift). Ordered small to large.
+const BASES: BaseModel[] = [
+  {
+    base: 'Qwen2.5-0.5B-Instruct',
+    label: 'Qwen2.5 0.5B Instruct',
+    family: 'Qwen2.5',
+    paramsB: 0.49,
+    libStem: 'Qwen2-0.5B-Instruct',
+    vram: { q4f16_1: 944.62, q4f32_1: 1060.2 },
+    description: 'Tiny and fast. Fine for short chats on weak or CPU-only devices; struggles with memory summaries.',
+  },
+  {
+    base: 'Llama-3.2-1B-Instruct',
+    label: 'Llama 3.2 1B Instruct',
+    family: 'Llama 3.2',
+    paramsB: 1.24,
+    libStem: 'Llama-3.2-1B-Instruct',
+    vram: { q4f16_1: 879.04, q4f32_1: 1128.82 },
+    description: "Meta's small model: quick, friendly conversation on modest hardware.",
+  },
+  {
+    base: 'Qwen2.5-1.5B-Instruct',
+    label: 'Qwen2.5 1.5B Instruct',
+    family: 'Qwen2.5',
+    paramsB: 1.54,
+    libStem: 'Qwen2-1.5B-Instruct',
+    vram: { q4f16_1: 1629.75, q4f32_1: 1888.97 },
+    description: 'Good balance of speed and quality, reliable with structured (JSON) output. The usual default.',
+  },
+  {
+    base: 'Qwen3-1.7B',
+    label: 'Qwen3 1.7B',
+    family: 'Qwen3',
+    paramsB: 2.03,
+    libStem: 'Qwen3-1.7B',
+    vram: { q4f16_1: 2036.66, q4f32_1: 2635.44 },
+    description: 'Newer Qwen generation; strong for its size. Thinking mode is turned off for quick replies.',
+    hybridThinking: true,
+  },
+  {
+    base: 'Qwen2.5-3B-Instruct',
+    label: 'Qwen2.5 3B Instruct',
+    family: 'Qwen2.5',
+    paramsB: 3.09,
+    libStem: 'Qwen2.5-3B-Instruct',
+    vram: { q4f16_1: 2504.76, q4f32_1: 2893.64 },
+    description: 'Noticeably better answers and memory summaries; needs a capable GPU.',
+  },
+  {
+    base: 'Llama-3.2-3B-Instruct',
+    label: 'Llama 3.2 3B Instruct',
+    family: 'Llama 3.2',
+    paramsB: 3.21,
+    libStem: 'Llama-3.2-3B-Instruct',
+    vram: { q4f16_1: 2263.69, q4f32_1: 2951.51 },
+    description: "Meta's 3B model: natural conversation, good instruction following.",
+  },
+  {
+    base: 'Phi-3.5-mini-instruct',
+    label: 'Phi-3.5 mini Instruct',
+    family: 'Phi-3.5',
+    paramsB: 3.82,
+    libStem: 'Phi-3.5-mini-instruct',
+    vram: { q4f16_1: 3672.07, q4f32_1: 5483.12 },
+    description: "Microsoft's 3.8B model: strong reasoning; the largest download here.",
+  },
+];
+
+const QUANTS: Quantization[] = ['q4f16_1', 'q4f32_1'];
+
+export const LLM_MODELS: readonly LlmModelInfo[] = BASES.flatMap((b) =>
+  QUANTS.map(
+    (q): LlmModelInfo => ({
+      id: `${b.base}-${q}-MLC`,
+      label: `${b.label} (${q === 'q4f16_1' ? 'q4f16' : 'q4f32'})`,
+      family: b.family,
+      paramsB: b.paramsB,
+      quantization: q,
+      downloadMB: approxDownloadMB(b.paramsB, q),
+      vramMB: b.vram[q],
+      contextWindow: 4096,
+      modelUrl: `${HF_PREFIX}mlc-ai/${b.base}-${q}-MLC`,
+      modelLibUrl: `${WEBLLM_LIB_PREFIX}${b.libStem}-${q}_cs1k-webgpu.wasm`,
+      description: b.description,
+      ...(b.hybridThinking ? { hybridThinking: true } : {}),
+    }),
+  ),
+);
+
+export function llmModelById(id: string): LlmModelInfo | undefined {
+  return LLM_MODELS.find((m) => m.id === id);
+}
+
+/** q4f16 models need shader-f16 (web-llm does not always say so in its records). */
+export function requiredFeatures(m: LlmModelInfo): string[] {
+  return m.quantization === 'q4f16_1' ? ['shader-f16'] : [];
+}
+
+/**
+ * How much model memory (MB) we dare to use. WebGPU does not report VRAM, so this is a
+ * heuristic: a software adapter uses system RAM and is slow, so keep it to ~1B models; otherwise
+ * 60% of navigator.deviceMemory (GPUs often share system memory), or 4 GB when unknown.
+ */
+export function vramBudgetMB(probe: GpuProbe): number {
+  if (!probe.ok) return 0;
+  if (probe.gpu.isFallbackAdapter) return 1500;
+  const gb = probe.gpu.deviceMemoryGB;
+  return gb !== undefined ? Math.max(1024, gb * 1024 * 0.6) : 4096;
+}
+
+export interface Suitability {
+  ok: boolean;
+  /** Why not, for the UI (greyed-out entries). */
+  reason?: string;
+}
+
+export function modelSuitability(m: LlmModelInfo, probe: GpuProbe): Suitability {
+  if (!probe.ok) return { ok: false, reason: 'WebGPU is not available.' };
+  if (m.quantization === 'q4f16_1' && !probe.gpu.shaderF16) {
+    return { ok: false, reason: 'Needs 16-bit shader support (shader-f16), which this GPU lacks; use the q4f32 variant.' };
+  }
+  if (m.quantization === 'q4f32_1' && probe.gpu.shaderF16) {
+    // Runs, but the q4f16 twin is smaller and faster on this GPU.
+    return { ok: false, reason: 'Your GPU supports the smaller, faster q4f16 variant of this model.' };
+  }
+  const budget = vramBudgetMB(probe);
+  if (m.vramMB > budget) {
+    return { ok: false, reason: `Needs about ${Math.round(m.vramMB)} MB of GPU memory; this device likely has less to spare.` };
+  }
+  return { ok: true };
+}
+
+/** The models worth offering on this GPU, smallest first. */
+export function modelsFor(probe: GpuProbe): LlmModelInfo[] {
+  return LLM_MODELS.filter((m) => modelSuitability(m, probe).ok).sort((a, b) => a.vramMB - b.vramMB);
+}
+
+// Preference orders (first that fits wins).
+const PREFER_REAL_GPU = ['Qwen2.5-1.5B-Instruct', 'Llama-3.2-1B-Instruct', 'Qwen2.5-0.5B-Instruct'];
+const PREFER_FALLBACK = ['Qwen2.5-0.5B-Instruct', 'Llama-3.2-1B-Instruct'];
+
+/**
+ * A sensible default: on a software (CPU) adapter the smallest q4f32 model; on a real GPU the
+ * 1.5B model (q4f16 with shader-f16, else q4f32). Undefined when nothing can run.
+ */
+export function recommendModel(probe: GpuProbe): LlmModelInfo | undefined {
+  if (!probe.ok) return undefined;
+  const fitting = modelsFor(probe);
+  const order = probe.gpu.isFallbackAdapter ? PREFER_FALLBACK : PREFER_REAL_GPU;
+  for (const base of order) {
+    const hit = fitting.find((m) => m.id.startsWith(`${base}-q4`));
+    if (hit) return hit;
+  }
+  return fitting[0];
+}
+
+/** After an out-of-memory or device-lost error: the next smaller model to offer, if any. */
+export function smallerModelThan(id: string, probe: GpuProbe): LlmModelInfo | undefined {
+  const current = llmModelById(id);
+  if (!current) return undefined;
+  const candidates = (probe.ok ? modelsFor(probe) : LLM_MODELS.filter((m) => m.quantization === current.quantization))
+    .filter((m) => m.vramMB < current.vramMB)
+    .sort((a, b) => b.vramMB - a.vramMB);
+  return candidates[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Embedding models (transformers.js feature-extraction, ONNX on WASM).
+
+export type Pooling = 'mean' | 'cls';
+export type EmbeddingDtype = 'q8' | 'fp32';
+
+export interface EmbeddingModelInfo {
+  /** Hugging Face repository id (or a local folder under localModelPath). */
+  id: string;
+  label: string;
+  dimension: number;
+  dtype: EmbeddingDtype;
+  /** How the model was trained to pool token vectors into a sentence vector. */
+  pooling: Pooling;
+  /** Approximate download in MB (model file for dtype + tokenizer). */
+  downloadMB: number;
+  description: string;
+}
+
+export const EMBEDDING_MODELS: readonly EmbeddingModelInfo[] = [
+  {
+    id: 'Xenova/bge-small-en-v1.5',
+    label: 'BGE small (English) v1.5',
+    dimension: 384,
+    dtype: 'q8',
+    // BGE is trained with the [CLS] vector as the sentence embedding.
+    pooling: 'cls',
+    downloadMB: 34,
+    description: 'Strong retrieval quality for its size. The default.',
+  },
+  {
+    id: 'Xenova/all-MiniLM-L6-v2',
+    label: 'all-MiniLM-L6-v2',
+    dimension: 384,
+    dtype: 'q8',
+    pooling: 'mean',
+    downloadMB: 23,
+    description: 'The smallest and fastest; slightly weaker retrieval.',
+  },
+];
+
+export const DEFAULT_EMBEDDING_MODEL_ID = 'Xenova/bge-small-en-v1.5';
+
+/**
+ * The tiny static embedding model that scripts/make-test-assets.mjs writes (32 dimensions).
+ * Not in EMBEDDING_MODELS: only tests that serve it locally use it.
+ */
+export const TEST_EMBEDDING_MODEL: EmbeddingModelInfo = {
+  id: 'tealeaf-test/static-embedder',
+  label: 'Static test embedder',
+  dimension: 32,
+  dtype: 'q8',
+  pooling: 'mean',
+  downloadMB: 0.1,
+  description: 'Generated test fixture; word-hash vectors, no real semantics.',
+};
+
+export function embeddingModelById(id: string): EmbeddingModelInfo | undefined {
+  return EMBEDDING_MODELS.find((m) => m.id === id) ?? (id === TEST_EMBEDDING_MODEL.id ? TEST_EMBEDDING_MODEL : undefined);
+}

@@ -1,0 +1,262 @@
+// Main-thread client of the LLM worker. Implements LanguageModel once a model is loaded.
+// Imports no SDK: web-llm is only in llm.worker.ts, so the app shell stays small.
+
+import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
+import { LLM_MODELS, llmModelById, type LlmModelInfo } from './catalog';
+import { classifyModelError, ModelRuntimeError, USER_MESSAGES, type ClassifiedError } from './errors';
+import { buildModelRecord, resolveMirror, type LlmMirror } from './llm-config';
+import type { LlmCacheBackend, LlmChatParams, LlmMethods, LlmNotice, ModelRecordLite } from './messages';
+import { ProgressTracker, type ModelProgress } from './progress';
+import { RpcClient, type WorkerLike } from './rpc';
+
+export type LlmState =
+  | { status: 'idle' }
+  | { status: 'loading'; modelId: string; progress?: ModelProgress }
+  | { status: 'ready'; modelId: string }
+  /** The last load or generation failed; a new load() starts from a fresh worker. */
+  | { status: 'error'; modelId?: string; error: ClassifiedError };
+
+export interface LlmRuntimeOptions {
+  /** Self-hosted weights/libraries (relative URLs resolve against `baseHref`). */
+  mirror?: LlmMirror;
+  baseHref?: string;
+  /** Where web-llm caches weights; Cache Storage by default. */
+  cacheBackend?: LlmCacheBackend;
+  /** The models load() accepts (default: the curated catalog). */
+  models?: readonly LlmModelInfo[];
+  /** Creates the worker; tests inject a fake, e2e may inject a scripted worker. */
+  createWorker?: () => WorkerLike;
+  /** For classifying download errors as "network" when offline. */
+  isOnline?: () => boolean;
+}
+
+export interface LoadOptions {
+  onProgress?: (p: ModelProgress) => void;
+}
+
+const defaultWorker = (): WorkerLike => new Worker(new URL('./llm.worker.ts', import.meta.url), { type: 'module', name: 'tealeaf-llm' });
+
+export class LlmRuntime implements LanguageModel {
+  private client?: RpcClient<LlmMethods, LlmNotice>;
+  private current: LlmState = { status: 'idle' };
+  private readonly listeners = new Set<(s: LlmState) => void>();
+  private readonly opts: Required<Pick<LlmRuntimeOptions, 'cacheBackend' | 'models' | 'createWorker' | 'isOnline'>> & {
+    mirror?: LlmMirror;
+  };
+  private loadSeq = 0;
+
+  constructor(options: LlmRuntimeOptions = {}) {
+    const baseHref = options.baseHref ?? (typeof location !== 'undefined' ? location.href : 'http://localhost/');
+    this.opts = {
+      cacheBackend: options.cacheBackend ?? 'cache',
+      models: options.models ?? LLM_MODELS,
+      createWorker: options.createWorker ?? defaultWorker,
+      isOnline: options.isOnline ?? (() => (typeof navigator === 'undefined' ? true : navigator.onLine)),
+      mirror: resolveMirror(options.mirror, baseHref),
+    };
+  }
+
+  /** The loaded model's id, or "" when none is loaded. */
+  get modelId(): string {
+    return this.current.status === 'ready' ? this.current.modelId : '';
+  }
+
+  get state(): LlmState {
+    return this.current;
+  }
+
+  /** Calls `listener` on every state change (progress included); returns an unsubscribe. */
+  subscribe(listener: (s: LlmState) => void): () => void {
+    this.listeners.add(listener);
+    listener(this.current);
+    return () => this.listeners.delete(listener);
+  }
+
+  private setState(s: LlmState): void {
+    this.current = s;
+    for (const l of this.listeners) l(s);
+  }
+
+  private info(modelId: string): LlmModelInfo {
+    const info = this.opts.models.find((m) => m.id === modelId) ?? llmModelById(modelId);
+    if (!info) throw new ModelRuntimeError({ kind: 'unknown', message: `Unknown model "${modelId}".`, detail: `Unknown model ${modelId}` });
+    return info;
+  }
+
+  private record(modelId: string): ModelRecordLite {
+    return buildModelRecord(this.info(modelId), this.opts.mirror);
+  }
+
+  private worker(): RpcClient<LlmMethods, LlmNotice> {
+    if (!this.client || !this.client.alive) {
+      this.client = new RpcClient<LlmMethods, LlmNotice>(
+        this.opts.createWorker(),
+        (n) => this.onNotice(n),
+        (err) => this.onCrash(err),
+      );
+    }
+    return this.client;
+  }
+
+  /** Throws the worker away; the next call starts a fresh one (fresh GPU device, fresh engine). */
+  private resetWorker(reason: Error): void {
+    const c = this.client;
+    this.client = undefined;
+    c?.terminate(reason);
+  }
+
+  private classify(err: unknown): ClassifiedError {
+    return classifyModelError(err, { online: this.opts.isOnline() });
+  }
+
+  /**
+   * Downloads (or loads from cache) and prepares a model. Call probeWebGpu() first: web-llm
+   * downloads the model library before it checks the GPU. Rejects with ModelRuntimeError.
+   */
+  async load(modelId: string, options: LoadOptions = {}): Promise<void> {
+    const info = this.info(modelId);
+    const seq = ++this.loadSeq;
+    // A previous engine (or a lost device) is discarded with its worker: loading into a fresh
+    // worker is the only reliable way to free GPU memory after an OOM.
+    if (this.current.status !== 'idle') this.resetWorker(new Error('Model load was cancelled by a newer load.'));
+    const tracker = new ProgressTracker(info.downloadMB);
+    this.setState({ status: 'loading', modelId });
+    try {
+      await this.worker().call(
+        'load',
+        { record: buildModelRecord(info, this.opts.mirror), cacheBackend: this.opts.cacheBackend },
+        {
+          onEvent: (report) => {
+            if (seq !== this.loadSeq) return;
+            const progress = tracker.update(report);
+            this.setState({ status: 'loading', modelId, progress });
+            options.onProgress?.(progress);
+          },
+        },
+      );
+    } catch (err) {
+      if (seq !== this.loadSeq) throw new ModelRuntimeError(cancelled(err));
+      const c = this.classify(err);
+      if (c.kind !== 'cancelled') {
+        // Whatever the engine holds now is suspect (half-allocated buffers, lost device).
+        this.resetWorker(new Error('Worker reset after a failed load.'));
+        this.setState({ status: 'error', modelId, error: c });
+      }
+      throw new ModelRuntimeError(c);
+    }
+    if (seq !== this.loadSeq) throw new ModelRuntimeError(cancelled('superseded'));
+    this.setState({ status: 'ready', modelId });
+  }
+
+  /** Cancels a load in progress by terminating the worker (downloaded shards stay cached, so a later load resumes). */
+  cancel(): void {
+    if (this.current.status !== 'loading') return;
+    this.loadSeq++;
+    this.resetWorker(new Error('Model loading was cancelled by the user.'));
+    this.setState({ status: 'idle' });
+  }
+
+  /** Frees the GPU memory. */
+  async unload(): Promise<void> {
+    if (this.current.status === 'loading') {
+      this.cancel();
+      return;
+    }
+    const c = this.client;
+    this.setState({ status: 'idle' });
+    if (c?.alive) {
+      try {
+        await c.call('unload', {});
+      } catch {
+        this.resetWorker(new Error('Worker reset after a failed unload.'));
+      }
+    }
+  }
+
+  /** Terminates the worker for good (page teardown, tests). */
+  dispose(): void {
+    this.loadSeq++;
+    this.resetWorker(new Error('The model runtime was closed.'));
+    this.listeners.clear();
+  }
+
+  chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
+    return this.generate({ messages }, options);
+  }
+
+  json(messages: ChatMessage[], schema: JsonSchema, options: GenerateOptions = {}): Promise<string> {
+    return this.generate({ messages, jsonSchema: JSON.stringify(schema) }, options);
+  }
+
+  private async generate(params: LlmChatParams, options: GenerateOptions): Promise<string> {
+    if (this.current.status !== 'ready') {
+      throw new ModelRuntimeError({ kind: 'not-loaded', message: USER_MESSAGES['not-loaded'], detail: `state ${this.current.status}` });
+    }
+    const modelId = this.current.modelId;
+    if (options.signal?.aborted) return '';
+    const full: LlmChatParams = { ...params };
+    if (options.maxTokens !== undefined) full.maxTokens = options.maxTokens;
+    if (options.temperature !== undefined) full.temperature = options.temperature;
+    let received = '';
+    try {
+      const result = await this.worker().call('chat', full, {
+        signal: options.signal,
+        onEvent: ({ delta }) => {
+          received += delta;
+          options.onToken?.(delta);
+        },
+      });
+      return result.text;
+    } catch (err) {
+      const c = this.classify(err);
+      if (c.kind === 'cancelled' || options.signal?.aborted) return received;
+      if (c.kind === 'device-lost' || c.kind === 'out-of-memory') {
+        // Recreate the engine: a fresh worker on the next load; the UI offers reload or a smaller model.
+        this.resetWorker(new Error('Worker reset after the GPU failed.'));
+        this.setState({ status: 'error', modelId, error: c });
+      }
+      throw new ModelRuntimeError(c);
+    }
+  }
+
+  /** Whether the model's weights are in the browser cache (no download needed). */
+  async isCached(modelId: string): Promise<boolean> {
+    try {
+      return await this.worker().call('isCached', { record: this.record(modelId), cacheBackend: this.opts.cacheBackend });
+    } catch (err) {
+      throw new ModelRuntimeError(this.classify(err));
+    }
+  }
+
+  /** Deletes the model's weights, library and config from the cache (unloading it if loaded). */
+  async deleteCached(modelId: string): Promise<void> {
+    if (this.current.status === 'loading' && this.current.modelId === modelId) this.cancel();
+    try {
+      await this.worker().call('deleteCached', { record: this.record(modelId), cacheBackend: this.opts.cacheBackend });
+    } catch (err) {
+      throw new ModelRuntimeError(this.classify(err));
+    }
+    if ((this.current.status === 'ready' || this.current.status === 'error') && this.current.modelId === modelId) {
+      this.setState({ status: 'idle' });
+    }
+  }
+
+  private onNotice(n: LlmNotice): void {
+    if (n.type !== 'device-lost') return;
+    const s = this.current;
+    if (s.status !== 'ready') return; // during a load the load itself rejects
+    this.resetWorker(new Error('Worker reset after the GPU device was lost.'));
+    this.setState({ status: 'error', modelId: s.modelId, error: this.classify(new Error(n.message)) });
+  }
+
+  private onCrash(err: Error): void {
+    const s = this.current;
+    if (s.status === 'idle') return;
+    this.client = undefined;
+    this.setState({ status: 'error', modelId: s.modelId, error: this.classify(err) });
+  }
+}
+
+function cancelled(err: unknown): ClassifiedError {
+  return { kind: 'cancelled', message: USER_MESSAGES.cancelled, detail: err instanceof Error ? err.message : String(err) };
+}

@@ -1,0 +1,269 @@
+// The chat loop: every turn is saved the moment it exists, replies stream into the store, and a
+// reply cut off (stop, error, closed tab) keeps what had arrived, marked so.
+import type { ChatMessage, LanguageModel, Repository } from '../ports';
+import type { Job, Millis, Session, Turn, UsedMemory } from '../memory/types';
+import { createMemoriseJob } from '../memory/pipeline';
+import { Emitter } from './emitter';
+import { newId } from './ids';
+import { endSession, isEmptySession, isIdleExpired, sessionsToEnd, titleFrom } from './session-rules';
+
+export interface PreparedTurn {
+  messages: ChatMessage[];
+  usedMemory?: UsedMemory;
+}
+
+/** Builds the prompt for a reply: the memory method plugs in here (retrieval, timelines). */
+export interface TurnPreparer {
+  prepare(input: { session: Session; history: Turn[]; now: Millis; llm: LanguageModel; signal: AbortSignal }): Promise<PreparedTurn>;
+}
+
+export type ChatEvents = {
+  sessions: Session[];
+  turns: { sessionId: string; turns: Turn[] };
+  /** One streaming reply changed (cheap, frequent). */
+  turn: Turn;
+  busy: { phase: 'idle' | 'remembering' | 'replying' };
+  error: { message: string };
+  /** A session ended and a memorising job was queued. */
+  ended: { session: Session; job: Job };
+};
+
+export interface ChatOptions {
+  repo: Repository;
+  preparer: TurnPreparer;
+  getModel: () => LanguageModel | undefined;
+  idleGapMs: () => Millis;
+  now?: () => Millis;
+  /** How often a streaming reply is written to the store (a closed tab loses at most this much). */
+  saveEveryMs?: number;
+}
+
+const HISTORY_TURNS = 12;
+
+export function defaultSystemPrompt(now: Millis): string {
+  return [
+    'You are Tealeaf, a warm, concise personal companion. You run entirely on the user\'s own device;',
+    'nothing they say leaves it. Answer in plain, friendly language; use markdown only when it helps.',
+    `Today is ${new Date(now).toDateString()}.`,
+  ].join(' ');
+}
+
+/** Recent dialogue as chat messages (interrupted replies included: they are what the user saw). */
+export function historyMessages(turns: Turn[]): ChatMessage[] {
+  return turns
+    .filter((t) => t.text.trim().length > 0)
+    .slice(-HISTORY_TURNS)
+    .map((t) => ({ role: t.role, content: t.text }));
+}
+
+export const plainPreparer: TurnPreparer = {
+  async prepare({ history, now }) {
+    return { messages: [{ role: 'system', content: defaultSystemPrompt(now) }, ...historyMessages(history)] };
+  },
+};
+
+export class ChatService extends Emitter<ChatEvents> {
+  private abort?: AbortController;
+  private readonly now: () => Millis;
+  current?: Session;
+  turns: Turn[] = [];
+
+  constructor(private readonly opts: ChatOptions) {
+    super();
+    this.now = opts.now ?? Date.now;
+  }
+
+  get busy(): boolean {
+    return this.abort !== undefined;
+  }
+
+  /**
+   * At start-up: replies that were streaming when the tab closed become "interrupted"; sessions
+   * past the idle gap end (and are queued for memorising); the latest open session is resumed.
+   */
+  async start(): Promise<void> {
+    const sessions = await this.opts.repo.listSessions();
+    const open = sessions.filter((s) => s.status === 'open').sort((a, b) => b.lastActivityAt - a.lastActivityAt);
+    const keep = open.find((s) => !isIdleExpired(s, this.now(), this.opts.idleGapMs()));
+    for (const { session, reason } of sessionsToEnd(open, this.now(), this.opts.idleGapMs(), keep?.id ?? '')) {
+      await this.finish(session, reason);
+    }
+    // A reply can only have been streaming in one of the latest sessions: look there only.
+    const recent = [...sessions].sort((a, b) => b.lastActivityAt - a.lastActivityAt).slice(0, 3);
+    for (const s of recent) {
+      const turns = await this.opts.repo.listTurns(s.id);
+      const cut = turns.filter((t) => t.status === 'streaming').map((t) => ({ ...t, status: 'interrupted' as const }));
+      if (cut.length) await this.opts.repo.apply({ turns: cut });
+    }
+    if (keep) await this.open(keep.id);
+    else await this.emitSessions();
+  }
+
+  /** Ends the open session once it has been idle for the gap (called periodically). */
+  async checkIdle(): Promise<void> {
+    const s = this.current;
+    if (!s || this.busy || !isIdleExpired(s, this.now(), this.opts.idleGapMs())) return;
+    await this.finish(s, 'idle');
+    await this.open(s.id);
+  }
+
+  async listSessions(): Promise<Session[]> {
+    const all = await this.opts.repo.listSessions();
+    return all.sort((a, b) => b.lastActivityAt - a.lastActivityAt);
+  }
+
+  async open(sessionId: string): Promise<void> {
+    const s = await this.opts.repo.getSession(sessionId);
+    if (!s) return;
+    this.current = s;
+    this.turns = await this.opts.repo.listTurns(sessionId);
+    this.emit('turns', { sessionId, turns: this.turns });
+    await this.emitSessions();
+  }
+
+  /** Ends the open session (it will be memorised) and shows an empty chat. */
+  async newChat(): Promise<void> {
+    if (this.busy) this.stop();
+    if (this.current?.status === 'open') await this.finish(this.current, 'new-chat');
+    this.current = undefined;
+    this.turns = [];
+    this.emit('turns', { sessionId: '', turns: [] });
+    await this.emitSessions();
+  }
+
+  async endCurrent(): Promise<void> {
+    if (this.busy) this.stop();
+    if (this.current?.status === 'open') await this.finish(this.current, 'button');
+    if (this.current) await this.open(this.current.id);
+  }
+
+  /** Sends a user message and streams the reply. Resolves when the reply is done or cut off. */
+  async send(text: string): Promise<void> {
+    const clean = text.trim();
+    if (!clean || this.busy) return;
+    const now = this.now();
+    let session = this.current;
+    if (session && (session.status !== 'open' || isIdleExpired(session, now, this.opts.idleGapMs()))) {
+      if (session.status === 'open') await this.finish(session, 'idle');
+      session = undefined;
+    }
+    if (!session) {
+      session = { id: newId('ses'), title: titleFrom(clean), startedAt: now, lastActivityAt: now, status: 'open' };
+      this.turns = [];
+    }
+    const userTurn: Turn = { id: newId('turn'), sessionId: session.id, index: this.turns.length, role: 'user', text: clean, time: now, status: 'complete' };
+    session = { ...session, lastActivityAt: now };
+    await this.opts.repo.apply({ sessions: [session], turns: [userTurn] });
+    this.current = session;
+    this.turns = [...this.turns, userTurn];
+    this.emit('turns', { sessionId: session.id, turns: this.turns });
+    await this.emitSessions();
+    await this.reply();
+  }
+
+  /** Replaces the last reply with a new one. */
+  async regenerate(): Promise<void> {
+    if (this.busy || !this.current) return;
+    const last = this.turns.at(-1);
+    if (!last || last.role !== 'assistant') return;
+    this.turns = this.turns.slice(0, -1);
+    await this.opts.repo.apply({ deleteTurns: [last.id] });
+    this.emit('turns', { sessionId: this.current.id, turns: this.turns });
+    await this.reply();
+  }
+
+  stop(): void {
+    this.abort?.abort();
+  }
+
+  private async reply(): Promise<void> {
+    const session = this.current;
+    const llm = this.opts.getModel();
+    if (!session) return;
+    if (!llm) {
+      this.emit('error', { message: 'No language model is loaded. Open Models to download or load one; your message is saved.' });
+      return;
+    }
+    const abort = (this.abort = new AbortController());
+    const started = this.now();
+    let turn: Turn = {
+      id: newId('turn'), sessionId: session.id, index: this.turns.length, role: 'assistant', text: '',
+      time: started, status: 'streaming', modelId: llm.modelId,
+    };
+    await this.opts.repo.apply({ turns: [turn] });
+    this.turns = [...this.turns, turn];
+    this.emit('turns', { sessionId: session.id, turns: this.turns });
+
+    let lastSave = started;
+    let saving: Promise<void> = Promise.resolve();
+    const save = (t: Turn) => {
+      saving = saving.then(() => this.opts.repo.apply({ turns: [t] })).catch((e: unknown) => {
+        this.emit('error', { message: `Could not save the reply: ${errorText(e)}` });
+      });
+      return saving;
+    };
+    const update = (t: Turn) => {
+      turn = t;
+      this.turns = this.turns.map((x) => (x.id === t.id ? t : x));
+      this.emit('turn', t);
+    };
+
+    try {
+      this.emit('busy', { phase: 'remembering' });
+      const history = this.turns.filter((t) => t.id !== turn.id);
+      const prepared = await this.opts.preparer.prepare({ session, history, now: started, llm, signal: abort.signal });
+      if (prepared.usedMemory) update({ ...turn, usedMemory: prepared.usedMemory });
+      this.emit('busy', { phase: 'replying' });
+      let text = '';
+      const full = await llm.chat(prepared.messages, {
+        signal: abort.signal,
+        onToken: (delta) => {
+          text += delta;
+          update({ ...turn, text });
+          if (this.now() - lastSave >= (this.opts.saveEveryMs ?? 250)) {
+            lastSave = this.now();
+            void save(turn);
+          }
+        },
+      });
+      update({ ...turn, text: full || text, status: abort.signal.aborted ? 'stopped' : 'complete' });
+    } catch (e) {
+      const stopped = abort.signal.aborted;
+      update({ ...turn, status: stopped ? 'stopped' : 'error' });
+      if (!stopped) this.emit('error', { message: errorText(e) });
+    } finally {
+      this.abort = undefined;
+      await save(turn);
+      const s = { ...session, lastActivityAt: this.now() };
+      this.current = s;
+      await this.opts.repo.apply({ sessions: [s] });
+      this.emit('busy', { phase: 'idle' });
+      await this.emitSessions();
+    }
+  }
+
+  /** Ends a session and queues its memorising job in the same transaction; empty ones vanish. */
+  private async finish(session: Session, reason: NonNullable<Session['endReason']>): Promise<void> {
+    const turns = await this.opts.repo.listTurns(session.id);
+    if (isEmptySession(turns)) {
+      await this.opts.repo.apply({ deleteSessions: [session.id], deleteTurns: turns.map((t) => t.id) });
+      if (this.current?.id === session.id) this.current = undefined;
+      return;
+    }
+    const ended = endSession(session, reason);
+    const now = this.now();
+    const job: Job = createMemoriseJob(session.id, now);
+    await this.opts.repo.apply({ sessions: [ended], jobs: [job] });
+    if (this.current?.id === session.id) this.current = ended;
+    this.emit('ended', { session: ended, job });
+  }
+
+  private async emitSessions(): Promise<void> {
+    this.emit('sessions', await this.listSessions());
+  }
+}
+
+export function errorText(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

@@ -1,0 +1,191 @@
+// Wires the memory method to the store and the models: keeps the live index and graph (built once
+// at start, updated incrementally), prepares each turn, and runs memorising jobs in the background,
+// one tab at a time.
+import type { Embedder, LanguageModel, Repository } from '../ports';
+import type { Edge, Id, Job, Memory, Segment, Turn } from '../memory/types';
+import type { IndexedUnit } from '../memory/retrieval/types';
+import { createHybridIndex } from '../memory/retrieval/hybrid';
+import { MemoryGraph } from '../memory/graph';
+import { RefineCache } from '../memory/refine';
+import { prepareTurn } from '../memory/turn';
+import { memoryUnit, runMemoriseJob, type Segmenter } from '../memory/pipeline';
+import { segmentSession } from '../memory/segments';
+import type { PreparedTurn, TurnPreparer } from './chat';
+import { Emitter } from './emitter';
+import type { SettingsService } from './settings';
+
+export interface JobSnapshot {
+  id: Id;
+  sessionId?: Id;
+  status: Job['status'];
+  step: string;
+  /** e.g. "2/5" */
+  progress: string;
+  label: string;
+  lastError?: string;
+}
+
+type MemoryEvents = {
+  jobs: JobSnapshot[];
+  graph: undefined;
+  error: { message: string };
+};
+
+export function segmentUnit(s: Segment): IndexedUnit {
+  return { id: s.id, kind: 'segment', text: s.text, indexText: s.indexText, time: s.time, sessionId: s.sessionId, sourceTurnIds: s.turnIds };
+}
+
+const STEP_LABEL: Record<string, string> = {
+  summarise: 'Summarising the session',
+  embed: 'Embedding new memories',
+  link: 'Linking memories',
+  segment: 'Splitting the session into topics',
+  done: 'Done',
+};
+
+export function jobSnapshot(j: Job): JobSnapshot {
+  const p = j.progress;
+  return {
+    id: j.id, sessionId: j.sessionId, status: j.status, step: j.step,
+    progress: p ? `${p.done}/${p.total}` : '',
+    label: p?.label ?? STEP_LABEL[j.step] ?? j.step,
+    lastError: j.lastError,
+  };
+}
+
+export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer {
+  index = createHybridIndex();
+  graph = new MemoryGraph();
+  memories = new Map<Id, Memory>();
+  segments = new Map<Id, Segment>();
+  private refineCache = new RefineCache();
+  private running = false;
+  private again = false;
+  private seed = Math.floor(Math.random() * 2 ** 31);
+
+  constructor(
+    private readonly repo: Repository,
+    private readonly settings: SettingsService,
+    private readonly getLlm: () => LanguageModel | undefined,
+    private readonly getEmbedder: () => Embedder | undefined,
+  ) {
+    super();
+  }
+
+  /** Builds the index and graph from the store (once per start). */
+  async load(): Promise<void> {
+    const [memories, edges, segments] = await Promise.all([this.repo.listMemories(), this.repo.listEdges(), this.repo.listSegments()]);
+    this.rebuild(memories, edges, segments);
+    await this.attachVectors();
+    this.emit('graph', undefined);
+    await this.publishJobs();
+  }
+
+  private rebuild(memories: Memory[], edges: Edge[], segments: Segment[]): void {
+    this.index = createHybridIndex();
+    this.memories = new Map(memories.map((m) => [m.id, m]));
+    this.segments = new Map(segments.map((s) => [s.id, s]));
+    this.graph = MemoryGraph.from(memories, edges);
+    for (const m of memories) this.index.upsert(memoryUnit(m));
+    for (const s of segments) this.index.upsert(segmentUnit(s));
+  }
+
+  /** Vectors of the current embedding model, when one is loaded. */
+  async attachVectors(): Promise<void> {
+    const embedder = this.getEmbedder();
+    if (!embedder) return;
+    for (const v of await this.repo.listVectors(embedder.modelId)) {
+      if (this.index.has(v.unitId) && v.vector.length === embedder.dimension) this.index.setVector(v.unitId, v.vector);
+    }
+  }
+
+  async reload(): Promise<void> {
+    await this.load();
+  }
+
+  async prepare({ history, now, llm, signal }: Parameters<TurnPreparer['prepare']>[0]): Promise<PreparedTurn> {
+    const prepared = await prepareTurn({
+      dialogue: history.map((t: Turn) => ({ role: t.role, text: t.text, time: t.time })),
+      now,
+      index: this.index,
+      graph: this.graph,
+      memoriesById: this.memories,
+      llm,
+      embedder: this.getEmbedder(),
+      settings: this.settings.value.memory,
+      refineCache: this.refineCache,
+      seed: this.seed,
+      signal,
+    });
+    return { messages: prepared.messages, usedMemory: prepared.usedMemory };
+  }
+
+  /** Runs pending jobs in the background; safe to call often. */
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    void this.runJobs();
+  }
+
+  private async runJobs(): Promise<void> {
+    this.running = true;
+    try {
+      do {
+        this.again = false;
+        await withJobLock(() => this.runPending());
+      } while (this.again);
+    } catch (e) {
+      this.emit('error', { message: `Memorising failed: ${e instanceof Error ? e.message : String(e)}` });
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async runPending(): Promise<void> {
+    const jobs = (await this.repo.listJobs()).filter((j) => j.status === 'pending' || j.status === 'running');
+    jobs.sort((a, b) => a.createdAt - b.createdAt);
+    for (const job of jobs) {
+      const llm = this.getLlm();
+      if (!llm) break; // memorising needs the model; jobs wait, persisted, until one is loaded
+      const segmenter: Segmenter = ({ turns, llm: l, signal }) => segmentSession(turns, { llm: l, signal });
+      const outcome = await runMemoriseJob(job, {
+        repo: this.repo,
+        llm,
+        embedder: this.getEmbedder(),
+        index: this.index,
+        graph: this.graph,
+        memories: this.memories,
+        settings: this.settings.value.memory,
+        segmenter,
+        onProgress: (j) => this.emit('jobs', [jobSnapshot(j)]),
+      });
+      if (outcome.status === 'failed') this.emit('error', { message: `Could not memorise a session: ${outcome.job.lastError ?? 'unknown error'}. It will be retried.` });
+      // Segments written by the job join the index here (memories were added by the job itself).
+      for (const s of await this.repo.listSegments()) {
+        if (!this.segments.has(s.id)) {
+          this.segments.set(s.id, s);
+          this.index.upsert(segmentUnit(s));
+        }
+      }
+      this.emit('graph', undefined);
+      await this.publishJobs();
+    }
+    await this.publishJobs();
+  }
+
+  async publishJobs(): Promise<void> {
+    const jobs = await this.repo.listJobs();
+    this.emit('jobs', jobs.filter((j) => j.status !== 'done').map(jobSnapshot));
+  }
+}
+
+/** Only one tab runs jobs (Web Locks); where locks are unsupported, this tab just runs them. */
+async function withJobLock(fn: () => Promise<void>): Promise<void> {
+  const locks = (globalThis.navigator as Navigator | undefined)?.locks;
+  if (!locks) return fn();
+  await locks.request('tealeaf-jobs', { ifAvailable: true }, async (lock) => {
+    if (lock) await fn();
+  });
+}

@@ -1,0 +1,265 @@
+// The models as the UI sees them: the WebGPU check, the curated choices for this device, download
+// progress, cache, storage, and errors turned into what the user can do next.
+import type { Embedder, LanguageModel } from '../ports';
+import { probeWebGpu, type GpuProbe } from '../models/webgpu';
+import {
+  DEFAULT_EMBEDDING_MODEL_ID, embeddingModelById, llmModelById, modelsFor, recommendModel, smallerModelThan,
+  TEST_EMBEDDING_MODEL, type EmbeddingModelInfo, type LlmModelInfo,
+} from '../models/catalog';
+import { LlmRuntime } from '../models/llm-runtime';
+import { EmbedderRuntime } from '../models/embedder-runtime';
+import { ModelRuntimeError } from '../models/errors';
+import type { ModelProgress } from '../models/progress';
+import { Emitter } from './emitter';
+import type { SettingsService } from './settings';
+
+export interface ModelChoice {
+  id: string;
+  label: string;
+  description: string;
+  sizeMB: number;
+  vramMB?: number;
+  /** The scripted test double (e2e builds only) needs no GPU. */
+  needsGpu: boolean;
+}
+
+export interface ModelsSnapshot {
+  gpu?: GpuProbe;
+  choices: ModelChoice[];
+  recommendedId?: string;
+  cached: Record<string, boolean>;
+  loadedId?: string;
+  loadedLabel?: string;
+  loading?: { modelId: string; label: string; fraction: number; loadedMB?: number; totalMB?: number; etaSeconds?: number; text: string };
+  error?: { kind: string; title: string; message: string; smallerId?: string; smallerLabel?: string };
+  storage?: { usageBytes: number; quotaBytes: number; persisted: boolean };
+  embedder: { state: 'none' | 'loading' | 'ready' | 'error'; modelId?: string; fraction?: number; message?: string; sizeMB?: number };
+}
+
+type ModelEvents = {
+  state: ModelsSnapshot;
+  error: { message: string };
+  /** A chat model became ready or went away. */
+  llm: LanguageModel | undefined;
+  /** The embedder became ready. */
+  embedder: Embedder | undefined;
+};
+
+const IS_E2E = import.meta.env.MODE === 'e2e';
+const TEST_MODEL_ID = 'tealeaf-test-scripted';
+
+const ERROR_TITLES: Record<string, string> = {
+  'download-failed': 'The model could not be downloaded',
+  network: 'The model could not be downloaded',
+  'storage-full': 'Not enough storage for this model',
+  'out-of-memory': 'Your graphics card ran out of memory',
+  'device-lost': 'The graphics card stopped responding',
+  'no-webgpu': 'WebGPU is not available',
+  'no-adapter': 'No suitable graphics card found',
+  'unsupported-model': 'This model does not run on this graphics card',
+};
+
+function choiceOf(m: LlmModelInfo): ModelChoice {
+  return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, vramMB: m.vramMB, needsGpu: true };
+}
+
+function mirrorOf(url: string) {
+  const base = url.trim().replace(/\/+$/, '');
+  if (!base) return undefined;
+  // Weights at <mirror>/<org>/<model>/resolve/main/..., libraries at <mirror>/libs/<file>.wasm.
+  return { modelBaseUrl: `${base}/`, libBaseUrl: `${base}/libs/` };
+}
+
+export class ModelService extends Emitter<ModelEvents> {
+  snapshot: ModelsSnapshot = { choices: [], cached: {}, embedder: { state: 'none' } };
+  private llm?: LlmRuntime;
+  private llmMirror = '';
+  private test?: LanguageModel;
+  private embedderRt?: EmbedderRuntime;
+  private embedderReady = false;
+
+  constructor(private readonly settings: SettingsService) {
+    super();
+  }
+
+  get languageModel(): LanguageModel | undefined {
+    if (this.test) return this.test;
+    return this.llm && this.llm.state.status === 'ready' ? this.llm : undefined;
+  }
+
+  get embedder(): Embedder | undefined {
+    return this.embedderReady ? this.embedderRt : undefined;
+  }
+
+  private set(patch: Partial<ModelsSnapshot>): void {
+    this.snapshot = { ...this.snapshot, ...patch };
+    this.emit('state', this.snapshot);
+  }
+
+  private runtime(): LlmRuntime {
+    const mirror = this.settings.value.modelMirror;
+    if (!this.llm || (mirror !== this.llmMirror && this.llm.state.status !== 'loading' && this.llm.state.status !== 'ready')) {
+      this.llm?.dispose();
+      this.llmMirror = mirror;
+      this.llm = new LlmRuntime({ mirror: mirrorOf(mirror) });
+      this.llm.subscribe((s) => {
+        if (s.status === 'error' && (s.error.kind === 'device-lost' || s.error.kind === 'out-of-memory')) {
+          this.failed(s.modelId ?? '', s.error.kind, s.error.message);
+          this.emit('llm', undefined);
+        }
+      });
+    }
+    return this.llm;
+  }
+
+  /** Probes WebGPU (before any download), lists the choices, loads the last model if cached. */
+  async start(): Promise<void> {
+    const gpu = await probeWebGpu();
+    const choices = gpu.ok ? modelsFor(gpu).map(choiceOf) : [];
+    if (IS_E2E) choices.push({ id: TEST_MODEL_ID, label: 'Scripted test model', description: 'Test double for automated tests (e2e builds only).', sizeMB: 0, needsGpu: false });
+    this.set({ gpu, choices, recommendedId: recommendModel(gpu)?.id, embedder: { state: 'none', sizeMB: this.embedderSizeMB } });
+    void this.refreshStorage();
+    if (gpu.ok) await this.refreshCached();
+    const last = this.settings.value.chatModelId;
+    if (gpu.ok && last && this.settings.value.autoLoadModel && this.snapshot.cached[last]) void this.load(last);
+    const emb = this.settings.value.embeddingModelId;
+    if (emb && this.settings.value.autoLoadModel) void this.loadEmbedder();
+  }
+
+  async refreshCached(): Promise<void> {
+    const cached: Record<string, boolean> = {};
+    for (const c of this.snapshot.choices) {
+      if (!c.needsGpu) continue;
+      cached[c.id] = await this.runtime().isCached(c.id).catch(() => false);
+    }
+    this.set({ cached });
+  }
+
+  async refreshStorage(): Promise<void> {
+    const s = navigator.storage;
+    if (!s?.estimate) return;
+    const [est, persisted] = await Promise.all([s.estimate(), s.persisted?.() ?? Promise.resolve(false)]);
+    this.set({ storage: { usageBytes: est.usage ?? 0, quotaBytes: est.quota ?? 0, persisted } });
+  }
+
+  async requestPersistence(): Promise<void> {
+    const granted = await navigator.storage?.persist?.();
+    if (!granted) this.emit('error', { message: 'The browser did not grant persistent storage. Bookmarking or installing Tealeaf makes it more likely.' });
+    await this.refreshStorage();
+  }
+
+  private label(id: string): string {
+    return this.snapshot.choices.find((c) => c.id === id)?.label ?? llmModelById(id)?.label ?? id;
+  }
+
+  async load(id: string): Promise<void> {
+    this.set({ error: undefined });
+    if (IS_E2E && id === TEST_MODEL_ID) {
+      const { ScriptedModel } = await import('../../tests/support/scripted-model');
+      this.test = new ScriptedModel();
+      this.set({ loadedId: id, loadedLabel: this.label(id), loading: undefined });
+      await this.settings.update({ chatModelId: id });
+      this.emit('llm', this.test);
+      return;
+    }
+    const gpu = this.snapshot.gpu;
+    if (!gpu?.ok) {
+      this.failed(id, 'no-webgpu', gpu && !gpu.ok ? gpu.message : 'WebGPU is not available in this browser.');
+      return;
+    }
+    this.test = undefined;
+    const label = this.label(id);
+    this.set({ loading: { modelId: id, label, fraction: 0, text: 'Starting…' }, loadedId: undefined });
+    this.emit('llm', undefined);
+    try {
+      await this.runtime().load(id, {
+        onProgress: (p: ModelProgress) =>
+          this.set({ loading: { modelId: id, label, fraction: p.fraction, loadedMB: p.loadedMB, totalMB: p.totalMB, etaSeconds: p.etaSeconds, text: p.text } }),
+      });
+      this.set({ loading: undefined, loadedId: id, loadedLabel: label, cached: { ...this.snapshot.cached, [id]: true } });
+      await this.settings.update({ chatModelId: id });
+      this.emit('llm', this.llm);
+    } catch (e) {
+      this.set({ loading: undefined });
+      const kind = e instanceof ModelRuntimeError ? e.kind : 'unknown';
+      if (kind === 'cancelled') return;
+      this.failed(id, kind, e instanceof Error ? e.message : String(e));
+    } finally {
+      void this.refreshStorage();
+    }
+  }
+
+  private failed(id: string, kind: string, message: string): void {
+    const gpu = this.snapshot.gpu;
+    const smaller = (kind === 'out-of-memory' || kind === 'device-lost') && gpu ? smallerModelThan(id, gpu) : undefined;
+    this.set({
+      loadedId: this.snapshot.loadedId === id ? undefined : this.snapshot.loadedId,
+      error: { kind, title: ERROR_TITLES[kind] ?? 'The model could not be loaded', message, smallerId: smaller?.id, smallerLabel: smaller?.label },
+    });
+  }
+
+  clearError(): void {
+    this.set({ error: undefined });
+  }
+
+  cancel(): void {
+    this.llm?.cancel();
+    this.set({ loading: undefined });
+  }
+
+  async unload(): Promise<void> {
+    this.test = undefined;
+    await this.llm?.unload();
+    this.set({ loadedId: undefined, loadedLabel: undefined });
+    this.emit('llm', undefined);
+  }
+
+  async deleteCached(id: string): Promise<void> {
+    try {
+      await this.runtime().deleteCached(id);
+    } catch (e) {
+      this.emit('error', { message: e instanceof Error ? e.message : String(e) });
+    }
+    await this.refreshCached();
+    await this.refreshStorage();
+  }
+
+  private embeddingModel(): EmbeddingModelInfo {
+    if (IS_E2E) return TEST_EMBEDDING_MODEL;
+    return embeddingModelById(this.settings.value.embeddingModelId ?? DEFAULT_EMBEDDING_MODEL_ID) ?? embeddingModelById(DEFAULT_EMBEDDING_MODEL_ID)!;
+  }
+
+  /** Downloads (once) and starts the embedding model; memory search then also uses meaning. */
+  async loadEmbedder(): Promise<void> {
+    const model = this.embeddingModel();
+    if (!this.embedderRt || this.embedderRt.modelId !== model.id) {
+      this.embedderRt?.dispose();
+      this.embedderReady = false;
+      const mirror = this.settings.value.modelMirror.trim().replace(/\/+$/, '');
+      this.embedderRt = new EmbedderRuntime({
+        model,
+        env: IS_E2E
+          ? { allowRemoteModels: false, allowLocalModels: true, localModelPath: '/models/' }
+          : mirror ? { remoteHost: `${mirror}/` } : {},
+        onProgress: (p) => this.set({ embedder: { state: 'loading', modelId: model.id, fraction: p.fraction, sizeMB: model.downloadMB } }),
+      });
+    }
+    this.set({ embedder: { state: 'loading', modelId: model.id, fraction: 0, sizeMB: model.downloadMB } });
+    try {
+      await this.embedderRt.ready();
+      this.embedderReady = true;
+      this.set({ embedder: { state: 'ready', modelId: model.id, sizeMB: model.downloadMB } });
+      if (this.settings.value.embeddingModelId !== model.id) await this.settings.update({ embeddingModelId: model.id });
+      this.emit('embedder', this.embedderRt);
+    } catch (e) {
+      this.set({ embedder: { state: 'error', modelId: model.id, message: e instanceof Error ? e.message : String(e), sizeMB: model.downloadMB } });
+    } finally {
+      void this.refreshStorage();
+    }
+  }
+
+  /** The size the UI shows before the embedder is downloaded. */
+  get embedderSizeMB(): number {
+    return this.embeddingModel().downloadMB;
+  }
+}

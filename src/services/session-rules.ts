@@ -1,0 +1,50 @@
+// When a chat session ends (LD-Agent: an idle gap, default one hour, or the user ending it).
+import type { Millis, Session, Turn } from '../memory/types';
+
+export const DEFAULT_IDLE_GAP_MS = 60 * 60 * 1000;
+
+/** An open session whose last activity is at least `gapMs` old has ended by the idle rule. */
+export function isIdleExpired(session: Session, now: Millis, gapMs: Millis = DEFAULT_IDLE_GAP_MS): boolean {
+  if (session.status !== 'open') return false;
+  if (!(gapMs > 0)) return false;
+  return now - session.lastActivityAt >= gapMs;
+}
+
+/**
+ * Sessions to end when the app opens or a user writes: every open session past the idle gap,
+ * and every open session other than `keepOpenId` (only one session is open at a time).
+ */
+export function sessionsToEnd(
+  sessions: Session[],
+  now: Millis,
+  gapMs: Millis,
+  keepOpenId?: string,
+): Array<{ session: Session; reason: 'idle' | 'new-chat' }> {
+  const out: Array<{ session: Session; reason: 'idle' | 'new-chat' }> = [];
+  for (const s of sessions) {
+    if (s.status !== 'open') continue;
+    if (isIdleExpired(s, now, gapMs)) out.push({ session: s, reason: 'idle' });
+    else if (keepOpenId !== undefined && s.id !== keepOpenId) out.push({ session: s, reason: 'new-chat' });
+  }
+  return out;
+}
+
+/** A session with no turns is not worth memorising: it is discarded instead of ended. */
+export function isEmptySession(turns: Turn[]): boolean {
+  return !turns.some((t) => t.role === 'user' && t.text.trim().length > 0);
+}
+
+/** The session's end time is its last activity (not the moment the rule noticed it). */
+export function endSession(session: Session, reason: NonNullable<Session['endReason']>): Session {
+  return { ...session, status: 'ended', endedAt: session.lastActivityAt, endReason: reason };
+}
+
+const TITLE_MAX = 60;
+/** A title from the first user message: first line, trimmed to a word boundary. */
+export function titleFrom(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (line.length <= TITLE_MAX) return line || 'New chat';
+  const cut = line.slice(0, TITLE_MAX);
+  const space = cut.lastIndexOf(' ');
+  return (space > 20 ? cut.slice(0, space) : cut) + '…';
+}

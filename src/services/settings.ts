@@ -1,0 +1,70 @@
+// User settings, persisted in the settings store under one key. Unknown or broken values fall back
+// to defaults field by field, so a bad record never stops the app from starting.
+import type { Repository } from '../ports';
+import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from '../memory/settings';
+import { Emitter } from './emitter';
+
+export interface AppSettings {
+  /** A session ends after this many idle minutes (0 = never by idleness). */
+  idleGapMinutes: number;
+  /** The chat model to load at start when it is already downloaded. */
+  chatModelId?: string;
+  embeddingModelId?: string;
+  /** Load the last model automatically when it is cached. */
+  autoLoadModel: boolean;
+  /** Optional self-hosted mirror for model files (base URL); empty = the usual model hosts. */
+  modelMirror: string;
+  memory: MemorySettings;
+}
+
+export const DEFAULT_SETTINGS: AppSettings = {
+  idleGapMinutes: 60,
+  autoLoadModel: true,
+  modelMirror: '',
+  memory: { ...DEFAULT_MEMORY_SETTINGS },
+};
+
+const KEY = 'app';
+
+function sanitise(raw: unknown): AppSettings {
+  const r = (raw && typeof raw === 'object' ? raw : {}) as Partial<Record<keyof AppSettings, unknown>>;
+  const mem = (r.memory && typeof r.memory === 'object' ? r.memory : {}) as Record<string, unknown>;
+  const memory = { ...DEFAULT_MEMORY_SETTINGS } as MemorySettings;
+  for (const k of Object.keys(DEFAULT_MEMORY_SETTINGS) as Array<keyof MemorySettings>) {
+    if (typeof mem[k] === typeof DEFAULT_MEMORY_SETTINGS[k]) (memory as unknown as Record<string, unknown>)[k] = mem[k];
+  }
+  const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : d);
+  return {
+    idleGapMinutes: num(r.idleGapMinutes, DEFAULT_SETTINGS.idleGapMinutes),
+    chatModelId: typeof r.chatModelId === 'string' ? r.chatModelId : undefined,
+    embeddingModelId: typeof r.embeddingModelId === 'string' ? r.embeddingModelId : undefined,
+    autoLoadModel: typeof r.autoLoadModel === 'boolean' ? r.autoLoadModel : DEFAULT_SETTINGS.autoLoadModel,
+    modelMirror: typeof r.modelMirror === 'string' ? r.modelMirror : '',
+    memory,
+  };
+}
+
+export class SettingsService extends Emitter<{ changed: AppSettings }> {
+  value: AppSettings = structuredClone(DEFAULT_SETTINGS);
+
+  constructor(private readonly repo: Repository) {
+    super();
+  }
+
+  async load(): Promise<AppSettings> {
+    this.value = sanitise(await this.repo.getSetting<unknown>(KEY));
+    return this.value;
+  }
+
+  async update(patch: Partial<Omit<AppSettings, 'memory'>> & { memory?: Partial<MemorySettings> }): Promise<AppSettings> {
+    const next = sanitise({ ...this.value, ...patch, memory: { ...this.value.memory, ...(patch.memory ?? {}) } });
+    await this.repo.putSetting(KEY, next);
+    this.value = next;
+    this.emit('changed', next);
+    return next;
+  }
+
+  get idleGapMs(): number {
+    return this.value.idleGapMinutes * 60_000;
+  }
+}

@@ -1,0 +1,618 @@
+// Backup: export everything to one versioned JSON object; import it back, validated and atomic.
+import { z } from 'zod';
+import { RELATIONS } from '../memory/types';
+import type { Edge, Id, Memory, Segment, Session, Setting, Turn, VectorRecord } from '../memory/types';
+import type { TealeafDb } from './db';
+import { runWrite, tracked } from './repository';
+import { STORE_NAMES } from './schema';
+
+export const BACKUP_FORMAT = 'tealeaf-backup';
+export const BACKUP_VERSION = 1;
+
+/** What an import accepts; anything larger is rejected before it reaches the store. */
+export const BACKUP_LIMITS = {
+  maxString: 100_000,
+  maxArray: 1_000_000,
+  maxId: 200,
+  /** Nesting depth of any value (settings values are free-form JSON). */
+  maxDepth: 64,
+} as const;
+
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** A vector in a backup: the Float32 bytes, little-endian, base64. */
+export interface BackupVector {
+  unitId: Id;
+  modelId: string;
+  dimension: number;
+  data: string;
+}
+
+export interface BackupData {
+  sessions: Session[];
+  turns: Turn[];
+  memories: Memory[];
+  edges: Edge[];
+  segments: Segment[];
+  settings: Setting[];
+  vectors?: BackupVector[];
+}
+
+export interface TealeafBackup {
+  format: typeof BACKUP_FORMAT;
+  version: typeof BACKUP_VERSION;
+  exportedAt: number;
+  data: BackupData;
+}
+
+export const BACKUP_COLLECTIONS = [
+  'sessions',
+  'turns',
+  'memories',
+  'edges',
+  'segments',
+  'settings',
+  'vectors',
+] as const;
+export type BackupCollection = (typeof BACKUP_COLLECTIONS)[number];
+export type BackupCounts = Record<BackupCollection, number>;
+
+export interface ImportSummary {
+  added: BackupCounts;
+  skipped: BackupCounts;
+}
+
+export type ImportMode = 'merge' | 'replace';
+
+/** The file was refused; `issues` lists what is wrong (path: problem), `message` the first few. */
+export class BackupError extends Error {
+  override readonly name = 'BackupError';
+  constructor(readonly issues: string[]) {
+    super(
+      `This backup cannot be imported: ${issues.slice(0, 3).join('; ')}` +
+        (issues.length > 3 ? ` (and ${issues.length - 3} more problems)` : ''),
+    );
+  }
+}
+
+export function isBackupError(e: unknown): e is BackupError {
+  return e instanceof BackupError;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Export
+
+export interface ExportOptions {
+  /** Vectors can be recomputed by re-embedding, and make the file much larger. */
+  includeVectors?: boolean;
+  now?: () => number;
+}
+
+/** Reads every exported store in one snapshot. Jobs are not exported (they are machine state). */
+export async function exportBackup(db: TealeafDb, options: ExportOptions = {}): Promise<TealeafBackup> {
+  const stores = ['sessions', 'turns', 'memories', 'edges', 'segments', 'settings', 'vectors'] as const;
+  const tx = db.transaction([...stores]);
+  const [sessions, turns, memories, edges, segments, settings, vectors] = await Promise.all([
+    tx.objectStore('sessions').getAll(),
+    tx.objectStore('turns').getAll(),
+    tx.objectStore('memories').getAll(),
+    tx.objectStore('edges').getAll(),
+    tx.objectStore('segments').getAll(),
+    tx.objectStore('settings').getAll(),
+    options.includeVectors ? tx.objectStore('vectors').getAll() : Promise.resolve([]),
+  ]);
+  await tx.done;
+  const data: BackupData = { sessions, turns, memories, edges, segments, settings };
+  if (options.includeVectors) data.vectors = vectors.map(encodeVector);
+  return {
+    format: BACKUP_FORMAT,
+    version: BACKUP_VERSION,
+    exportedAt: (options.now ?? Date.now)(),
+    data,
+  };
+}
+
+/** The file's text. */
+export function serializeBackup(backup: TealeafBackup): string {
+  return JSON.stringify(backup);
+}
+
+export function encodeVector(v: VectorRecord): BackupVector {
+  return { unitId: v.unitId, modelId: v.modelId, dimension: v.vector.length, data: float32ToBase64(v.vector) };
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+export function float32ToBase64(vector: Float32Array): string {
+  const bytes = new Uint8Array(vector.byteLength);
+  bytes.set(new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength));
+  if (!LITTLE_ENDIAN) swapWords(bytes);
+  let binary = '';
+  // Chunked: String.fromCharCode(...bigArray) overflows the call stack.
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
+
+/** Undefined when the text is not base64 of whole Float32 values. */
+export function base64ToFloat32(data: string): Float32Array | undefined {
+  if (data.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) return undefined;
+  let binary: string;
+  try {
+    binary = atob(data);
+  } catch {
+    return undefined;
+  }
+  if (binary.length % 4 !== 0) return undefined;
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  if (!LITTLE_ENDIAN) swapWords(bytes);
+  return new Float32Array(bytes.buffer);
+}
+
+function swapWords(bytes: Uint8Array): void {
+  for (let i = 0; i + 3 < bytes.length; i += 4) {
+    [bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]] = [bytes[i + 3], bytes[i + 2], bytes[i + 1], bytes[i]];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schema of a version 1 file. Strict objects: an unknown field is an error, not silently kept.
+
+const id = z.string().min(1).max(BACKUP_LIMITS.maxId);
+// Ids inside reference lists are informational (not resolved on import); an odd empty one must
+// not make a whole life's backup unimportable.
+const refId = z.string().max(BACKUP_LIMITS.maxId);
+const text = z.string().max(BACKUP_LIMITS.maxString);
+const time = z.number(); // zod 4 numbers are finite
+const position = z.number().int().min(0);
+const list = <T extends z.ZodType>(item: T) => z.array(item).max(BACKUP_LIMITS.maxArray);
+
+const sessionSchema = z.strictObject({
+  id,
+  title: text,
+  startedAt: time,
+  lastActivityAt: time,
+  endedAt: time.optional(),
+  status: z.enum(['open', 'ended', 'memorised']),
+  endReason: z.enum(['button', 'new-chat', 'idle', 'import']).optional(),
+});
+
+const relation = z.enum(RELATIONS);
+
+const usedMemorySchema = z.strictObject({
+  memoryIds: list(refId),
+  segmentIds: list(refId),
+  timelines: list(
+    z.strictObject({
+      memoryIds: list(refId),
+      relations: list(relation),
+      through: refId,
+    }),
+  ),
+  refined: list(text).optional(),
+  scores: list(
+    z.strictObject({
+      unitId: refId,
+      unitKind: z.enum(['memory', 'segment', 'turn']),
+      lexical: z.number().optional(),
+      dense: z.number().optional(),
+      fused: z.number(),
+      lexicalRank: z.number().optional(),
+      denseRank: z.number().optional(),
+    }),
+  ),
+});
+
+const turnSchema = z.strictObject({
+  id,
+  sessionId: id,
+  index: position,
+  role: z.enum(['user', 'assistant']),
+  text,
+  time,
+  status: z.enum(['complete', 'streaming', 'interrupted', 'stopped', 'error']),
+  modelId: text.optional(),
+  usedMemory: usedMemorySchema.optional(),
+  externalId: text.optional(),
+});
+
+const memorySchema = z.strictObject({
+  id,
+  kind: z.enum(['event', 'user-trait', 'assistant-trait', 'note']),
+  text,
+  subject: text.optional(),
+  time,
+  sourceTurnIds: list(refId),
+  sessionId: id,
+  supersededBy: id.optional(),
+  edited: z.boolean(),
+  createdAt: time,
+  context: text.optional(),
+});
+
+const edgeSchema = z.strictObject({
+  id,
+  from: id,
+  to: id,
+  relation,
+  origin: z.enum(['model', 'similarity', 'user']),
+  createdAt: time,
+});
+
+const segmentSchema = z.strictObject({
+  id,
+  sessionId: id,
+  firstTurn: position,
+  lastTurn: position,
+  turnIds: list(refId),
+  text,
+  indexText: text,
+  time,
+});
+
+// Setting values are free-form JSON; checkLimits has already bounded their size and depth.
+const settingSchema = z.strictObject({ key: id, value: z.unknown() });
+
+const vectorSchema = z.strictObject({
+  unitId: id,
+  modelId: id,
+  dimension: z.number().int().min(1).max(BACKUP_LIMITS.maxString),
+  data: text,
+});
+
+const backupSchema = z.strictObject({
+  format: z.literal(BACKUP_FORMAT),
+  version: z.literal(BACKUP_VERSION),
+  exportedAt: time,
+  data: z.strictObject({
+    sessions: list(sessionSchema),
+    turns: list(turnSchema),
+    memories: list(memorySchema),
+    edges: list(edgeSchema),
+    segments: list(segmentSchema),
+    settings: list(settingSchema),
+    vectors: list(vectorSchema).optional(),
+  }),
+});
+
+// Compile-time guard: the schemas must describe exactly the domain types (same field names, and
+// each assignable to the other). Adding a field to types.ts without adding it here fails tsc.
+type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? SameKeys<A, B> : false) : false;
+const schemaMatchesTypes: [
+  Same<z.infer<typeof sessionSchema>, Session>,
+  Same<z.infer<typeof turnSchema>, Turn>,
+  Same<z.infer<typeof memorySchema>, Memory>,
+  Same<z.infer<typeof edgeSchema>, Edge>,
+  Same<z.infer<typeof segmentSchema>, Segment>,
+  Same<z.infer<typeof vectorSchema>, BackupVector>,
+] = [true, true, true, true, true, true];
+void schemaMatchesTypes;
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+/** Parsed, shape-checked and self-consistent backup, with vectors decoded. */
+export interface ValidBackup {
+  backup: TealeafBackup;
+  vectors: VectorRecord[];
+}
+
+/**
+ * Everything that can be checked without the store: JSON syntax, hostile keys, size limits,
+ * format and version, field types, duplicates, vector encoding. Throws BackupError.
+ */
+export function validateBackup(input: unknown): ValidBackup {
+  let value: unknown = input;
+  if (typeof input === 'string') {
+    try {
+      value = JSON.parse(input);
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      throw new BackupError([`the file is not valid JSON (${detail})`]);
+    }
+  }
+
+  const limitIssues = checkLimits(value);
+  if (limitIssues.length > 0) throw new BackupError(limitIssues);
+
+  // Header first, so a file from another app or a newer version gets a message about that.
+  if (!isPlainObject(value)) throw new BackupError(['the file is not a Tealeaf backup (expected a JSON object)']);
+  if (value.format !== BACKUP_FORMAT) throw new BackupError(['format: the file is not a Tealeaf backup']);
+  if (value.version !== BACKUP_VERSION) {
+    throw new BackupError([
+      `version: backup version ${JSON.stringify(value.version) ?? 'missing'} is not supported (this app reads version ${BACKUP_VERSION})`,
+    ]);
+  }
+
+  const parsed = backupSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new BackupError(parsed.error.issues.slice(0, 20).map((issue) => formatIssue(issue, value)));
+  }
+  // The validated input itself, not zod's copy: zod rebuilds objects in schema key order, and
+  // keeping the file's order makes export -> import -> export reproduce the file byte for byte.
+  // Strict schemas without transforms guarantee both hold the same fields and values.
+  const backup = value as unknown as TealeafBackup;
+  const issues = checkConsistency(backup.data);
+  const vectors: VectorRecord[] = [];
+  (backup.data.vectors ?? []).forEach((v, i) => {
+    const vector = base64ToFloat32(v.data);
+    if (!vector) issues.push(`vectors[${i}].data: not base64 of 32-bit floats`);
+    else if (vector.length !== v.dimension) {
+      issues.push(`vectors[${i}].data: holds ${vector.length} numbers, dimension says ${v.dimension}`);
+    } else vectors.push({ unitId: v.unitId, modelId: v.modelId, vector });
+  });
+  if (issues.length > 0) throw new BackupError(issues);
+  return { backup, vectors };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto: unknown = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Walks the whole value without recursion (a deeply nested file cannot overflow the stack):
+ * rejects prototype-polluting keys anywhere, oversized strings and arrays, deep nesting, and
+ * anything JSON cannot hold (when given an object rather than text).
+ */
+function checkLimits(root: unknown): string[] {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: root, path: '', depth: 0 }];
+  while (stack.length > 0) {
+    const { value, path, depth } = stack.pop()!;
+    const where = path === '' ? 'the file' : displayPath(path);
+    if (typeof value === 'string') {
+      if (value.length > BACKUP_LIMITS.maxString) {
+        return [`${where}: text is too long (${value.length} characters, the limit is ${BACKUP_LIMITS.maxString})`];
+      }
+      continue;
+    }
+    if (value === null || typeof value === 'boolean') continue;
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return [`${where}: expected a finite number`];
+      continue;
+    }
+    if (typeof value !== 'object') return [`${where}: ${typeof value} is not allowed in a backup`];
+    if (depth >= BACKUP_LIMITS.maxDepth) return [`${where}: nested too deeply`];
+    if (Array.isArray(value)) {
+      if (value.length > BACKUP_LIMITS.maxArray) {
+        return [`${where}: list is too long (${value.length} items, the limit is ${BACKUP_LIMITS.maxArray})`];
+      }
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${path}[${i}]`, depth: depth + 1 });
+      continue;
+    }
+    if (!isPlainObject(value)) return [`${where}: only plain JSON objects are allowed`];
+    const keys = Object.getOwnPropertyNames(value);
+    for (const key of keys) {
+      if (FORBIDDEN_KEYS.has(key)) return [`${where}: the key "${key}" is not allowed`];
+    }
+    for (let i = keys.length - 1; i >= 0; i--) {
+      stack.push({ value: value[keys[i]], path: `${path}.${keys[i]}`, depth: depth + 1 });
+    }
+  }
+  return [];
+}
+
+/** ".data.memories[3].time" -> "memories[3].time": records are named the way the user sees them. */
+function displayPath(path: string): string {
+  return path.replace(/^\.data\./, '').replace(/^\./, '');
+}
+
+function issuePath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `.${String(p)}`;
+  return displayPath(out) || 'the file';
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = root;
+  for (const p of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    if (!Object.prototype.hasOwnProperty.call(v, p)) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+function describe(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'an object';
+  if (typeof v === 'string') return v.length > 40 ? 'a string' : `the string ${JSON.stringify(v)}`;
+  return `${typeof v} ${String(v)}`;
+}
+
+function article(expected: string): string {
+  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
+}
+
+function formatIssue(issue: z.core.$ZodIssue, root: unknown): string {
+  const where = issuePath(issue.path);
+  switch (issue.code) {
+    case 'invalid_type': {
+      const present = valueAt(root, issue.path);
+      const expected = issue.expected === 'int' ? 'integer' : issue.expected;
+      return present === undefined
+        ? `${where}: missing (expected ${article(expected)})`
+        : `${where}: expected ${article(expected)}, got ${describe(present)}`;
+    }
+    case 'unrecognized_keys':
+      return `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    case 'invalid_value': {
+      const present = valueAt(root, issue.path);
+      const options = issue.values.map((v) => JSON.stringify(v)).join(', ');
+      return present === undefined
+        ? `${where}: missing (expected one of ${options})`
+        : `${where}: expected one of ${options}, got ${describe(present)}`;
+    }
+    case 'too_big':
+      return issue.origin === 'string' || issue.origin === 'array'
+        ? `${where}: too long (the limit is ${String(issue.maximum)})`
+        : `${where}: too large (the limit is ${String(issue.maximum)})`;
+    case 'too_small':
+      return issue.origin === 'string' ? `${where}: must not be empty` : `${where}: too small (the minimum is ${String(issue.minimum)})`;
+    default:
+      return `${where}: ${issue.message}`;
+  }
+}
+
+/** Duplicates inside the file (which would silently overwrite each other). */
+function checkConsistency(data: BackupData): string[] {
+  const issues: string[] = [];
+  const unique = <T>(name: string, records: readonly T[], keyOf: (r: T) => string, label: (r: T) => string) => {
+    const seen = new Set<string>();
+    records.forEach((r, i) => {
+      const key = keyOf(r);
+      if (seen.has(key)) issues.push(`${name}[${i}]: duplicate ${label(r)}`);
+      seen.add(key);
+    });
+  };
+  unique('sessions', data.sessions, (r) => r.id, (r) => `id ${JSON.stringify(r.id)}`);
+  unique('turns', data.turns, (r) => r.id, (r) => `id ${JSON.stringify(r.id)}`);
+  unique('turns', data.turns, (r) => JSON.stringify([r.sessionId, r.index]), (r) => `index ${r.index} in session ${JSON.stringify(r.sessionId)}`);
+  unique('memories', data.memories, (r) => r.id, (r) => `id ${JSON.stringify(r.id)}`);
+  unique('edges', data.edges, (r) => r.id, (r) => `id ${JSON.stringify(r.id)}`);
+  unique('segments', data.segments, (r) => r.id, (r) => `id ${JSON.stringify(r.id)}`);
+  unique('settings', data.settings, (r) => r.key, (r) => `key ${JSON.stringify(r.key)}`);
+  unique('vectors', data.vectors ?? [], (r) => JSON.stringify([r.unitId, r.modelId]), (r) => `vector for ${JSON.stringify(r.unitId)} and model ${JSON.stringify(r.modelId)}`);
+  return issues.slice(0, 20);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Import
+
+export interface ImportOptions {
+  /** merge: keep what exists and skip records whose id is taken. replace: wipe, then write. */
+  mode: ImportMode;
+}
+
+function zeroCounts(): BackupCounts {
+  return { sessions: 0, turns: 0, memories: 0, edges: 0, segments: 0, settings: 0, vectors: 0 };
+}
+
+/**
+ * Validates, then writes in one transaction over every store: on any error (invalid file,
+ * dangling reference, full disk) nothing changes. Throws BackupError or StorageFullError.
+ */
+export async function importBackup(
+  db: TealeafDb,
+  input: unknown,
+  options: ImportOptions,
+): Promise<ImportSummary> {
+  const { backup, vectors } = validateBackup(input);
+  const data = backup.data;
+  const added = zeroCounts();
+  const skipped = zeroCounts();
+
+  return runWrite(db, STORE_NAMES, async (tx) => {
+    const store = <N extends (typeof STORE_NAMES)[number]>(name: N) => tx.objectStore(name);
+    let existing: {
+      sessions: Set<string>;
+      turns: Set<string>;
+      memories: Set<string>;
+      edges: Set<string>;
+      segments: Set<string>;
+      settings: Set<string>;
+      vectors: Set<string>;
+    };
+    if (options.mode === 'replace') {
+      await Promise.all(STORE_NAMES.map((name) => store(name).clear()));
+      existing = {
+        sessions: new Set(),
+        turns: new Set(),
+        memories: new Set(),
+        edges: new Set(),
+        segments: new Set(),
+        settings: new Set(),
+        vectors: new Set(),
+      };
+    } else {
+      const [sessions, turns, memories, edges, segments, settings, vectorKeys] = await Promise.all([
+        store('sessions').getAllKeys(),
+        store('turns').getAllKeys(),
+        store('memories').getAllKeys(),
+        store('edges').getAllKeys(),
+        store('segments').getAllKeys(),
+        store('settings').getAllKeys(),
+        vectors.length > 0 ? store('vectors').getAllKeys() : Promise.resolve([] as Array<[Id, string]>),
+      ]);
+      existing = {
+        sessions: new Set(sessions),
+        turns: new Set(turns),
+        memories: new Set(memories),
+        edges: new Set(edges),
+        segments: new Set(segments),
+        settings: new Set(settings),
+        vectors: new Set(vectorKeys.map((k) => JSON.stringify(k))),
+      };
+    }
+
+    // References resolve against the file plus what the store keeps.
+    const sessionIds = new Set([...existing.sessions, ...data.sessions.map((s) => s.id)]);
+    const memoryIds = new Set([...existing.memories, ...data.memories.map((m) => m.id)]);
+    const refIssues: string[] = [];
+    data.turns.forEach((t, i) => {
+      if (!sessionIds.has(t.sessionId)) refIssues.push(`turns[${i}].sessionId: no session ${JSON.stringify(t.sessionId)} in the file or in your data`);
+    });
+    data.edges.forEach((e, i) => {
+      if (!memoryIds.has(e.from)) refIssues.push(`edges[${i}].from: no memory ${JSON.stringify(e.from)} in the file or in your data`);
+      if (!memoryIds.has(e.to)) refIssues.push(`edges[${i}].to: no memory ${JSON.stringify(e.to)} in the file or in your data`);
+    });
+    if (refIssues.length > 0) throw new BackupError(refIssues.slice(0, 20));
+
+    // Merge: a new turn at a position its session already fills is skipped like an existing id.
+    const newTurns = data.turns.filter((t) => !existing.turns.has(t.id));
+    const taken =
+      options.mode === 'merge'
+        ? await Promise.all(newTurns.map((t) => store('turns').index('bySessionIndex').count([t.sessionId, t.index])))
+        : newTurns.map(() => 0);
+
+    const requests: Promise<unknown>[] = [];
+    const putAll = <T>(
+      name: 'sessions' | 'memories' | 'edges' | 'segments',
+      records: T[],
+      keyOf: (r: T) => string,
+      put: (r: T) => Promise<unknown>,
+    ) => {
+      for (const r of records) {
+        if (existing[name].has(keyOf(r))) skipped[name]++;
+        else {
+          requests.push(put(r));
+          added[name]++;
+        }
+      }
+    };
+    putAll('sessions', data.sessions, (r) => r.id, (r) => tracked(store('sessions').put(r)));
+    putAll('memories', data.memories, (r) => r.id, (r) => tracked(store('memories').put(r)));
+    putAll('edges', data.edges, (r) => r.id, (r) => tracked(store('edges').put(r)));
+    putAll('segments', data.segments, (r) => r.id, (r) => tracked(store('segments').put(r)));
+    skipped.turns += data.turns.length - newTurns.length;
+    newTurns.forEach((t, i) => {
+      if (taken[i] > 0) skipped.turns++;
+      else {
+        requests.push(tracked(store('turns').put(t)));
+        added.turns++;
+      }
+    });
+    for (const s of data.settings) {
+      if (existing.settings.has(s.key)) skipped.settings++;
+      else {
+        requests.push(tracked(store('settings').put(s)));
+        added.settings++;
+      }
+    }
+    for (const v of vectors) {
+      if (existing.vectors.has(JSON.stringify([v.unitId, v.modelId]))) skipped.vectors++;
+      else {
+        requests.push(tracked(store('vectors').put(v)));
+        added.vectors++;
+      }
+    }
+    await Promise.all(requests);
+    return { added, skipped };
+  });
+}

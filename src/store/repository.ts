@@ -1,0 +1,275 @@
+// The Repository port (src/ports.ts) over IndexedDB, plus the queries the UI needs.
+import type { IDBPTransaction, StoreKey, StoreValue } from 'idb';
+import type { ChangeSet, Repository } from '../ports';
+import type { Edge, Id, Job, JobStatus, Memory, Segment, Session, Turn, VectorRecord } from '../memory/types';
+import { openTealeafDb } from './db';
+import type { OpenTealeafDbOptions, TealeafDb } from './db';
+import { toStoreError } from './errors';
+import { STORE_NAMES } from './schema';
+import type { StoreName, TealeafDB } from './schema';
+
+type WriteTx = IDBPTransaction<TealeafDB, StoreName[], 'readwrite'>;
+
+/** Puts and deletes per store, in the order ChangeSet names them. */
+interface StoreChanges<S extends StoreName> {
+  store: S;
+  puts?: readonly StoreValue<TealeafDB, S>[];
+  deletes?: readonly StoreKey<TealeafDB, S>[];
+}
+type AnyStoreChanges = { [S in StoreName]: StoreChanges<S> }[StoreName];
+
+function changesOf(change: ChangeSet): AnyStoreChanges[] {
+  const all: AnyStoreChanges[] = [
+    { store: 'sessions', puts: change.sessions, deletes: change.deleteSessions },
+    { store: 'turns', puts: change.turns, deletes: change.deleteTurns },
+    { store: 'memories', puts: change.memories, deletes: change.deleteMemories },
+    { store: 'edges', puts: change.edges, deletes: change.deleteEdges },
+    { store: 'segments', puts: change.segments, deletes: change.deleteSegments },
+    { store: 'vectors', puts: change.vectors, deletes: change.deleteVectors },
+    { store: 'jobs', puts: change.jobs, deletes: change.deleteJobs },
+  ];
+  return all.filter((c) => (c.puts?.length ?? 0) + (c.deletes?.length ?? 0) > 0);
+}
+
+/**
+ * Marks a request's promise as observed. When a later request throws synchronously we never get
+ * to await the earlier ones, and their AbortError must not surface as an unhandled rejection.
+ */
+export function tracked<T>(request: Promise<T>): Promise<T> {
+  request.catch(() => undefined);
+  return request;
+}
+
+function queueDeletes<S extends StoreName>(tx: WriteTx, c: StoreChanges<S>, out: Promise<unknown>[]): void {
+  const store = tx.objectStore(c.store);
+  for (const key of c.deletes ?? []) out.push(tracked(store.delete(key)));
+}
+
+function queuePuts<S extends StoreName>(tx: WriteTx, c: StoreChanges<S>, out: Promise<unknown>[]): void {
+  const store = tx.objectStore(c.store);
+  for (const value of c.puts ?? []) out.push(tracked(store.put(value)));
+}
+
+/**
+ * Issues every request of `write` in one readwrite transaction and waits for the commit.
+ * Any failure (a synchronous throw such as DataError, a failed request, or an abort at commit
+ * such as a full disk) aborts the whole transaction; quota failures become StorageFullError.
+ */
+export async function runWrite<T>(
+  db: TealeafDb,
+  stores: readonly StoreName[],
+  write: (tx: WriteTx) => Promise<T>,
+): Promise<T> {
+  const tx = db.transaction([...stores], 'readwrite');
+  // Observed from the start so an early abort never surfaces as an unhandled rejection.
+  const done = tx.done.then(
+    () => undefined,
+    (err: unknown) => err ?? new DOMException('Transaction aborted', 'AbortError'),
+  );
+  try {
+    const result = await write(tx);
+    await tx.done;
+    return result;
+  } catch (err) {
+    try {
+      tx.abort();
+    } catch {
+      // Already aborted or finished.
+    }
+    const txError = await done;
+    throw toStoreError(err, txError, tx.error);
+  }
+}
+
+export class IdbRepository implements Repository {
+  constructor(readonly db: TealeafDb) {}
+
+  static async open(options?: OpenTealeafDbOptions): Promise<IdbRepository> {
+    return new IdbRepository(await openTealeafDb(options));
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** One transaction across the stores involved; deletes run before puts. */
+  async apply(change: ChangeSet): Promise<void> {
+    const parts = changesOf(change);
+    if (parts.length === 0) return;
+    await runWrite(
+      this.db,
+      parts.map((p) => p.store),
+      async (tx) => {
+        const requests: Promise<unknown>[] = [];
+        for (const p of parts) queueDeletes(tx, p as StoreChanges<StoreName>, requests);
+        for (const p of parts) queuePuts(tx, p as StoreChanges<StoreName>, requests);
+        await Promise.all(requests);
+      },
+    );
+  }
+
+  getSession(id: Id): Promise<Session | undefined> {
+    return this.db.get('sessions', id);
+  }
+
+  /** Oldest first (by start time). */
+  listSessions(): Promise<Session[]> {
+    return this.db.getAllFromIndex('sessions', 'byStartedAt');
+  }
+
+  /** Newest first, for the session list; `limit` keeps the first screen cheap. */
+  async listSessionsNewestFirst(limit = Infinity): Promise<Session[]> {
+    const out: Session[] = [];
+    let cursor = await this.db.transaction('sessions').store.index('byStartedAt').openCursor(null, 'prev');
+    while (cursor && out.length < limit) {
+      out.push(cursor.value);
+      cursor = await cursor.continue();
+    }
+    return out;
+  }
+
+  listSessionsByStatus(status: Session['status']): Promise<Session[]> {
+    return this.db.getAllFromIndex('sessions', 'byStatus', status);
+  }
+
+  /** A session's turns ordered by index. */
+  listTurns(sessionId: Id): Promise<Turn[]> {
+    return this.db.getAllFromIndex('turns', 'bySessionIndex', sessionRange(sessionId));
+  }
+
+  /** In the order of `ids`; missing ids are left out. */
+  async getTurns(ids: Id[]): Promise<Turn[]> {
+    const store = this.db.transaction('turns').store;
+    const found = await Promise.all(ids.map((id) => store.get(id)));
+    return found.filter((t): t is Turn => t !== undefined);
+  }
+
+  getMemory(id: Id): Promise<Memory | undefined> {
+    return this.db.get('memories', id);
+  }
+
+  /** Oldest first (by memory time). */
+  listMemories(): Promise<Memory[]> {
+    return this.db.getAllFromIndex('memories', 'byTime');
+  }
+
+  listMemoriesBySession(sessionId: Id): Promise<Memory[]> {
+    return this.db.getAllFromIndex('memories', 'bySession', sessionId);
+  }
+
+  listEdges(): Promise<Edge[]> {
+    return this.db.getAll('edges');
+  }
+
+  /** Edges from or to a memory, each once (a self-loop matches both indexes). */
+  async listEdgesTouching(memoryId: Id): Promise<Edge[]> {
+    const tx = this.db.transaction('edges');
+    const [from, to] = await Promise.all([
+      tx.store.index('byFrom').getAll(memoryId),
+      tx.store.index('byTo').getAll(memoryId),
+    ]);
+    const byId = new Map<Id, Edge>();
+    for (const e of [...from, ...to]) byId.set(e.id, e);
+    return [...byId.values()];
+  }
+
+  /** Oldest first (by segment time). */
+  listSegments(): Promise<Segment[]> {
+    return this.db.getAllFromIndex('segments', 'byTime');
+  }
+
+  listSegmentsBySession(sessionId: Id): Promise<Segment[]> {
+    return this.db.getAllFromIndex('segments', 'bySession', sessionId);
+  }
+
+  listVectors(modelId: string): Promise<VectorRecord[]> {
+    return this.db.getAllFromIndex('vectors', 'byModel', modelId);
+  }
+
+  /** Every vector of one unit, whatever model made it. */
+  listVectorsOfUnit(unitId: Id): Promise<VectorRecord[]> {
+    return this.db.getAll('vectors', unitRange(unitId));
+  }
+
+  getJob(id: Id): Promise<Job | undefined> {
+    return this.db.get('jobs', id);
+  }
+
+  listJobs(): Promise<Job[]> {
+    return this.db.getAll('jobs');
+  }
+
+  listJobsByStatus(status: JobStatus): Promise<Job[]> {
+    return this.db.getAllFromIndex('jobs', 'byStatus', status);
+  }
+
+  async getSetting<T>(key: string): Promise<T | undefined> {
+    const record = await this.db.get('settings', key);
+    return record?.value as T | undefined;
+  }
+
+  async putSetting<T>(key: string, value: T): Promise<void> {
+    await runWrite(this.db, ['settings'], async (tx) => {
+      await tx.objectStore('settings').put({ key, value });
+    });
+  }
+
+  async deleteSetting(key: string): Promise<void> {
+    await runWrite(this.db, ['settings'], async (tx) => {
+      await tx.objectStore('settings').delete(key);
+    });
+  }
+
+  /**
+   * The change that deletes a memory with its edges and vectors, and clears `supersededBy` on
+   * memories that pointed at it (they become current again). Apply it with `apply`.
+   */
+  async deleteMemoryCascade(id: Id): Promise<ChangeSet> {
+    const tx = this.db.transaction(['memories', 'edges', 'vectors']);
+    const memories = tx.objectStore('memories');
+    const edges = tx.objectStore('edges');
+    const [from, to, vectorKeys, superseded] = await Promise.all([
+      edges.index('byFrom').getAllKeys(id),
+      edges.index('byTo').getAllKeys(id),
+      tx.objectStore('vectors').getAllKeys(unitRange(id)),
+      memories.index('bySupersededBy').getAll(id),
+    ]);
+    const restored = superseded
+      .filter((m) => m.id !== id)
+      .map((m) => {
+        const copy: Memory = { ...m };
+        delete copy.supersededBy;
+        return copy;
+      });
+    return {
+      deleteMemories: [id],
+      deleteEdges: [...new Set([...from, ...to])],
+      deleteVectors: vectorKeys,
+      ...(restored.length > 0 ? { memories: restored } : {}),
+    };
+  }
+
+  /** Empties every store (settings and jobs included) in one transaction. */
+  async wipeAll(): Promise<void> {
+    await runWrite(this.db, STORE_NAMES, async (tx) => {
+      await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).clear()));
+    });
+  }
+
+  /** Record counts per store, from one consistent snapshot. */
+  async countAll(): Promise<Record<StoreName, number>> {
+    const tx = this.db.transaction([...STORE_NAMES]);
+    const counts = await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).count()));
+    return Object.fromEntries(STORE_NAMES.map((name, i) => [name, counts[i]])) as Record<StoreName, number>;
+  }
+}
+
+/** All [sessionId, index] keys of one session. */
+function sessionRange(sessionId: Id): IDBKeyRange {
+  return IDBKeyRange.bound([sessionId, -Infinity], [sessionId, Infinity]);
+}
+
+/** All [unitId, modelId] keys of one unit: an array sorts above every string, so [id, []] caps it. */
+function unitRange(unitId: Id): IDBKeyRange {
+  return IDBKeyRange.bound([unitId], [unitId, []]);
+}

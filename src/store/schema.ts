@@ -1,0 +1,126 @@
+// The IndexedDB schema (ARCHITECTURE.md, "Data model") and its versioned migrations.
+import type { DBSchema, IDBPDatabase, IDBPTransaction } from 'idb';
+import type {
+  Edge,
+  Id,
+  Job,
+  JobStatus,
+  Memory,
+  MemoryKind,
+  Millis,
+  Segment,
+  Session,
+  SessionStatus,
+  Setting,
+  Turn,
+  VectorRecord,
+} from '../memory/types';
+
+export const DB_NAME = 'tealeaf';
+
+export const STORE_NAMES = [
+  'sessions',
+  'turns',
+  'memories',
+  'edges',
+  'segments',
+  'vectors',
+  'jobs',
+  'settings',
+] as const;
+export type StoreName = (typeof STORE_NAMES)[number];
+
+/** Typed view of the current schema, for idb. Index names are prefixed `by` to read as queries. */
+export interface TealeafDB extends DBSchema {
+  sessions: {
+    key: Id;
+    value: Session;
+    indexes: { byStartedAt: Millis; byStatus: SessionStatus };
+  };
+  turns: {
+    key: Id;
+    value: Turn;
+    indexes: { bySession: Id; bySessionIndex: [Id, number]; byTime: Millis };
+  };
+  memories: {
+    key: Id;
+    value: Memory;
+    indexes: { byTime: Millis; bySession: Id; byKind: MemoryKind; bySupersededBy: Id };
+  };
+  edges: {
+    key: Id;
+    value: Edge;
+    indexes: { byFrom: Id; byTo: Id };
+  };
+  segments: {
+    key: Id;
+    value: Segment;
+    indexes: { bySession: Id; byTime: Millis };
+  };
+  vectors: {
+    key: [Id, string];
+    value: VectorRecord;
+    indexes: { byModel: string };
+  };
+  jobs: {
+    key: Id;
+    value: Job;
+    indexes: { byStatus: JobStatus };
+  };
+  settings: {
+    key: string;
+    value: Setting;
+  };
+}
+
+/**
+ * One step of the schema: migrations[i] takes the database from version i to i + 1.
+ * Migrations see the untyped database, because the typed TealeafDB only describes the newest
+ * version. They may return a promise, but must only await requests on `tx` (anything else lets
+ * the upgrade transaction commit early).
+ */
+export type Migration = (
+  db: IDBPDatabase<unknown>,
+  tx: IDBPTransaction<unknown, string[], 'versionchange'>,
+) => void | Promise<void>;
+
+/** v1: every store of the data model, with its indexes. */
+const createAllStores: Migration = (db) => {
+  const sessions = db.createObjectStore('sessions', { keyPath: 'id' });
+  sessions.createIndex('byStartedAt', 'startedAt');
+  sessions.createIndex('byStatus', 'status');
+
+  const turns = db.createObjectStore('turns', { keyPath: 'id' });
+  turns.createIndex('bySession', 'sessionId');
+  // Unique: the same session open in two tabs must not store two turns at one position.
+  turns.createIndex('bySessionIndex', ['sessionId', 'index'], { unique: true });
+  turns.createIndex('byTime', 'time');
+
+  const memories = db.createObjectStore('memories', { keyPath: 'id' });
+  memories.createIndex('byTime', 'time');
+  memories.createIndex('bySession', 'sessionId');
+  memories.createIndex('byKind', 'kind');
+  // Sparse (absent values are not indexed): finds what a deleted memory superseded.
+  memories.createIndex('bySupersededBy', 'supersededBy');
+
+  const edges = db.createObjectStore('edges', { keyPath: 'id' });
+  edges.createIndex('byFrom', 'from');
+  edges.createIndex('byTo', 'to');
+
+  const segments = db.createObjectStore('segments', { keyPath: 'id' });
+  segments.createIndex('bySession', 'sessionId');
+  segments.createIndex('byTime', 'time');
+
+  const vectors = db.createObjectStore('vectors', { keyPath: ['unitId', 'modelId'] });
+  vectors.createIndex('byModel', 'modelId');
+
+  const jobs = db.createObjectStore('jobs', { keyPath: 'id' });
+  jobs.createIndex('byStatus', 'status');
+
+  db.createObjectStore('settings', { keyPath: 'key' });
+};
+
+/** Ordered; the database version is MIGRATIONS.length. Add a version by appending a function. */
+export const MIGRATIONS: readonly Migration[] = [createAllStores];
+
+export const DB_VERSION = MIGRATIONS.length;

@@ -1,0 +1,102 @@
+// A full chat with the scripted test model: send, stream, stop, regenerate, end the session,
+// reload: everything persisted. Also: a tab closed mid-reply keeps what had arrived.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, shot, startServer, tempProfile } from './harness.mjs';
+import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
+
+let server;
+before(async () => { server = await startServer(); });
+after(async () => { await server?.close(); });
+
+test('send, stream, stop, regenerate, end session, reload', async () => {
+  const profile = tempProfile();
+  let h = await launch({ profile });
+  try {
+    const { page } = h;
+    await page.goto(`${server.url}/`);
+    await page.getByTestId('no-model-hint').waitFor();
+    await shot(page, 'chat-empty');
+    await loadTestModel(page, server.url);
+    await shot(page, 'models-test-model-loaded');
+    await page.goto(`${server.url}/#/chat`);
+
+    const long = Array.from({ length: 80 }, (_, i) => `word${i}`).join(' ');
+    await setScript(page, { delayMs: 40, replies: [{ when: 'long story', say: long }] });
+
+    await send(page, 'Hello there');
+    // Streaming: the reply grows before it completes.
+    await page.getByTestId('reply-body').first().waitFor();
+    assert.equal(await lastReply(page), 'You said: Hello there');
+    await shot(page, 'chat-first-reply');
+
+    await send(page, 'Tell me a long story');
+    await page.waitForFunction(() => (document.querySelector('[data-testid="turn-assistant"]:last-of-type [data-testid="reply-body"]')?.textContent ?? '').includes('word3'));
+    await page.getByTestId('stop').click();
+    const partial = await lastReply(page, { status: 'stopped' });
+    assert.ok(partial.startsWith('word0 word1'), partial);
+    assert.ok(partial.length < long.length, 'stop cut the reply short');
+    assert.match(await page.getByTestId('turn-status').last().textContent(), /Stopped/);
+    await shot(page, 'chat-stopped');
+
+    await setScript(page, { delayMs: 5, replies: [{ when: 'long story', say: 'Once upon a time, briefly.' }] });
+    await page.getByTestId('regenerate').click();
+    assert.equal(await lastReply(page), 'Once upon a time, briefly.');
+    assert.equal(await page.getByTestId('turn-assistant').count(), 2, 'regenerate replaced the reply');
+
+    await page.getByTestId('end-session').click();
+    await page.getByTestId('session-status').filter({ hasText: /memoris|remembered/ }).waitFor();
+    await shot(page, 'chat-session-ended');
+    assertNoOffHost(h);
+    await h.close();
+
+    // Reopen the same profile: the session and every turn are still there.
+    h = await launch({ profile });
+    await h.page.goto(`${server.url}/#/chat`);
+    const item = h.page.getByTestId('session-item').filter({ hasText: 'Hello there' });
+    await item.waitFor();
+    await item.click();
+    const bodies = await h.page.getByTestId('reply-body').allTextContents();
+    assert.deepEqual(bodies.map((b) => b.trim()), ['You said: Hello there', 'Once upon a time, briefly.']);
+    const users = await h.page.getByTestId('turn-user').allTextContents();
+    assert.deepEqual(users.map((u) => u.trim()), ['Hello there', 'Tell me a long story']);
+    await shot(h.page, 'chat-after-reload');
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test('a tab closed mid-reply keeps what had arrived, marked interrupted', async () => {
+  const profile = tempProfile();
+  let h = await launch({ profile });
+  try {
+    await h.page.goto(`${server.url}/`);
+    await loadTestModel(h.page, server.url);
+    await h.page.goto(`${server.url}/#/chat`);
+    const long = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');
+    await setScript(h.page, { delayMs: 30, replies: [{ when: 'go on', say: long }] });
+    await send(h.page, 'Please go on');
+    await h.page.waitForFunction(() => (document.querySelector('[data-testid="turn-assistant"] [data-testid="reply-body"]')?.textContent ?? '').includes('w20'));
+    await h.page.waitForTimeout(400); // at least one periodic save after w20
+    await h.close();
+
+    h = await launch({ profile });
+    await h.page.goto(`${server.url}/#/chat`);
+    const item = h.page.getByTestId('session-item').first();
+    await item.waitFor();
+    await item.click();
+    const turn = h.page.getByTestId('turn-assistant').last();
+    await turn.waitFor();
+    assert.equal(await turn.getAttribute('data-status'), 'interrupted');
+    const text = (await turn.getByTestId('reply-body').textContent()).trim();
+    assert.ok(text.startsWith('w0 w1 w2') && text.includes('w20'), text.slice(0, 80));
+    assert.ok(!text.includes('w199'));
+    assert.match(await turn.getByTestId('turn-status').textContent(), /tab closed/);
+    await shot(h.page, 'chat-interrupted');
+    assertNoOffHost(h);
+  } finally {
+    await h.dispose();
+  }
+});

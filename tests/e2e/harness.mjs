@@ -1,0 +1,98 @@
+// Shared e2e harness: serves the e2e build on 127.0.0.1, launches Debian's Chromium through
+// playwright-core, and fails any test that makes a request anywhere but 127.0.0.1.
+import { createServer } from 'node:http';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+export const DIST = join(ROOT, 'dist-e2e');
+export const TEST_MODELS = join(ROOT, '.tmp/test-models');
+export const SHOTS = join(ROOT, 'test-results/shots');
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
+  '.css': 'text/css', '.svg': 'image/svg+xml', '.wasm': 'application/wasm', '.json': 'application/json',
+  '.webmanifest': 'application/manifest+json', '.onnx': 'application/octet-stream', '.txt': 'text/plain',
+};
+
+function sendFile(res, file) {
+  res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
+  createReadStream(file).pipe(res);
+}
+
+/**
+ * Static server for dist-e2e. App routes fall back to index.html; /models/ (test embedding
+ * models) and /mlc/ (a model mirror with nothing in it) answer real 404s, as TESTING.md advises.
+ */
+export async function startServer({ dir = DIST } = {}) {
+  if (!existsSync(join(dir, 'index.html'))) throw new Error(`${dir} is missing: build the app first`);
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const path = decodeURIComponent(url.pathname);
+    const base = path.startsWith('/models/') ? TEST_MODELS : dir;
+    const rel = path.startsWith('/models/') ? path.slice('/models'.length) : path;
+    const file = normalize(join(base, rel));
+    if (!file.startsWith(base)) { res.writeHead(403).end(); return; }
+    if (existsSync(file) && statSync(file).isFile()) return sendFile(res, file);
+    if (path.startsWith('/models/') || path.startsWith('/mlc/') || extname(path)) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      return;
+    }
+    sendFile(res, join(dir, 'index.html'));
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address();
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((ok) => server.close(ok)) };
+}
+
+const BASE_ARGS = [
+  '--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update',
+  '--disable-sync', '--no-first-run', '--disable-quic', '--disable-dev-shm-usage',
+  // Second guard below the request listener: nothing but loopback resolves.
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+];
+
+export function tempProfile() {
+  const dir = join(tmpdir(), 'tealeaf-e2e');
+  mkdirSync(dir, { recursive: true });
+  return mkdtempSync(join(dir, 'profile-'));
+}
+
+/**
+ * Launches Chromium with a persistent profile (pass the same dir again to test persistence).
+ * Returns { context, page, offHost, close }: offHost lists every request not to 127.0.0.1.
+ */
+export async function launch({ webgpu = false, profile = tempProfile(), viewport = { width: 1280, height: 800 }, init } = {}) {
+  const args = [...BASE_ARGS];
+  if (webgpu) args.push('--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-angle=swiftshader');
+  else args.push('--disable-gpu');
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args,
+    viewport,
+    timeout: 60_000,
+  });
+  const offHost = [];
+  const guard = (req) => {
+    const u = new URL(req.url());
+    if (/^(https?|wss?):$/.test(u.protocol) && u.hostname !== '127.0.0.1') offHost.push(req.url());
+  };
+  context.on('request', guard);
+  await context.route(/^(https?|wss?):\/\/(?!127\.0\.0\.1[:/])/, (route) => route.abort('blockedbyclient'));
+  if (init) await context.addInitScript(init);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  return {
+    context, page, offHost, errors, profile,
+    close: async () => { await context.close(); },
+    dispose: async () => { await context.close(); rmSync(profile, { recursive: true, force: true }); },
+  };
+}
+
+export async function shot(page, name) {
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
+}

@@ -1,0 +1,81 @@
+// The real model runtime path as far as this machine allows: no WebGPU, a software adapter,
+// and a model download that fails.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, shot, startServer } from './harness.mjs';
+import { assertNoOffHost } from './flows.mjs';
+
+let server;
+before(async () => { server = await startServer(); });
+after(async () => { await server?.close(); });
+
+test('without WebGPU: a clear page, and the rest of the app works', async () => {
+  const h = await launch({ webgpu: false });
+  try {
+    const { page } = h;
+    await page.goto(`${server.url}/#/models`);
+    await page.getByTestId('no-webgpu').waitFor();
+    const card = await page.getByTestId('gpu-card').textContent();
+    assert.match(card, /graphics|GPU|WebGPU/i);
+    assert.ok((await page.locator('[data-testid="gpu-card"] li').count()) > 0, 'advice on what to do');
+    await shot(page, 'models-no-webgpu');
+    await page.getByTestId('nav-chat').click();
+    await page.getByTestId('no-model-hint').waitFor();
+    assert.match(await page.getByTestId('no-model-hint').textContent(), /can't run a language model/);
+    await shot(page, 'chat-no-webgpu');
+    await page.getByTestId('nav-settings').click();
+    await page.getByTestId('idle-gap').waitFor();
+    await shot(page, 'settings');
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test('with a software WebGPU adapter: the recommended model is a q4f32 one', async () => {
+  const h = await launch({ webgpu: true });
+  try {
+    const { page } = h;
+    await page.goto(`${server.url}/#/models`);
+    await page.getByTestId('gpu-ok').waitFor({ timeout: 20_000 });
+    const rec = page.locator('[data-recommended="true"]');
+    await rec.waitFor();
+    const id = (await rec.getAttribute('data-testid')).replace(/^model-/, '');
+    assert.match(id, /q4f32/, `recommended ${id}`);
+    for (const el of await page.locator('[data-testid="model-list"] > li').all()) {
+      const mid = (await el.getAttribute('data-testid')).replace(/^model-/, '');
+      if (mid !== 'tealeaf-test-scripted') assert.doesNotMatch(mid, /q4f16/, 'no shader-f16 here: no q4f16 models offered');
+    }
+    await shot(page, 'models-software-adapter');
+    assertNoOffHost(h);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test('a failing model download shows a clear error', async () => {
+  const h = await launch({ webgpu: true });
+  try {
+    const { page } = h;
+    // A mirror on this machine that has none of the files: every model request gets a real 404.
+    await page.goto(`${server.url}/#/settings`);
+    await page.getByTestId('mirror').fill(`${server.url}/mlc`);
+    await page.getByTestId('mirror').press('Tab');
+    await page.getByTestId('nav-models').click();
+    await page.getByTestId('gpu-ok').waitFor({ timeout: 20_000 });
+    const rec = page.locator('[data-recommended="true"]');
+    const id = (await rec.getAttribute('data-testid')).replace(/^model-/, '');
+    await page.getByTestId(`load-${id}`).click();
+    const err = page.getByTestId('model-error');
+    await err.waitFor({ timeout: 30_000 });
+    const text = await err.textContent();
+    assert.match(text, /download/i);
+    assert.match(text, /connection|network|try again|mirror|found/i);
+    assert.equal(await page.getByTestId('model-status').textContent().then((t) => /No model/.test(t)), true);
+    await shot(page, 'models-download-failed');
+    assertNoOffHost(h);
+  } finally {
+    await h.dispose();
+  }
+});

@@ -1,0 +1,87 @@
+// TEST DOUBLE of the LanguageModel port, for e2e tests only. It is compiled into the e2e build
+// (vite --mode e2e) and never into the production build: src/services/models.ts imports it behind
+// `import.meta.env.MODE === 'e2e'`, which Vite replaces by a constant and tree-shakes away.
+//
+// Replies stream word by word. A test scripts it through localStorage 'tealeaf-test-script':
+//   { "replies": [{ "when": "substring of the user message", "say": "reply text" }], "delayMs": 30 }
+// Unscripted messages get "You said: <message>". JSON calls answer by schema title, deriving
+// memories from the transcript so the memory pipeline runs end to end.
+import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../src/ports';
+
+export const SCRIPTED_MODEL_ID = 'tealeaf-test-scripted';
+
+interface Script {
+  replies?: Array<{ when: string; say: string }>;
+  delayMs?: number;
+  /** Make the next chat call fail with this message (then clear it). */
+  failWith?: string;
+}
+
+function script(): Script {
+  try {
+    return JSON.parse(localStorage.getItem('tealeaf-test-script') ?? '{}') as Script;
+  } catch {
+    return {};
+  }
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+  });
+
+export class ScriptedModel implements LanguageModel {
+  readonly modelId = SCRIPTED_MODEL_ID;
+  /** Every call, for tests that count model calls from the page. */
+  static calls: Array<{ kind: 'chat' | 'json'; title?: string; messages: ChatMessage[] }> = [];
+
+  async chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
+    ScriptedModel.calls.push({ kind: 'chat', messages });
+    const s = script();
+    if (s.failWith) throw new Error(s.failWith);
+    const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+    const rule = s.replies?.find((r) => lastUser.includes(r.when));
+    const memoryNote = messages.find((m) => m.role === 'system' && /remember|memor/i.test(m.content) && m.content.includes('['));
+    const reply = rule?.say ?? `You said: ${lastUser}${memoryNote ? '\n\n(I remembered something about this.)' : ''}`;
+    let out = '';
+    for (const piece of reply.match(/\S+\s*|\s+/g) ?? []) {
+      if (options.signal?.aborted) break;
+      await sleep(s.delayMs ?? 25, options.signal);
+      if (options.signal?.aborted) break;
+      out += piece;
+      options.onToken?.(piece);
+    }
+    return out;
+  }
+
+  async json(messages: ChatMessage[], schema: JsonSchema): Promise<string> {
+    const title = typeof schema.title === 'string' ? schema.title : '';
+    ScriptedModel.calls.push({ kind: 'json', title, messages });
+    await sleep(5);
+    const text = messages.map((m) => m.content).join('\n');
+    switch (title) {
+      case 'session_memories':
+        return JSON.stringify(summarise(text));
+      case 'relation_labels': {
+        const n = (text.match(/^Candidate \d+/gm) ?? []).length;
+        return JSON.stringify({ labels: Array.from({ length: n }, (_, i) => ({ candidate: i + 1, relation: 'SameTopic' })) });
+      }
+      case 'timeline_notes': {
+        const n = Number((schema as { properties?: { notes?: { maxItems?: number } } }).properties?.notes?.maxItems ?? 1);
+        return JSON.stringify({ notes: Array.from({ length: n }, (_, i) => ({ timeline: i + 1, note: 'Relevant background from earlier conversations.' })) });
+      }
+      default:
+        return '{}';
+    }
+  }
+}
+
+/** One event per user line of the transcript ("T3 [user, date]: text"). */
+function summarise(text: string) {
+  const events: Array<{ text: string; about: string; turns: string[] }> = [];
+  for (const m of text.matchAll(/^(T\d+) \[user[^\]]*\]: (.+)$/gm)) {
+    events.push({ text: `The user said: ${m[2].trim()}`, about: 'user', turns: [m[1]] });
+  }
+  return { events, userTraits: [], assistantTraits: [], notes: [] };
+}

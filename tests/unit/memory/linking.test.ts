@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryGraph } from '../../../src/memory/graph';
+import { linkMemory, findCandidates } from '../../../src/memory/linking';
+import { memoryUnit } from '../../../src/memory/pipeline';
+import { withDefaults } from '../../../src/memory/settings';
+import { checkGraphInvariants } from '../../../src/memory/invariants';
+import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
+import type { Memory, RelationLabel } from '../../../src/memory/types';
+import { candidatesInPrompt, edge, FixedIndex, mem, ScriptedModel } from './helpers';
+
+function labeller(byText: Record<string, RelationLabel>) {
+  return new ScriptedModel(({ messages }) => {
+    const labels = [...candidatesInPrompt(messages)].map(([i, text]) => ({ candidate: i, relation: byText[text] ?? 'None' }));
+    return JSON.stringify({ labels });
+  });
+}
+
+function setup(memories: Memory[], edges = [] as ReturnType<typeof edge>[], ranking?: string[]) {
+  const graph = MemoryGraph.from(memories, edges);
+  const index = new FixedIndex(ranking);
+  for (const m of memories) index.upsert(memoryUnit(m));
+  const byId = new Map(memories.map((m) => [m.id, m]));
+  return { graph, index, byId };
+}
+
+describe('linkMemory (Phase I, Figure 3)', () => {
+  // Two components hold labelled candidates; a third candidate is labelled None.
+  const a1 = mem('a1', 1, 'User started learning the guitar');
+  const a2 = mem('a2', 2, 'User bought a new guitar');
+  const a3 = mem('a3', 3, 'User felt tired after a long week');
+  const b1 = mem('b1', 4, 'User joined a band with friends');
+  const b2 = mem('b2', 5, 'User cooked a big dinner');
+  const c1 = mem('c1', 6, 'User watched a film about musicians');
+  const newMem = mem('new', 10, 'User played guitar at a concert');
+  const base = [a1, a2, a3, b1, b2, c1, newMem];
+  const edges = [edge('a1', 'a2'), edge('a2', 'a3'), edge('b1', 'b2')];
+
+  it('links only to the most recent labelled candidate in each component, with one call', async () => {
+    const { graph, index, byId } = setup(base, edges, ['a1', 'b1', 'a2', 'c1']);
+    const llm = labeller({ [a1.text]: 'Cause', [a2.text]: 'SameTopic', [b1.text]: 'React', [c1.text]: 'None' });
+    const plan = await linkMemory({
+      memory: newMem, graph, index, lookup: (id) => byId.get(id), settings: withDefaults({ j: 3 }), llm, now: 0,
+    });
+    expect(llm.count()).toBe(1);
+    expect(plan.candidates.map((c) => c.id)).toEqual(['a1', 'b1', 'a2']);
+    expect(plan.edges.map((e) => [e.from, e.to, e.relation]).sort()).toEqual([
+      ['a2', 'new', 'SameTopic'],
+      ['b1', 'new', 'React'],
+    ]);
+    expect(plan.edges.every((e) => e.origin === 'model')).toBe(true);
+    for (const e of plan.edges) graph.addEdge(e);
+    expect(checkGraphInvariants(base, [...edges, ...plan.edges])).toEqual([]);
+    // The new memory now joins both components.
+    expect(graph.componentId('a1')).toBe(graph.componentId('b2'));
+  });
+
+  it('makes no edge when every candidate is None or the output is garbage', async () => {
+    const { graph, index, byId } = setup(base, edges, ['a1', 'b1', 'a2']);
+    for (const out of ['{"labels":[]}', 'no idea', '{"labels":[{"candidate":7,"relation":"Cause"}]}']) {
+      const llm = new ScriptedModel(() => out);
+      const plan = await linkMemory({ memory: newMem, graph, index, lookup: (id) => byId.get(id), settings: withDefaults(), llm, now: 0 });
+      expect(plan.edges).toEqual([]);
+    }
+  });
+
+  it('links by similarity without a model when relation-aware linking is off', async () => {
+    const { graph, index, byId } = setup(base, edges, ['a2', 'a1', 'b1']);
+    const llm = labeller({});
+    const plan = await linkMemory({
+      memory: newMem, graph, index, lookup: (id) => byId.get(id),
+      settings: withDefaults({ relationAwareLinking: false, lexicalSimilarityThreshold: 0.2 }), llm, now: 0,
+    });
+    expect(llm.count()).toBe(0);
+    // Only the guitar memories share words; a1 and a2 share a component, so only a2 (newer) is linked.
+    expect(plan.edges.map((e) => [e.from, e.relation, e.origin])).toEqual([['a2', 'SameTopic', 'similarity']]);
+  });
+
+  it('keeps edges older -> newer when the candidate is newer, and says so to the labeller', async () => {
+    const later = mem('later', 20, 'User sold the guitar');
+    const older = mem('older', 5, 'User got a guitar as a gift');
+    const { graph, index, byId } = setup([later, older], [], ['later']);
+    const llm = labeller({ [later.text]: 'Cause' });
+    const plan = await linkMemory({ memory: older, graph, index, lookup: (id) => byId.get(id), settings: withDefaults(), llm, now: 0 });
+    expect(plan.edges.map((e) => [e.from, e.to, e.relation])).toEqual([['older', 'later', 'Cause']]);
+    expect(llm.calls[0].messages[1].content).toContain('order: A = new memory, B = candidate');
+  });
+
+  it('marks an older trait superseded when a newer trait of the same kind Changed it', async () => {
+    const tea = mem('tea', 1, 'User loves green tea', 'user-trait', { subject: 'user' });
+    const aTrait = mem('asst', 2, 'Assistant loves green tea too', 'assistant-trait', { subject: 'assistant' });
+    const coffee = mem('coffee', 9, 'User now prefers coffee over tea', 'user-trait', { subject: 'user' });
+    const { graph, index, byId } = setup([tea, aTrait, coffee], [], ['tea', 'asst']);
+    const llm = labeller({ [tea.text]: 'Changed', [aTrait.text]: 'Changed' });
+    const plan = await linkMemory({ memory: coffee, graph, index, lookup: (id) => byId.get(id), settings: withDefaults(), llm, now: 0 });
+    expect(plan.edges.map((e) => [e.from, e.to, e.relation]).sort()).toEqual([
+      ['asst', 'coffee', 'Changed'],
+      ['tea', 'coffee', 'Changed'],
+    ]);
+    // Only the trait of the same kind is superseded.
+    expect(plan.superseded.map((m) => [m.id, m.supersededBy])).toEqual([['tea', 'coffee']]);
+  });
+
+  it('excludes itself and batch memories that are not older', () => {
+    const old = mem('old', 1, 'User likes hiking in the hills');
+    const b0 = mem('b0', 5, 'User went hiking in the hills', 'event', { sessionId: 'x' });
+    const b1m = mem('b1m', 5, 'User hiking hills again', 'event', { sessionId: 'x' });
+    const memories = [old, b0, b1m];
+    const { graph, byId } = setup(memories);
+    const index = createHybridIndex();
+    for (const m of memories) index.upsert(memoryUnit(m));
+    const batch = new Set(['b0', 'b1m']);
+    const forB0 = findCandidates({ memory: b0, graph, index, lookup: (id) => byId.get(id), batch }, 3).map((h) => h.unit.id);
+    const forB1 = findCandidates({ memory: b1m, graph, index, lookup: (id) => byId.get(id), batch }, 3).map((h) => h.unit.id);
+    expect(forB0).toEqual(['old']);
+    expect(forB1.sort()).toEqual(['b0', 'old']);
+  });
+});

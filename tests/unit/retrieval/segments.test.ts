@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { parseSegmentation, type TurnRange } from '../../../src/memory/segments/parse';
+import { splitByCohesion } from '../../../src/memory/segments/fallback';
+import { denoiseForIndex, isFillerTurn } from '../../../src/memory/segments/denoise';
+import { segmentSession, segmentSessionDetailed, SEGMENTATION_SCHEMA } from '../../../src/memory/segments';
+import type { LanguageModel } from '../../../src/ports';
+import type { Turn } from '../../../src/memory/types';
+
+function expectCover(ranges: TurnRange[], n: number): void {
+  expect(ranges.length).toBeGreaterThan(0);
+  expect(ranges[0]!.first).toBe(0);
+  expect(ranges[ranges.length - 1]!.last).toBe(n - 1);
+  for (const r of ranges) expect(r.last).toBeGreaterThanOrEqual(r.first);
+  for (let i = 1; i < ranges.length; i++) expect(ranges[i]!.first).toBe(ranges[i - 1]!.last + 1);
+}
+
+describe('parseSegmentation', () => {
+  it('accepts a valid answer unchanged', () => {
+    const p = parseSegmentation('{"segments":[{"start":0,"end":2,"topic":"a"},{"start":3,"end":5}]}', 6);
+    expect(p).toEqual({ ranges: [{ first: 0, last: 2 }, { first: 3, last: 5 }], usable: true, repaired: false });
+  });
+
+  it('repairs gaps, overlaps, order, one-based numbering and truncation', () => {
+    expect(parseSegmentation('{"segments":[{"start":4,"end":9},{"start":0,"end":2}]}', 10).ranges).toEqual([
+      { first: 0, last: 2 }, { first: 3, last: 3 }, { first: 4, last: 9 },
+    ]);
+    expect(parseSegmentation('{"segments":[{"start":0,"end":5},{"start":3,"end":7}]}', 8).ranges).toEqual([
+      { first: 0, last: 5 }, { first: 6, last: 7 },
+    ]);
+    expect(parseSegmentation('{"segments":[{"start":1,"end":3},{"start":4,"end":6}]}', 6).ranges).toEqual([
+      { first: 0, last: 2 }, { first: 3, last: 5 },
+    ]);
+    const truncated = parseSegmentation('{"segments":[{"start":0,"end":3},{"start":4,"end":6},{"start":7,"en', 10);
+    expect(truncated.usable).toBe(true);
+    expect(truncated.ranges).toEqual([{ first: 0, last: 3 }, { first: 4, last: 6 }, { first: 7, last: 9 }]);
+  });
+
+  it('turns any garbage into a contiguous cover of all turns, never throwing (property)', () => {
+    const json = fc.oneof(
+      fc.string(),
+      fc.json(),
+      fc.array(fc.record({ start: fc.integer({ min: -5, max: 60 }), end: fc.integer({ min: -5, max: 60 }) })).map((s) => JSON.stringify({ segments: s })),
+      fc.array(fc.tuple(fc.integer({ min: -5, max: 60 }), fc.integer({ min: -5, max: 60 }))).map((s) => JSON.stringify(s)),
+    );
+    const cut = fc.tuple(json, fc.nat()).map(([s, n]) => (n % 3 === 0 ? s.slice(0, n % (s.length + 1)) : s));
+    fc.assert(
+      fc.property(fc.oneof(cut, fc.anything()), fc.integer({ min: 1, max: 50 }), (raw, n) => {
+        const p = parseSegmentation(raw, n);
+        expectCover(p.ranges, n);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe('splitByCohesion (fallback)', () => {
+  it('produces a contiguous cover within the length bounds (property)', () => {
+    const words = ['dog', 'park', 'violin', 'music', 'school', 'exam', 'camping', 'tent', 'paint', 'canvas', 'the', 'and'];
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.constantFrom(...words), { maxLength: 12 }).map((w) => w.join(' ')), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 0, max: 10 }),
+        (texts, min, extra) => {
+          const max = min + extra;
+          const ranges = splitByCohesion(texts, { minTurns: min, maxTurns: max });
+          expectCover(ranges, texts.length);
+          for (const r of ranges) expect(r.last - r.first + 1).toBeLessThanOrEqual(max);
+        },
+      ),
+    );
+  });
+
+  it('cuts where the topic changes', () => {
+    const texts = [
+      'my dog loves the park', 'the park with the dog is fun', 'dog park every morning', 'the dog chased a ball in the park',
+      'my violin exam is next week', 'practising violin for the exam', 'violin scales before the exam', 'the exam jury liked my violin',
+    ];
+    expect(splitByCohesion(texts, { minTurns: 2, maxTurns: 6, cutoff: 0 })).toEqual([{ first: 0, last: 3 }, { first: 4, last: 7 }]);
+  });
+});
+
+describe('denoising', () => {
+  it('drops filler turns and greetings, keeps content', () => {
+    expect(isFillerTurn('Haha, yeah! Thanks so much!')).toBe(true);
+    expect(isFillerTurn('I adopted a puppy')).toBe(false);
+    const text = denoiseForIndex(['Hey Mel! I went to a pottery class.', 'Wow, cool!', 'Mel, what did you make?'], ['Mel']);
+    expect(text).toBe('I went to a pottery class.\nwhat did you make?');
+  });
+});
+
+const turns: Turn[] = Array.from({ length: 6 }, (_, i) => ({
+  id: `t${i}`, sessionId: 's1', index: i, role: i % 2 ? 'assistant' : 'user', text: i < 3 ? `camping trip ${i}` : `violin lesson ${i}`,
+  time: 1000 + i, status: 'complete',
+}));
+
+function model(answer: string | Error): LanguageModel & { calls: number } {
+  return {
+    modelId: 'scripted', calls: 0,
+    chat: async () => '',
+    async json(_m, schema) {
+      this.calls++;
+      expect(schema).toBe(SEGMENTATION_SCHEMA);
+      if (answer instanceof Error) throw answer;
+      return answer;
+    },
+  };
+}
+
+describe('segmentSession', () => {
+  it('uses one model call and builds segment records with turn ids and both texts', async () => {
+    const llm = model('{"segments":[{"start":0,"end":2},{"start":3,"end":5}]}');
+    const segs = await segmentSession(turns, { llm });
+    expect(llm.calls).toBe(1);
+    expect(segs.map((s) => [s.firstTurn, s.lastTurn])).toEqual([[0, 2], [3, 5]]);
+    expect(segs[1]!.turnIds).toEqual(['t3', 't4', 't5']);
+    expect(segs[0]!.text).toContain('user: camping trip 0');
+    expect(segs[0]!.indexText).not.toContain('user:');
+    expect(segs[1]!.time).toBe(1003);
+  });
+
+  it('falls back to the splitter on an unusable answer or a failed call', async () => {
+    for (const answer of ['I cannot do that', new Error('boom')]) {
+      const r = await segmentSessionDetailed(turns, { llm: model(answer) });
+      expect(r.source).toBe('fallback');
+      expectCover(r.segments.map((s) => ({ first: s.firstTurn, last: s.lastTurn })), turns.length);
+    }
+    expect((await segmentSessionDetailed(turns)).source).toBe('fallback');
+  });
+});

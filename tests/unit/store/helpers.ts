@@ -1,0 +1,234 @@
+// Shared by the store tests: a fresh in-memory IndexedDB per test and an exact dump of a database.
+import 'fake-indexeddb/auto'; // idb checks instanceof against the global IDB classes
+import { IDBFactory } from 'fake-indexeddb';
+import fc from 'fast-check';
+import { RELATIONS } from '../../../src/memory/types';
+import type { Edge, Memory, Segment, Session, Setting, Turn, UsedMemory, VectorRecord } from '../../../src/memory/types';
+import { openTealeafDb } from '../../../src/store/db';
+import type { OpenTealeafDbOptions, TealeafDb } from '../../../src/store/db';
+import { STORE_NAMES } from '../../../src/store/schema';
+
+export function freshFactory(): IDBFactory {
+  return new IDBFactory();
+}
+
+export function openFresh(options: OpenTealeafDbOptions = {}): Promise<TealeafDb> {
+  return openTealeafDb({ factory: freshFactory(), ...options });
+}
+
+function hex(v: Float32Array): string {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex');
+}
+
+/** Every record of every store, in key order, as text: equal dumps mean byte-identical data. */
+export async function dump(db: TealeafDb): Promise<string> {
+  const tx = db.transaction([...STORE_NAMES]);
+  const all = await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).getAll()));
+  return JSON.stringify(Object.fromEntries(STORE_NAMES.map((n, i) => [n, all[i]])), (_k, v: unknown) => {
+    if (v instanceof Float32Array) return { f32: hex(v) };
+    if (typeof v === 'number' && !Number.isFinite(v)) return `number:${String(v)}`;
+    if (v === undefined) return '<undefined>';
+    return v;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generators of valid data. Ids get a positional prefix so they are unique, plus arbitrary text
+// (any Unicode, lone surrogates included) to exercise encoding.
+
+const anyText = fc.string({ unit: 'binary', maxLength: 30 });
+const time = fc.integer({ min: 0, max: 4_102_444_800_000 });
+const score = fc.double({ min: 0, max: 1, noNaN: true });
+const idSuffix = fc.string({ unit: 'binary', maxLength: 8 });
+
+export interface Dataset {
+  sessions: Session[];
+  turns: Turn[];
+  memories: Memory[];
+  edges: Edge[];
+  segments: Segment[];
+  settings: Setting[];
+  vectors: VectorRecord[];
+}
+
+const usedMemoryArb = (ids: string[]): fc.Arbitrary<UsedMemory> => {
+  const pick = ids.length > 0 ? fc.constantFrom(...ids) : fc.constant('m-none');
+  return fc.record(
+    {
+      memoryIds: fc.array(pick, { maxLength: 3 }),
+      segmentIds: fc.array(anyText.map((s) => `g-${s}`), { maxLength: 2 }),
+      timelines: fc.array(
+        fc.record({
+          memoryIds: fc.array(pick, { maxLength: 3 }),
+          relations: fc.array(fc.constantFrom(...RELATIONS), { maxLength: 2 }),
+          through: pick,
+        }),
+        { maxLength: 2 },
+      ),
+      refined: fc.array(anyText, { maxLength: 2 }),
+      scores: fc.array(
+        fc.record(
+          {
+            unitId: pick,
+            unitKind: fc.constantFrom('memory' as const, 'segment' as const, 'turn' as const),
+            lexical: score,
+            dense: score,
+            fused: score,
+            lexicalRank: fc.nat(50),
+            denseRank: fc.nat(50),
+          },
+          { requiredKeys: ['unitId', 'unitKind', 'fused'] },
+        ),
+        { maxLength: 3 },
+      ),
+    },
+    { requiredKeys: ['memoryIds', 'segmentIds', 'timelines', 'scores'] },
+  );
+};
+
+const settingValue = fc.oneof(
+  anyText,
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { maxLength: 4 }),
+  fc.record({ model: anyText, k: fc.nat(100), on: fc.boolean() }),
+);
+
+/** A consistent dataset: turns point at sessions, edges at memories, (session, index) unique. */
+export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
+  return fc
+    .record({
+      sessionSuffixes: fc.array(idSuffix, { maxLength: max }),
+      memorySuffixes: fc.array(idSuffix, { maxLength: max * 2 }),
+    })
+    .chain(({ sessionSuffixes, memorySuffixes }) => {
+      const sessionIds = sessionSuffixes.map((s, i) => `${prefix}s${i}-${s}`);
+      const memoryIds = memorySuffixes.map((s, i) => `${prefix}m${i}-${s}`);
+      const sessionPick = sessionIds.length > 0 ? fc.constantFrom(...sessionIds) : fc.constant(`${prefix}s-none`);
+      const sessions = fc.tuple(
+        ...sessionIds.map((id) =>
+          fc.record(
+            {
+              id: fc.constant(id),
+              title: anyText,
+              startedAt: time,
+              lastActivityAt: time,
+              endedAt: time,
+              status: fc.constantFrom('open' as const, 'ended' as const, 'memorised' as const),
+              endReason: fc.constantFrom('button' as const, 'new-chat' as const, 'idle' as const, 'import' as const),
+            },
+            { requiredKeys: ['id', 'title', 'startedAt', 'lastActivityAt', 'status'] },
+          ),
+        ),
+      );
+      const turns = fc.tuple(
+        ...sessionIds.map((sessionId, si) =>
+          fc.array(
+            fc.record(
+              {
+                role: fc.constantFrom('user' as const, 'assistant' as const),
+                text: anyText,
+                time,
+                status: fc.constantFrom(
+                  'complete' as const,
+                  'streaming' as const,
+                  'interrupted' as const,
+                  'stopped' as const,
+                  'error' as const,
+                ),
+                modelId: anyText,
+                usedMemory: usedMemoryArb(memoryIds),
+                externalId: anyText,
+                suffix: idSuffix,
+              },
+              { requiredKeys: ['role', 'text', 'time', 'status', 'suffix'] },
+            ),
+            { maxLength: 4 },
+          ).map((ts) =>
+            ts.map(({ suffix, ...t }, index): Turn => ({ ...t, id: `${prefix}t${si}.${index}-${suffix}`, sessionId, index })),
+          ),
+        ),
+      ).map((groups) => groups.flat());
+      const memoryPick = memoryIds.length > 0 ? fc.constantFrom(...memoryIds) : fc.constant('');
+      const memories = fc.tuple(
+        ...memoryIds.map((id) =>
+          fc.record(
+            {
+              id: fc.constant(id),
+              kind: fc.constantFrom('event' as const, 'user-trait' as const, 'assistant-trait' as const, 'note' as const),
+              text: anyText,
+              subject: anyText,
+              time,
+              sourceTurnIds: fc.array(anyText.map((s) => `t-${s}`), { maxLength: 3 }),
+              sessionId: sessionPick,
+              supersededBy: memoryPick,
+              edited: fc.boolean(),
+              createdAt: time,
+              context: anyText,
+            },
+            { requiredKeys: ['id', 'kind', 'text', 'time', 'sourceTurnIds', 'sessionId', 'edited', 'createdAt'] },
+          ),
+        ),
+      );
+      const edges =
+        memoryIds.length === 0
+          ? fc.constant([] as Edge[])
+          : fc
+              .array(
+                fc.record({
+                  from: memoryPick,
+                  to: memoryPick,
+                  relation: fc.constantFrom(...RELATIONS),
+                  origin: fc.constantFrom('model' as const, 'similarity' as const, 'user' as const),
+                  createdAt: time,
+                  suffix: idSuffix,
+                }),
+                { maxLength: max * 2 },
+              )
+              .map((es) => es.map(({ suffix, ...e }, i): Edge => ({ ...e, id: `${prefix}e${i}-${suffix}` })));
+      const segments = fc
+        .array(
+          fc.record({
+            sessionId: sessionPick,
+            firstTurn: fc.nat(10),
+            lastTurn: fc.nat(10),
+            turnIds: fc.array(anyText, { maxLength: 3 }),
+            text: anyText,
+            indexText: anyText,
+            time,
+            suffix: idSuffix,
+          }),
+          { maxLength: max },
+        )
+        .map((gs) => gs.map(({ suffix, ...g }, i): Segment => ({ ...g, id: `${prefix}g${i}-${suffix}` })));
+      const settings = fc
+        .uniqueArray(fc.record({ key: anyText.filter((k) => k.length > 0), value: settingValue }), {
+          selector: (s) => s.key,
+          maxLength: 4,
+        })
+        .map((ss) => ss.map((s): Setting => ({ key: `${prefix}${s.key}`, value: s.value })));
+      const vectors = fc
+        .uniqueArray(
+          fc.record({
+            unitId: memoryIds.length > 0 ? memoryPick : fc.constant(`${prefix}m-none`),
+            modelId: fc.constantFrom('minilm', 'bge-small'),
+            vector: fc.float32Array({ minLength: 1, maxLength: 8 }),
+          }),
+          { selector: (v) => `${v.unitId}\u0000${v.modelId}`, maxLength: max },
+        )
+        .map((vs) => vs as VectorRecord[]);
+      return fc.record({ sessions, turns, memories, edges, segments, settings, vectors });
+    })
+    .map((d) => ({
+      ...d,
+      sessions: [...d.sessions],
+      memories: d.memories.map((m) => (m.supersededBy === '' ? withoutSuperseded(m) : m)),
+    }));
+}
+
+function withoutSuperseded(m: Memory): Memory {
+  const copy = { ...m };
+  delete copy.supersededBy;
+  return copy;
+}

@@ -1,0 +1,46 @@
+import { defineConfig } from 'vite';
+import { svelte } from '@sveltejs/vite-plugin-svelte';
+import { VitePWA } from 'vite-plugin-pwa';
+
+// mode "e2e" builds the same app into dist-e2e with the scripted test model reachable
+// (tests only, see tests/support/scripted-model.ts); the production build never contains it.
+export default defineConfig(({ mode }) => ({
+  plugins: [
+    svelte(),
+    VitePWA({
+      registerType: 'autoUpdate',
+      injectRegister: false,
+      manifest: {
+        name: 'Tealeaf',
+        short_name: 'Tealeaf',
+        description: 'A private AI companion with a lifelong memory, running on your own device.',
+        theme_color: '#1f4d3a',
+        background_color: '#f7f6f2',
+        display: 'standalone',
+        icons: [{ src: '/icon.svg', sizes: 'any', type: 'image/svg+xml', purpose: 'any' }],
+      },
+      workbox: {
+        // The app shell and every runtime asset (workers, ONNX Runtime wasm) are precached so the
+        // app opens with no network after the first visit. Model weights are cached by the runtimes.
+        globPatterns: ['**/*.{js,mjs,css,html,svg,webmanifest}'],
+        maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
+        // ONNX Runtime's wasm (27 MB) is cached on first use, not on first visit: only people who
+        // download the memory search model need it.
+        runtimeCaching: [
+          { urlPattern: ({ url }) => url.pathname.endsWith('.wasm'), handler: 'CacheFirst', options: { cacheName: 'tealeaf-wasm' } },
+        ],
+        navigateFallback: '/index.html',
+        navigateFallbackDenylist: [/^\/models\//, /^\/mlc\//],
+        cleanupOutdatedCaches: true,
+      },
+    }),
+  ],
+  build: {
+    outDir: mode === 'e2e' ? 'dist-e2e' : 'dist',
+    target: 'es2022',
+    sourcemap: false,
+    chunkSizeWarningLimit: 8000,
+  },
+  worker: { format: 'es' },
+  preview: { host: '127.0.0.1' },
+}));
