@@ -51,7 +51,7 @@ export class AppState {
     t.chat.on('sessions', (s) => (this.sessions = s));
     t.chat.on('turns', ({ sessionId, turns }) => {
       this.currentSessionId = sessionId;
-      this.turns = turns;
+      this.turns = [...turns];
     });
     t.chat.on('turn', (turn) => {
       const i = this.turns.findIndex((x) => x.id === turn.id);

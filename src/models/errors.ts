@@ -90,7 +90,7 @@ const RULES: Array<{ kind: Exclude<ModelErrorKind, 'unknown' | 'not-loaded'>; re
   { kind: 'network', re: /\b(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|ECONNRESET)\b/ },
   {
     kind: 'download-failed',
-    re: /Cannot fetch|Failed to store|Network response was not ok|Unable to fetch|received status|status (code )?(4|5)\d\d|\b404\b|Integrity verification failed|Unexpected token '?<|is not valid JSON|failed to load wasm binary|Could not locate file|not found locally|ModelFileNotFound|Cannot find model record|ArtifactManifestError|Protobuf parsing failed|Failed to load model/i,
+    re: /Cannot fetch|Failed to store|Failed to execute 'add' on 'Cache'|Network response was not ok|Unable to fetch|received status|status (code )?(4|5)\d\d|\b404\b|Integrity verification failed|Unexpected token '?<|is not valid JSON|failed to load wasm binary|Could not locate file|not found locally|ModelFileNotFound|Cannot find model record|ArtifactManifestError|Protobuf parsing failed|Failed to load model/i,
   },
 ];
 
@@ -131,6 +131,6 @@ export const USER_MESSAGES: Record<ModelErrorKind, string> = {
   'device-lost':
     'The GPU stopped responding (usually because it ran out of memory). The model was restarted; your conversation is safe. Try again, or choose a smaller model.',
   cancelled: 'Cancelled.',
-  'not-loaded': 'No language model is loaded yet. Choose and download one in Settings > Models.',
+  'not-loaded': 'No language model is loaded yet. Choose and download one under Models.',
   unknown: 'Something went wrong with the model. Try again; if it keeps happening, reload the page or choose another model.',
 };

@@ -31,7 +31,7 @@ export interface ModelsSnapshot {
   loadedId?: string;
   loadedLabel?: string;
   loading?: { modelId: string; label: string; fraction: number; loadedMB?: number; totalMB?: number; etaSeconds?: number; text: string };
-  error?: { kind: string; title: string; message: string; smallerId?: string; smallerLabel?: string };
+  error?: { kind: string; title: string; message: string; detail?: string; smallerId?: string; smallerLabel?: string };
   storage?: { usageBytes: number; quotaBytes: number; persisted: boolean };
   embedder: { state: 'none' | 'loading' | 'ready' | 'error'; modelId?: string; fraction?: number; message?: string; sizeMB?: number };
 }
@@ -183,18 +183,18 @@ export class ModelService extends Emitter<ModelEvents> {
       this.set({ loading: undefined });
       const kind = e instanceof ModelRuntimeError ? e.kind : 'unknown';
       if (kind === 'cancelled') return;
-      this.failed(id, kind, e instanceof Error ? e.message : String(e));
+      this.failed(id, kind, e instanceof Error ? e.message : String(e), e instanceof ModelRuntimeError ? e.detail : undefined);
     } finally {
       void this.refreshStorage();
     }
   }
 
-  private failed(id: string, kind: string, message: string): void {
+  private failed(id: string, kind: string, message: string, detail?: string): void {
     const gpu = this.snapshot.gpu;
     const smaller = (kind === 'out-of-memory' || kind === 'device-lost') && gpu ? smallerModelThan(id, gpu) : undefined;
     this.set({
       loadedId: this.snapshot.loadedId === id ? undefined : this.snapshot.loadedId,
-      error: { kind, title: ERROR_TITLES[kind] ?? 'The model could not be loaded', message, smallerId: smaller?.id, smallerLabel: smaller?.label },
+      error: { kind, title: ERROR_TITLES[kind] ?? 'The model could not be loaded', message, detail, smallerId: smaller?.id, smallerLabel: smaller?.label },
     });
   }
 

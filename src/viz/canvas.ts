@@ -77,6 +77,9 @@ export function drawGraph(
 
   // Edges: cull by the bounding box of the end points (curves stay close to it).
   const byRelation = new Map<Relation, CanvasEdge[]>();
+  // Very long on-screen spans are drawn solid: dashing a curve that runs far off screen costs
+  // time for every dash, visible or not.
+  const longSpan = new Map<Relation, CanvasEdge[]>();
   const faded: CanvasEdge[] = [];
   let edgeCount = 0;
   for (const e of edges) {
@@ -88,9 +91,10 @@ export function drawGraph(
     edgeCount++;
     if (emphasis.edges && !emphasis.edges.has(e.id)) faded.push(e);
     else {
-      const list = byRelation.get(e.relation);
+      const target = Math.abs(bx - ax) > width * 1.5 ? longSpan : byRelation;
+      const list = target.get(e.relation);
       if (list) list.push(e);
-      else byRelation.set(e.relation, [e]);
+      else target.set(e.relation, [e]);
     }
   }
   const dashes = edgeCount < 2500;
@@ -116,6 +120,15 @@ export function drawGraph(
   }
   const baseAlpha = emphasis.edges ? 1 : edgeCount > 4000 ? 0.35 : edgeCount > 1500 ? 0.55 : 0.9;
   for (const rel of RELATIONS) {
+    const long = longSpan.get(rel);
+    if (long) {
+      ctx.globalAlpha = baseAlpha * 0.8;
+      ctx.strokeStyle = relationStyle(rel).colour;
+      ctx.lineWidth = 1;
+      ctx.setLineDash([]);
+      tracePath(long);
+      ctx.stroke();
+    }
     const list = byRelation.get(rel);
     if (!list) continue;
     const style = relationStyle(rel);

@@ -44,8 +44,14 @@ test('script/HTML injection in model replies renders inert', async () => {
     }
     await page.waitForTimeout(300);
     assert.equal(await page.evaluate(() => window.__pwned), undefined);
-    const html = await page.locator('[data-testid="conversation"]').innerHTML();
-    assert.doesNotMatch(html, /<script|onerror=|onload=|ontoggle=|<iframe|<object|javascript:/i);
+    // Inert means: no script-capable element and no handler or script URL on any element
+    // (payload text shown escaped inside <code> is fine).
+    const live = await page.evaluate(() =>
+      [...document.querySelectorAll('[data-testid="conversation"] *')]
+        .filter((el) => /^(SCRIPT|IFRAME|OBJECT|EMBED|FORM|STYLE|SVG|MATH|IMG)$/i.test(el.tagName) ||
+          [...el.attributes].some((a) => /^on/i.test(a.name) || /javascript:|data:text/i.test(a.value) || a.name === 'style'))
+        .map((el) => el.outerHTML.slice(0, 120)));
+    assert.deepEqual(live, []);
     assert.deepEqual(dialogs, []);
     await shot(page, 'chat-injection-inert');
     assertNoOffHost(h);

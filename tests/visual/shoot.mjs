@@ -110,13 +110,15 @@ for (const [n, e] of [[1000, 2000], [5000, 10000]]) {
   for (let i = 0; i < 30; i++) { await page.mouse.move(cx - i * 12, cy + Math.sin(i / 3) * 30); await page.waitForTimeout(16); }
   await page.mouse.up();
   for (let i = 0; i < 12; i++) { await page.mouse.wheel(0, 100); await page.waitForTimeout(16); }
-  const frames = await page.evaluate(() => { cancelAnimationFrame(window.__raf); return { frames: window.__frames.slice(1), draws: window.__renders.map((r) => r.ms) }; });
+  await page.waitForTimeout(400);
+  const frames = await page.evaluate(() => { cancelAnimationFrame(window.__raf); return { frames: window.__frames.slice(1), draws: window.__renders.map((r) => r.ms), full: window.__renders.filter((r) => r.stats).map((r) => r.ms) }; });
   const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor(s.length / 2)] : NaN; };
   const p95 = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length ? s[Math.floor(s.length * 0.95)] : NaN; };
   perf[n] = {
     edges: e, renderer: first.renderer,
     firstRenderMs: Math.round(first.fromMount), firstRenderFromNavigationMs: Math.round(first.fromNavigation), firstDrawMs: +first.drawMs.toFixed(1),
     medianFrameMs: +median(frames.frames).toFixed(1), p95FrameMs: +p95(frames.frames).toFixed(1), frames: frames.frames.length,
+    fullRedrawsAfterPause: frames.full.map((m) => +m.toFixed(1)),
     medianDrawMs: +median(frames.draws).toFixed(2), p95DrawMs: +p95(frames.draws).toFixed(2), draws: frames.draws.length,
     wallMs: Date.now() - t0,
   };

@@ -18,6 +18,7 @@ const CASES: Array<[string, string]> = [
   ['This model requires WebGPU extension shader-f16, which is not enabled in this browser.', 'unsupported-model'],
   ['Cannot initialize runtime because of requested maxBufferSize exceeds limit. requested=256MB, limit=128MB. Consider upgrading your browser.', 'unsupported-model'],
   ['TypeError: Failed to fetch', 'network'],
+  ["TypeError: Failed to execute 'add' on 'Cache': Request failed", 'download-failed'],
   ['NetworkError when attempting to fetch resource.', 'network'],
   ['Load failed', 'network'],
   ['Failed to store https://x/params_shard_0.bin with error: TypeError: Failed to fetch', 'network'],
