@@ -107,6 +107,12 @@ export class ChatService extends Emitter<ChatEvents> {
     await this.open(s.id);
   }
 
+  /** Re-reads sessions after background work changed them (e.g. memorised). */
+  async refresh(): Promise<void> {
+    if (this.current) this.current = (await this.opts.repo.getSession(this.current.id)) ?? this.current;
+    await this.emitSessions();
+  }
+
   async listSessions(): Promise<Session[]> {
     const all = await this.opts.repo.listSessions();
     return all.sort((a, b) => b.lastActivityAt - a.lastActivityAt);

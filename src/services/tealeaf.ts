@@ -29,6 +29,7 @@ export class Tealeaf {
     });
     // Memorising runs whenever there is work and a model to do it.
     this.chat.on('ended', () => this.memory.kick());
+    this.memory.on('graph', () => void this.chat.refresh());
     this.models.on('llm', (llm) => { if (llm) this.memory.kick(); });
     this.models.on('embedder', () => { void this.memory.attachVectors().then(() => this.memory.kick()); });
   }

@@ -2,8 +2,7 @@
 import { mount } from 'svelte';
 import Harness from './Harness.svelte';
 import { demoGraph, largeGraph } from './demo';
-import type { ExplorerTab } from '../../src/app/explorer/Explorer.svelte';
-import type { RenderInfo } from '../../src/app/explorer/TimelineView.svelte';
+import type { ExplorerTab, RenderInfo } from '../../src/app/explorer/format';
 
 declare global {
   interface Window {

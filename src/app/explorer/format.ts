@@ -1,6 +1,16 @@
 // Small presentation helpers shared by the explorer components.
 
 import type { Id, Millis } from '../../memory/types';
+import type { DrawStats } from '../../viz/canvas';
+
+export type ExplorerTab = 'timeline' | 'graph' | 'persona' | 'list';
+
+/** Reported by TimelineView after each draw (benchmarks). */
+export interface RenderInfo {
+  renderer: 'svg' | 'canvas';
+  ms: number;
+  stats?: DrawStats;
+}
 
 /** What the explorer needs of a session. */
 export interface ExplorerSession {

@@ -69,7 +69,7 @@ export function parseSegmentation(raw: unknown, turnCount: number): ParsedSegmen
       continue;
     }
     if (r.first > next) {
-      // mutated
+      ranges.push({ first: next, last: r.first - 1 }); // a gap becomes its own segment
       repaired = true;
     } else if (r.first < next) {
       repaired = true; // overlap: cut at the previous end
