@@ -1,12 +1,19 @@
 import { defineConfig } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { VitePWA } from 'vite-plugin-pwa';
+import { CSP } from './src/csp.js';
 
 // mode "e2e" builds the same app into dist-e2e with the scripted test model reachable
 // (tests only, see tests/support/scripted-model.ts); the production build never contains it.
 export default defineConfig(({ mode }) => ({
   plugins: [
     svelte(),
+    {
+      name: 'tealeaf-csp',
+      apply: 'build',
+      transformIndexHtml: (html: string) =>
+        html.replace('<meta charset="UTF-8" />', `<meta charset="UTF-8" />\n    <meta http-equiv="Content-Security-Policy" content="${CSP}" />`),
+    },
     VitePWA({
       registerType: 'autoUpdate',
       injectRegister: false,
@@ -42,5 +49,5 @@ export default defineConfig(({ mode }) => ({
     chunkSizeWarningLimit: 8000,
   },
   worker: { format: 'es' },
-  preview: { host: '127.0.0.1' },
+  preview: { host: '127.0.0.1', headers: { 'Content-Security-Policy': CSP } },
 }));

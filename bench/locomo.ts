@@ -16,6 +16,9 @@ import { packByBudget } from '../src/memory/retrieval/budget';
 import { segmentUnit, turnUnit } from '../src/memory/retrieval/units';
 import type { HybridIndex, IndexedUnit } from '../src/memory/retrieval/types';
 import type { Id } from '../src/memory/types';
+import { prepareTurn } from '../src/memory/turn';
+import { RefineCache } from '../src/memory/refine';
+import { withDefaults, type RetrievalMode } from '../src/memory/settings';
 import { ingestLocomo, type Ingested } from './lib/locomo-ingest';
 
 const BUDGETS = [300, 1000] as const;
@@ -23,11 +26,18 @@ const BUDGETS = [300, 1000] as const;
 const DEPTH = 200;
 
 type Retriever = (query: string) => IndexedUnit[];
+/** What a question's retrieval put in the prompt under a budget. */
+interface Retrieved {
+  turnIds: Id[];
+  units: number;
+}
 interface Mode {
   name: string;
   describe: string;
-  build: (c: Ingested) => Retriever;
+  build?: (c: Ingested) => Retriever;
   skipCovered?: boolean;
+  /** Retrieval and packing done by the product's per-turn code (prepareTurn). */
+  turn?: (c: Ingested) => (query: string, budget: number) => Promise<Retrieved>;
 }
 
 function indexOf(units: IndexedUnit[]): HybridIndex {
@@ -73,7 +83,40 @@ function interleave(a: IndexedUnit[], b: IndexedUnit[]): IndexedUnit[] {
   return out;
 }
 
+/**
+ * The product's per-turn flow (src/memory/turn.ts) over one index of memories and segments, as
+ * MemoryService builds it; no model, so timelines go in raw (the refinement-off switch).
+ */
+function productTurn(retrievalMode: RetrievalMode): Mode['turn'] {
+  return (c) => {
+    const index = indexOf([...memUnits(c), ...segUnits(c)]);
+    const memoriesById = new Map(c.memories.map((m) => [m.id, m]));
+    const now = Math.max(...c.turns.map((t) => t.time)) + 86_400_000;
+    return async (query, budget) => {
+      const r = await prepareTurn({
+        dialogue: [{ role: 'user', text: query }],
+        now,
+        index,
+        graph: c.graph,
+        memoriesById,
+        settings: withDefaults({ retrievalMode, refinement: false, contextBudgetWords: budget }),
+        refineCache: new RefineCache(),
+        seed: 1,
+      });
+      return { turnIds: [...new Set(r.units.flatMap((u) => u.sourceTurnIds))], units: r.units.length };
+    };
+  };
+}
+
 const MODES: Mode[] = [
+  {
+    name: 'turn', describe: 'the product per-turn flow: memories + segments, top-3 memories through timelines, under the budget',
+    turn: productTurn('timelines'),
+  },
+  {
+    name: 'turn-plain-topk', describe: 'the product per-turn flow with the plain-topk switch (no graph)',
+    turn: productTurn('plain-topk'),
+  },
   { name: 'turns-bm25', describe: 'BM25 over single turns (baseline)', build: (c) => { const ix = indexOf(turnUnits(c)); return (q) => ranked(ix, q); } },
   { name: 'segments', describe: 'BM25 over denoised segments, original text in the prompt', build: (c) => { const ix = indexOf(segUnits(c)); return (q) => ranked(ix, q); } },
   {
@@ -164,17 +207,20 @@ async function main(): Promise<void> {
     };
     let n = 0;
     for (const c of ingested) {
-      const retrieve = mode.build(c);
+      const retrieve = mode.build?.(c);
+      const turn = mode.turn?.(c);
       for (const q of questionsOf(c)) {
         n++;
-        const list = retrieve(q.query);
+        const list = retrieve?.(q.query) ?? [];
         for (const b of BUDGETS) {
-          const packed = packByBudget(list, b, { skipCovered: mode.skipCovered });
+          const packed: Retrieved = turn
+            ? await turn(q.query, b)
+            : (({ turnIds, units }) => ({ turnIds, units: units.length }))(packByBudget(list, b, { skipCovered: mode.skipCovered }));
           const got = new Set(packed.turnIds);
           const r = q.evidence.filter((e) => got.has(e)).length / q.evidence.length;
           add(`${b}`, r);
           add(`${q.category}:${b}`, r);
-          units[b] = (units[b] ?? 0) + packed.units.length;
+          units[b] = (units[b] ?? 0) + packed.units;
         }
       }
     }

@@ -26,6 +26,13 @@ export interface MemorySettings {
   timelineSamples: number;
   /** How many of the latest dialogue turns form the retrieval query. */
   queryTurns: number;
+  /**
+   * Words of remembered material (timelines, memories, past-session segments) the reply prompt
+   * may carry, counted on the text as it goes into the prompt.
+   */
+  contextBudgetWords: number;
+  /** Largest share of the budget one (raw) timeline may take before it is trimmed around its memory. */
+  timelineBudgetShare: number;
 }
 
 export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
@@ -40,6 +47,8 @@ export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
   timelineMaxSteps: 24,
   timelineSamples: 8,
   queryTurns: 2,
+  contextBudgetWords: 300,
+  timelineBudgetShare: 0.25,
 });
 
 export function withDefaults(partial?: Partial<MemorySettings>): MemorySettings {

@@ -1,14 +1,16 @@
-// The per-turn flow (Phase II + III), pure: retrieve top-k memories for the current dialogue,
-// untangle one timeline through each, refine them in one cached call, and build the messages
-// for the reply. The caller streams the reply and stores `usedMemory` with the assistant turn.
+// The per-turn flow (Phase II + III), pure: one retrieval over memories and raw segments of past
+// sessions (fused lexical + dense), one timeline untangled through each of the top-k retrieved
+// memories and refined in one cached call, everything packed under the context budget and put in
+// the prompt in time order (SeCom). The caller streams the reply and stores `usedMemory` with the
+// assistant turn.
 import type { ChatMessage, Embedder, LanguageModel } from '../ports';
-import type { Id, Memory, Millis, Role, Timeline, UsedMemory } from './types';
+import type { Id, Memory, Millis, RetrievalScore, Role, Timeline, UsedMemory } from './types';
 import type { HybridIndex, SearchHit } from './retrieval/types';
 import type { MemoryGraph } from './graph';
 import type { MemorySettings } from './settings';
 import { RefineCache, refineTimelines } from './refine';
-import { timelinesForRetrieved } from './timelines';
-import { compareChronological } from './order';
+import { formatTimeline, timelineKey, timelinesForRetrieved } from './timelines';
+import { countWords } from './retrieval/text';
 import { approxTokens, formatDate } from './text';
 
 export interface DialogueTurn {
@@ -23,6 +25,7 @@ export interface PrepareTurnInput {
   /** Overrides the retrieval query (default: the last settings.queryTurns turns). */
   query?: string;
   now: Millis;
+  /** One index over memories and segments (other unit kinds are ignored). */
   index: HybridIndex;
   graph: MemoryGraph;
   memoriesById: ReadonlyMap<Id, Memory>;
@@ -37,11 +40,35 @@ export interface PrepareTurnInput {
   signal?: AbortSignal;
 }
 
+/** One item of remembered material as it went into the prompt. */
+export interface PromptUnit {
+  kind: 'memory' | 'segment' | 'timeline';
+  /** The memory or segment id; for a timeline, the retrieved memory it runs through. */
+  id: Id;
+  /** The text as written into the prompt (without the list bullet). */
+  text: string;
+  /** Words counted against the budget. */
+  cost: number;
+  /** Time that orders the prompt (a timeline sits at its retrieved memory). */
+  time: Millis;
+  /** Position in the fused ranking (0 = best). */
+  rank: number;
+  score: RetrievalScore;
+  /** Source turns of everything in the item (a timeline: of all its memories). */
+  sourceTurnIds: Id[];
+  /** Memories the item shows (a segment: none). */
+  memoryIds: Id[];
+}
+
 export interface PreparedTurn {
   /** The messages for the reply call: system prompt, then the dialogue. */
   messages: ChatMessage[];
   systemPrompt: string;
   usedMemory: UsedMemory;
+  /** What went into the prompt, in prompt (time) order. */
+  units: PromptUnit[];
+  /** Words of remembered material in the prompt, and the limit (settings.contextBudgetWords). */
+  budget: { used: number; limit: number };
   /** Model calls made while preparing (refinement: 0 or 1). */
   modelCalls: number;
   /** Approximate tokens (chars / 4) of everything sent: the refinement call plus the reply prompt. */
@@ -51,6 +78,11 @@ export interface PreparedTurn {
 
 const DEFAULT_PERSONA =
   'You are Tealeaf, a warm and thoughtful companion who talks with one person over months and years.';
+
+/** Candidates fetched from the index: enough to fill the budget with small units (memories are ~10 words). */
+export function retrievalDepth(settings: Pick<MemorySettings, 'contextBudgetWords' | 'k'>): number {
+  return Math.min(400, Math.max(50, 2 * settings.k, Math.ceil(settings.contextBudgetWords / 3)));
+}
 
 function retrievalQuery(input: PrepareTurnInput): string {
   if (input.query !== undefined) return input.query;
@@ -69,14 +101,56 @@ function dialogueText(dialogue: readonly DialogueTurn[]): string {
 
 function memoryLine(m: Memory): string {
   const past = m.supersededBy ? ' (this is no longer true; it changed later)' : '';
-  return `- ${formatDate(m.time)}: ${m.text}${past}`;
+  return `${formatDate(m.time)}: ${m.text}${past}`;
+}
+
+function segmentBlock(time: Millis, text: string): string {
+  return `${formatDate(time)}, from an earlier conversation:\n${text
+    .split('\n')
+    .map((l) => `  ${l}`)
+    .join('\n')}`;
+}
+
+function noteBlock(t: Timeline, note: string, memoriesById: ReadonlyMap<Id, Memory>): string {
+  const first = memoriesById.get(t.memoryIds[0]!)?.time;
+  const last = memoriesById.get(t.memoryIds[t.memoryIds.length - 1]!)?.time;
+  if (first === undefined || last === undefined) return note;
+  const span = formatDate(first) === formatDate(last) ? formatDate(first) : `${formatDate(first)} to ${formatDate(last)}`;
+  return `${span}: ${note}`;
+}
+
+/**
+ * The longest contiguous part of the timeline around its retrieved memory whose raw text fits in
+ * maxWords, growing nearest-first on both sides: a long timeline cannot crowd out the rest of the
+ * budget, and what is kept is what lies closest in the story to the memory that was retrieved.
+ */
+export function fitTimeline(t: Timeline, memoriesById: ReadonlyMap<Id, Memory>, maxWords: number): Timeline {
+  const cost = (lo: number, hi: number) =>
+    countWords(formatTimeline({ memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through }, memoriesById));
+  if (cost(0, t.memoryIds.length - 1) <= maxWords) return t;
+  const at = Math.max(0, t.memoryIds.indexOf(t.through));
+  let lo = at;
+  let hi = at;
+  for (let grew = true; grew; ) {
+    grew = false;
+    if (lo > 0 && cost(lo - 1, hi) <= maxWords) {
+      lo--;
+      grew = true;
+    }
+    if (hi < t.memoryIds.length - 1 && cost(lo, hi + 1) <= maxWords) {
+      hi++;
+      grew = true;
+    }
+  }
+  return { memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through };
 }
 
 export function buildSystemPrompt(now: Millis, memoryBlocks: readonly string[], persona = DEFAULT_PERSONA): string {
   const parts = [persona, `Today is ${formatDate(now)}.`];
   if (memoryBlocks.length > 0) {
     parts.push(
-      'What you remember from earlier conversations is below, oldest first within each item. Use it only ' +
+      'What you remember from earlier conversations is below, in the order it happened: single memories, ' +
+        'timelines of related memories (oldest first) and excerpts of past conversations. Use it only ' +
         'where it is relevant to what the person says now, and ignore anything that does not fit or would ' +
         'mislead. Things marked as no longer true describe the past, not the present. Do not invent memories, ' +
         'and if the person states something about the past that contradicts what you remember, gently say so.',
@@ -84,6 +158,12 @@ export function buildSystemPrompt(now: Millis, memoryBlocks: readonly string[], 
     );
   }
   return parts.join('\n\n');
+}
+
+interface TimelineBlock {
+  timeline: Timeline;
+  text: string;
+  refined?: string;
 }
 
 export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn> {
@@ -99,28 +179,30 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
       problems.push(`query embedding failed, lexical only: ${String(err)}`);
     }
   }
-  const k = settings.k;
-  const hits: SearchHit[] =
-    query.trim() === ''
+  const limit = Math.max(0, settings.contextBudgetWords);
+  // One ranking over both kinds; a memory the index still has but the store no longer does is dropped.
+  const ranked: SearchHit[] =
+    query.trim() === '' || limit === 0
       ? []
-      : input.index.search(query, queryVector, k + 4, { kinds: ['memory'] }).filter((h) => memoriesById.has(h.unit.id)).slice(0, k);
-  const retrieved = hits.map((h) => h.unit.id);
+      : input.index
+          .search(query, queryVector, retrievalDepth(settings), { kinds: ['memory', 'segment'] })
+          .filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
 
-  let blocks: string[] = [];
-  let timelines: Timeline[] = [];
-  let refined: string[] | undefined;
+  // Phase II-1/II-2: one timeline through each of the top-k retrieved memories, refined in one call.
+  const timelineOf = new Map<Id, TimelineBlock>();
+  const irrelevant = new Set<Id>();
   let modelCalls = 0;
   let refineTokens = 0;
-  if (settings.retrievalMode === 'plain-topk') {
-    blocks = retrieved
-      .map((id) => memoriesById.get(id)!)
-      .sort(compareChronological)
-      .map(memoryLine);
-  } else {
-    timelines = timelinesForRetrieved(input.graph, retrieved, input.seed, {
+  if (settings.retrievalMode === 'timelines') {
+    const through = ranked.filter((h) => h.unit.kind === 'memory').slice(0, settings.k).map((h) => h.unit.id);
+    const maxWords = Math.max(1, Math.floor(limit * settings.timelineBudgetShare));
+    const seen = new Set<string>();
+    const timelines = timelinesForRetrieved(input.graph, through, input.seed, {
       maxSteps: settings.timelineMaxSteps,
       samples: settings.timelineSamples,
-    });
+    })
+      .map((t) => fitTimeline(t, memoriesById, maxWords))
+      .filter((t) => !seen.has(timelineKey(t)) && !!seen.add(timelineKey(t)));
     const result = await refineTimelines({
       llm: settings.refinement ? input.llm : undefined,
       dialogue: dialogueText(input.dialogue),
@@ -131,35 +213,105 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     });
     modelCalls += result.modelCalls;
     refineTokens = result.messages ? approxTokens(result.messages.map((m) => m.content).join('\n')) : 0;
+    const refined = settings.refinement && !!input.llm && timelines.length > 0;
     if (settings.refinement) problems.push(...result.problems);
-    if (settings.refinement && input.llm && timelines.length > 0) {
-      refined = result.notes;
-      blocks = result.notes.filter((n) => n.trim() !== '');
-    } else {
-      blocks = result.raw;
-    }
+    timelines.forEach((t, i) => {
+      if (!refined) return timelineOf.set(t.through, { timeline: t, text: result.raw[i]! });
+      const note = result.notes[i] ?? '';
+      // An empty note: the model found nothing in this timeline that helps now.
+      if (note.trim() === '') for (const id of t.memoryIds) irrelevant.add(id);
+      else timelineOf.set(t.through, { timeline: t, text: noteBlock(t, note, memoriesById), refined: note });
+    });
   }
 
+  const units = pack(ranked, limit, timelineOf, irrelevant, memoriesById);
+  const blocks = units.map((u) => u.text);
   const systemPrompt = buildSystemPrompt(input.now, blocks, input.persona);
   const messages: ChatMessage[] = [
     { role: 'system', content: systemPrompt },
     ...input.dialogue.map((t) => ({ role: t.role, content: t.text })),
   ];
-  const memoryIds: Id[] = [...retrieved];
-  for (const t of timelines) for (const id of t.memoryIds) if (!memoryIds.includes(id)) memoryIds.push(id);
+  const byRank = [...units].sort((a, b) => a.rank - b.rank);
+  const memoryIds: Id[] = [];
+  for (const u of byRank) for (const id of u.memoryIds) if (!memoryIds.includes(id)) memoryIds.push(id);
+  const timelineUnits = byRank.filter((u) => u.kind === 'timeline');
+  const timelines = timelineUnits.map((u) => timelineOf.get(u.id)!);
   const usedMemory: UsedMemory = {
     memoryIds,
-    segmentIds: [],
-    timelines,
-    ...(refined ? { refined } : {}),
-    scores: hits.map((h) => h.score),
+    segmentIds: byRank.filter((u) => u.kind === 'segment').map((u) => u.id),
+    timelines: timelines.map((b) => b.timeline),
+    ...(timelines.some((b) => b.refined !== undefined) ? { refined: timelines.map((b) => b.refined ?? '') } : {}),
+    scores: byRank.map((u) => u.score),
   };
   return {
     messages,
     systemPrompt,
     usedMemory,
+    units,
+    budget: { used: units.reduce((a, u) => a + u.cost, 0), limit },
     modelCalls,
     promptTokens: refineTokens + approxTokens(messages.map((m) => m.content).join('\n')),
     problems,
   };
+}
+
+/**
+ * Greedy by rank under the budget: a retrieved memory with a timeline goes in as its timeline
+ * (or, if that does not fit, as itself); a unit whose source turns are all already in the prompt
+ * is skipped (it would spend budget on evidence the prompt has); a timeline is never skipped that
+ * way, since its relations say more than its turns. Returned in time order, ties by rank.
+ */
+function pack(
+  ranked: readonly SearchHit[],
+  limit: number,
+  timelineOf: ReadonlyMap<Id, TimelineBlock>,
+  irrelevant: ReadonlySet<Id>,
+  memoriesById: ReadonlyMap<Id, Memory>,
+): PromptUnit[] {
+  const taken: PromptUnit[] = [];
+  const covered = new Set<Id>();
+  const inTimeline = new Set<Id>();
+  let used = 0;
+  const take = (u: PromptUnit) => {
+    taken.push(u);
+    used += u.cost;
+    for (const t of u.sourceTurnIds) covered.add(t);
+  };
+  const isCovered = (turns: readonly Id[]) => turns.length > 0 && turns.every((t) => covered.has(t));
+  ranked.forEach((hit, rank) => {
+    const unit = hit.unit;
+    if (unit.kind === 'segment') {
+      if (isCovered(unit.sourceTurnIds)) return;
+      const text = segmentBlock(unit.time, unit.text);
+      const cost = countWords(text);
+      if (used + cost <= limit) take({ kind: 'segment', id: unit.id, text, cost, time: unit.time, rank, score: hit.score, sourceTurnIds: unit.sourceTurnIds, memoryIds: [] });
+      return;
+    }
+    const m = memoriesById.get(unit.id)!;
+    if (inTimeline.has(m.id) || irrelevant.has(m.id)) return;
+    const tl = timelineOf.get(m.id);
+    if (tl) {
+      const ids = tl.timeline.memoryIds;
+      // Memories of the timeline already in the prompt on their own give their place back.
+      const dup = taken.filter((u) => u.kind === 'memory' && ids.includes(u.id));
+      const cost = countWords(tl.text);
+      const refund = dup.reduce((a, u) => a + u.cost, 0);
+      if (used - refund + cost <= limit) {
+        for (const d of dup) {
+          taken.splice(taken.indexOf(d), 1);
+          used -= d.cost;
+        }
+        const turns = [...new Set(ids.flatMap((id) => memoriesById.get(id)?.sourceTurnIds ?? []))];
+        for (const id of ids) inTimeline.add(id);
+        take({ kind: 'timeline', id: m.id, text: tl.text, cost, time: m.time, rank, score: hit.score, sourceTurnIds: turns, memoryIds: [m.id, ...ids.filter((id) => id !== m.id)] });
+        return;
+      }
+    }
+    if (isCovered(m.sourceTurnIds)) return;
+    const text = memoryLine(m);
+    const cost = countWords(text);
+    if (used + cost <= limit) take({ kind: 'memory', id: m.id, text, cost, time: m.time, rank, score: hit.score, sourceTurnIds: m.sourceTurnIds, memoryIds: [m.id] });
+  });
+  // Time order for the prompt (SeCom).
+  return taken.sort((a, b) => a.time - b.time || a.rank - b.rank);
 }

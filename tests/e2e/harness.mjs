@@ -5,6 +5,7 @@ import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync 
 import { tmpdir } from 'node:os';
 import { extname, join, normalize, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
+import { CSP } from '../../src/csp.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 export const DIST = join(ROOT, 'dist-e2e');
@@ -18,7 +19,7 @@ const TYPES = {
 };
 
 function sendFile(res, file) {
-  res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
+  res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache', 'content-security-policy': CSP });
   createReadStream(file).pipe(res);
 }
 

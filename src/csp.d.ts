@@ -1,0 +1,2 @@
+export declare const MODEL_HOSTS: string[];
+export declare const CSP: string;

@@ -1,0 +1,27 @@
+// The Content Security Policy, in one place: injected as a <meta> into index.html at build time and
+// sent as a header by `npm start` (vite preview) and the e2e server, so the model workers are
+// covered too. No inline or remote script; connections only to this site and the model hosts.
+export const MODEL_HOSTS = [
+  'https://huggingface.co',
+  'https://*.huggingface.co',
+  'https://*.hf.co',
+  'https://raw.githubusercontent.com',
+];
+
+export const CSP = [
+  "default-src 'self'",
+  // WebAssembly (web-llm's TVM runtime, ONNX Runtime) needs wasm-unsafe-eval; nothing else is eval'd.
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "worker-src 'self'",
+  `connect-src 'self' ${MODEL_HOSTS.join(' ')}`,
+  "img-src 'self' data:",
+  // Svelte sets a few style attributes (progress bars); model text can never carry styles
+  // because the sanitiser strips them.
+  "style-src 'self' 'unsafe-inline'",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-src 'none'",
+  "manifest-src 'self'",
+].join('; ');
