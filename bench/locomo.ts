@@ -3,7 +3,9 @@
 // LLM-free and embedding-free: each conversation goes through the real memorise pipeline
 // (bench/lib/locomo-ingest.ts), then every question of categories 1-4 retrieves under budgets of
 // 300 and 1000 words; recall = share of the question's evidence turns among the source turns of
-// the packed units, averaged over questions. Evidence ids that name no turn of the conversation
+// the packed units, averaged over questions. The modes 'turn' and 'turn-plain-topk' run the app's
+// own per-turn code (prepareTurn, src/memory/turn.ts) with contextBudgetWords = the budget; "best"
+// is the better of those two. Evidence ids that name no turn of the conversation
 // (a handful of LoCoMo annotation errors) are dropped; questions left with no evidence are skipped.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -241,7 +243,10 @@ async function main(): Promise<void> {
     modes[mode.name] = { describe: mode.describe, recall, byCategory, avgUnits };
   }
   const score = (m: ModeResult) => m.recall[300]! + m.recall[1000]!;
-  const bestName = Object.keys(modes).filter((k) => k !== 'turns-bm25').sort((a, b) => score(modes[b]!) - score(modes[a]!))[0]!;
+  // "best" is chosen among the product's own per-turn flow (its switches), so the headline figure
+  // is what the app does; the other modes stay in "modes" as references.
+  const product = new Set(MODES.filter((m) => m.turn).map((m) => m.name));
+  const bestName = Object.keys(modes).filter((k) => product.has(k)).sort((a, b) => score(modes[b]!) - score(modes[a]!))[0]!;
   const best = modes[bestName]!;
   const result = {
     data: paths.map((p) => p.split('/').pop()),

@@ -2,12 +2,11 @@
 // segment), with a scripted model whose only job is to answer the summarising call with that
 // session's LoCoMo observations (no LLM runs; relation-aware linking is off, so linking uses the
 // similarity switch and makes no call; segments come from the embedding-free splitter).
-import type { ChatMessage, JsonSchema, LanguageModel } from '../../src/ports';
 import { InMemoryRepository } from '../../src/memory/in-memory-repository';
 import { MemoryGraph } from '../../src/memory/graph';
 import { createMemoriseJob, runMemoriseJob, type Segmenter } from '../../src/memory/pipeline';
 import { withDefaults } from '../../src/memory/settings';
-import { locomoSessionRecords, type LocomoConversation, type LocomoSession } from '../../src/memory/locomo';
+import { locomoSessionRecords, observationSummariser, type LocomoConversation, type LocomoSession } from '../../src/memory/locomo';
 import { createHybridIndex } from '../../src/memory/retrieval/hybrid';
 import type { HybridIndex } from '../../src/memory/retrieval/types';
 import { segmentSession, type SplitterOptions } from '../../src/memory/segments';
@@ -27,23 +26,6 @@ export interface Ingested {
   modelCalls: number;
 }
 
-/** Answers the summarising call with the observations of the session being memorised. */
-function observationModel(session: () => LocomoSession): LanguageModel {
-  return {
-    modelId: 'locomo-observations',
-    chat: async () => '',
-    async json(_messages: ChatMessage[], _schema: JsonSchema): Promise<string> {
-      const s = session();
-      return JSON.stringify({
-        events: s.observations.map((o) => ({ text: o.fact, about: o.speaker, turns: o.diaIds })),
-        userTraits: [],
-        assistantTraits: [],
-        notes: [],
-      });
-    },
-  };
-}
-
 export async function ingestLocomo(conv: LocomoConversation, prefix: string, splitter?: SplitterOptions): Promise<Ingested> {
   const repo = new InMemoryRepository();
   const graph = new MemoryGraph();
@@ -55,7 +37,7 @@ export async function ingestLocomo(conv: LocomoConversation, prefix: string, spl
   // LLM-free: the segmenter ignores the (scripted) model and uses the fallback splitter.
   const segmenter: Segmenter = ({ turns }) => segmentSession(turns, { speakerLabel: speakerOf, names, splitter });
   let current: LocomoSession | undefined;
-  const llm = observationModel(() => current!);
+  const llm = observationSummariser(() => current);
   const allTurns: Turn[] = [];
   let modelCalls = 0;
   for (const s of conv.sessions) {

@@ -1,5 +1,5 @@
 // UI state: mirrors what the services publish into Svelte runes. No IndexedDB or model SDK here.
-import type { Memory, Session, Turn } from '../memory/types';
+import type { Memory, Session, Timeline, Turn } from '../memory/types';
 import type { ModelsSnapshot } from '../services/models';
 import type { JobSnapshot } from '../services/memory';
 import type { AppSettings } from '../services/settings';
@@ -30,7 +30,9 @@ export class AppState {
   settings = $state<AppSettings | null>(null);
   memories = $state<Map<string, Memory>>(new Map());
   /** Memory ids (and timelines) the explorer should highlight, from a reply's chips. */
-  explorerFocus = $state<{ memoryIds: string[]; turnId: string } | null>(null);
+  explorerFocus = $state<{ memoryIds: string[]; timelines: Timeline[]; turnId: string } | null>(null);
+  /** A turn to scroll to and flash once the chat shows it. */
+  focusTurnId = $state<string | null>(null);
   /** Bumped whenever the memory graph changed, so the explorer reloads. */
   graphVersion = $state(0);
 
@@ -102,7 +104,19 @@ export class AppState {
   };
 
   openExplorerFor(turn: Turn): void {
-    this.explorerFocus = { memoryIds: turn.usedMemory?.memoryIds ?? [], turnId: turn.id };
+    this.explorerFocus = { memoryIds: turn.usedMemory?.memoryIds ?? [], timelines: turn.usedMemory?.timelines ?? [], turnId: turn.id };
     this.go('memory');
+  }
+
+  /** Opens the conversation a memory came from, scrolled to the turn. */
+  async openTurn(turnId: string): Promise<void> {
+    const [turn] = (await this.tealeaf?.repo.getTurns([turnId])) ?? [];
+    if (!turn) {
+      this.toast('info', 'That part of the conversation was deleted.');
+      return;
+    }
+    await this.tealeaf?.chat.open(turn.sessionId);
+    this.go('chat');
+    this.focusTurnId = turnId;
   }
 }

@@ -1,6 +1,7 @@
 // Reader for LoCoMo conversation files (../shared/data/README.md): sessions with their dates,
 // turns with dia_ids, the per-speaker observations with their source turns, and the questions.
 // Generic and shared: the call-count benchmark and the retrieval benchmark both read it.
+import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
 import type { Id, Millis, Session, Turn } from './types';
 
 export interface LocomoTurn {
@@ -152,5 +153,36 @@ export function locomoSessionRecords(conv: LocomoConversation, s: LocomoSession,
       endReason: 'import',
     },
     turns,
+  };
+}
+
+/**
+ * A LanguageModel that answers the summarising call (schema 'session_memories') with the LoCoMo
+ * observations of the session being memorised, so imported memories carry LoCoMo's own facts and
+ * sources. Every other call (relation labels, segmentation, chat) goes to `delegate`, the loaded
+ * model; without one those calls fail, and callers are expected not to make them.
+ */
+export function observationSummariser(getSession: () => LocomoSession | undefined, delegate?: LanguageModel): LanguageModel {
+  const noModel = (what: string) => new Error(`no language model is loaded for ${what}`);
+  return {
+    modelId: delegate ? `locomo-observations+${delegate.modelId}` : 'locomo-observations',
+    chat(messages: ChatMessage[], options?: GenerateOptions): Promise<string> {
+      return delegate ? delegate.chat(messages, options) : Promise.reject(noModel('a chat reply'));
+    },
+    async json(messages: ChatMessage[], schema: JsonSchema, options?: GenerateOptions): Promise<string> {
+      if (schema.title !== 'session_memories') {
+        if (!delegate) throw noModel(`the call "${String(schema.title ?? 'untitled')}"`);
+        return delegate.json(messages, schema, options);
+      }
+      const s = getSession();
+      if (!s) throw new Error('no LoCoMo session is being memorised');
+      // Sources are given as dia_ids: the summary parser resolves them through Turn.externalId.
+      return JSON.stringify({
+        events: s.observations.map((o) => ({ text: o.fact, about: o.speaker, turns: o.diaIds })),
+        userTraits: [],
+        assistantTraits: [],
+        notes: [],
+      });
+    },
   };
 }

@@ -48,7 +48,7 @@ export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
   timelineSamples: 8,
   queryTurns: 2,
   contextBudgetWords: 300,
-  timelineBudgetShare: 0.25,
+  timelineBudgetShare: 0.15,
 });
 
 export function withDefaults(partial?: Partial<MemorySettings>): MemorySettings {

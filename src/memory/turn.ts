@@ -81,7 +81,7 @@ const DEFAULT_PERSONA =
 
 /** Candidates fetched from the index: enough to fill the budget with small units (memories are ~10 words). */
 export function retrievalDepth(settings: Pick<MemorySettings, 'contextBudgetWords' | 'k'>): number {
-  return Math.min(400, Math.max(50, 2 * settings.k, Math.ceil(settings.contextBudgetWords / 3)));
+  return Math.min(400, Math.max(50, 2 * settings.k, Math.ceil(settings.contextBudgetWords / 5)));
 }
 
 function retrievalQuery(input: PrepareTurnInput): string {
@@ -105,7 +105,8 @@ function memoryLine(m: Memory): string {
 }
 
 function segmentBlock(time: Millis, text: string): string {
-  return `${formatDate(time)}, from an earlier conversation:\n${text
+  // Only the date as header: every header word is paid from the budget.
+  return `${formatDate(time)}:\n${text
     .split('\n')
     .map((l) => `  ${l}`)
     .join('\n')}`;
@@ -257,9 +258,10 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
 
 /**
  * Greedy by rank under the budget: a retrieved memory with a timeline goes in as its timeline
- * (or, if that does not fit, as itself); a unit whose source turns are all already in the prompt
- * is skipped (it would spend budget on evidence the prompt has); a timeline is never skipped that
- * way, since its relations say more than its turns. Returned in time order, ties by rank.
+ * (or, if that does not fit, as itself); a single memory whose source turns are all already in the
+ * prompt is skipped (it would spend budget on evidence the prompt has in fuller words). Segments and
+ * timelines are never skipped that way: the raw words and the relations say more than the turn ids.
+ * Returned in time order, ties by rank.
  */
 function pack(
   ranked: readonly SearchHit[],
@@ -281,7 +283,7 @@ function pack(
   ranked.forEach((hit, rank) => {
     const unit = hit.unit;
     if (unit.kind === 'segment') {
-      if (isCovered(unit.sourceTurnIds)) return;
+      // Never skipped for coverage: memories summarise, the segment has the original words.
       const text = segmentBlock(unit.time, unit.text);
       const cost = countWords(text);
       if (used + cost <= limit) take({ kind: 'segment', id: unit.id, text, cost, time: unit.time, rank, score: hit.score, sourceTurnIds: unit.sourceTurnIds, memoryIds: [] });

@@ -1,8 +1,10 @@
 // Wires the memory method to the store and the models: keeps the live index and graph (built once
 // at start, updated incrementally), prepares each turn, and runs memorising jobs in the background,
 // one tab at a time.
-import type { Embedder, LanguageModel, Repository } from '../ports';
-import type { Edge, Id, Job, Memory, Segment, Turn } from '../memory/types';
+import type { ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
+import type { Edge, Id, Job, Memory, Relation, Segment, Turn } from '../memory/types';
+import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../memory/corrections';
+import { EMBEDDING_MODELS } from '../models/catalog';
 import type { IndexedUnit } from '../memory/retrieval/types';
 import { createHybridIndex } from '../memory/retrieval/hybrid';
 import { MemoryGraph } from '../memory/graph';
@@ -118,6 +120,65 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       signal,
     });
     return { messages: prepared.messages, usedMemory: prepared.usedMemory };
+  }
+
+  /** Writes a change and mirrors it into the live index and graph (retrieval respects it at once). */
+  async applyLive(change: ChangeSet): Promise<void> {
+    await this.repo.apply(change);
+    for (const id of change.deleteEdges ?? []) this.graph.removeEdge(id);
+    for (const id of change.deleteMemories ?? []) {
+      this.graph.removeMemory(id);
+      this.index.remove(id);
+      this.memories.delete(id);
+    }
+    for (const m of change.memories ?? []) {
+      if (!this.graph.has(m.id)) this.graph.addMemory(m.id, m.time, m.createdAt);
+      this.memories.set(m.id, m);
+      this.index.upsert(memoryUnit(m));
+    }
+    for (const e of change.edges ?? []) {
+      if (this.graph.getEdge(e.id)) this.graph.removeEdge(e.id);
+      this.graph.addEdge(e);
+    }
+    const model = this.getEmbedder()?.modelId;
+    for (const v of change.vectors ?? []) if (v.modelId === model && this.index.has(v.unitId)) this.index.setVector(v.unitId, v.vector);
+    this.refineCache = new RefineCache();
+    this.emit('graph', undefined);
+  }
+
+  async editMemory(id: Id, text: string): Promise<void> {
+    const m = this.memories.get(id);
+    const next = m && editMemoryText(m, text);
+    if (!next) return;
+    const change: ChangeSet = { memories: [next] };
+    const embedder = this.getEmbedder();
+    if (embedder) {
+      // Re-embedded so that search by meaning finds the corrected text.
+      const [vector] = await embedder.embed([next.text]).catch(() => [undefined]);
+      if (vector) change.vectors = [{ unitId: id, modelId: embedder.modelId, vector }];
+    }
+    await this.applyLive(change);
+  }
+
+  /** Deletes a memory; returns the change that undoes it. */
+  async deleteMemory(id: Id): Promise<ChangeSet | undefined> {
+    const models = [...new Set([...EMBEDDING_MODELS.map((m) => m.id), this.getEmbedder()?.modelId ?? ''])].filter(Boolean);
+    const d = deleteMemory(id, this.memories, this.graph, models);
+    if (!d) return undefined;
+    await this.applyLive(d.change);
+    return d.undo;
+  }
+
+  async changeEdge(id: Id, relation: Relation | null): Promise<void> {
+    const edge = this.graph.getEdge(id);
+    if (!edge) return;
+    await this.applyLive(changeEdge(edge, relation, this.memories, Date.now()));
+  }
+
+  async toggleSuperseded(id: Id): Promise<string | undefined> {
+    const r = toggleSuperseded(id, this.memories, this.graph);
+    if (r.change) await this.applyLive(r.change);
+    return r.error;
   }
 
   /** Runs pending jobs in the background; safe to call often. */

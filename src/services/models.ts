@@ -224,6 +224,15 @@ export class ModelService extends Emitter<ModelEvents> {
     await this.refreshStorage();
   }
 
+  /** Frees the space of every downloaded chat model (the loaded one is unloaded first). */
+  async deleteAllCached(): Promise<void> {
+    const cached = Object.entries(this.snapshot.cached).filter(([, c]) => c).map(([id]) => id);
+    if (this.snapshot.loadedId && cached.includes(this.snapshot.loadedId)) await this.unload();
+    for (const id of cached) await this.runtime().deleteCached(id).catch(() => undefined);
+    await this.refreshCached();
+    await this.refreshStorage();
+  }
+
   private embeddingModel(): EmbeddingModelInfo {
     if (IS_E2E) return TEST_EMBEDDING_MODEL;
     return embeddingModelById(this.settings.value.embeddingModelId ?? DEFAULT_EMBEDDING_MODEL_ID) ?? embeddingModelById(DEFAULT_EMBEDDING_MODEL_ID)!;

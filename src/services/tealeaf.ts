@@ -44,6 +44,61 @@ export class Tealeaf {
     return t;
   }
 
+  /** Loads the built-in demo conversation with its memories (idempotent). */
+  async loadDemo(): Promise<void> {
+    const { buildDemo } = await import('./demo');
+    const demo = buildDemo(Date.now());
+    await this.memory.applyLive({ sessions: demo.sessions, turns: demo.turns, memories: demo.memories, edges: demo.edges });
+    await this.chat.refresh();
+  }
+
+  /** Imports a LoCoMo-format conversation: history plus memories linked as in Phase I. */
+  async importLocomo(text: string, onProgress?: (done: number, total: number, label: string) => void) {
+    const { importLocomo } = await import('./importer');
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new Error('This file is not JSON. Choose a LoCoMo conversation file (one conversation per file).');
+    }
+    const m = this.memory;
+    const result = await importLocomo(json, {
+      repo: this.repo, index: m.index, graph: m.graph, memories: m.memories, settings: this.settings.value.memory,
+      llm: this.models.languageModel, embedder: this.models.embedder, onProgress,
+    });
+    await m.reload();
+    await this.chat.refresh();
+    return result;
+  }
+
+  /** Everything as one versioned JSON file (vectors optional: they can be recomputed). */
+  async exportBackup(includeVectors: boolean): Promise<Blob> {
+    const { exportBackup, serializeBackup } = await import('../store/backup');
+    const backup = await exportBackup(this.repo.db, { includeVectors });
+    return new Blob([serializeBackup(backup)], { type: 'application/json' });
+  }
+
+  /** Validates, then writes in one transaction: on any error nothing changes. */
+  async importBackup(text: string, mode: 'merge' | 'replace') {
+    const { importBackup } = await import('../store/backup');
+    const summary = await importBackup(this.repo.db, text, { mode });
+    await this.settings.load();
+    await this.memory.reload();
+    await this.chat.refresh();
+    return summary;
+  }
+
+  /** Deletes every conversation, memory and setting; model downloads too when asked. */
+  async deleteAllData(includeModels: boolean): Promise<void> {
+    this.chat.stop();
+    await this.repo.wipeAll();
+    if (typeof caches !== 'undefined') {
+      const names = await caches.keys();
+      const modelCaches = /^(webllm\/|transformers-cache|tealeaf-wasm)/;
+      await Promise.all(names.filter((n) => includeModels || !modelCaches.test(n)).filter((n) => !n.startsWith('workbox-precache')).map((n) => caches.delete(n)));
+    }
+  }
+
   /** Everything after first paint: history, memory index, model probe. */
   async start(): Promise<void> {
     await this.chat.start();

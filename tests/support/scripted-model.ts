@@ -6,6 +6,8 @@
 //   { "replies": [{ "when": "substring of the user message", "say": "reply text" }], "delayMs": 30 }
 // Unscripted messages get "You said: <message>". JSON calls answer by schema title, deriving
 // memories from the transcript so the memory pipeline runs end to end.
+// Optional: "jsonDelayMs" slows every JSON call (trust e2e tests close the tab mid-job), and
+// "note" replaces the refined timeline note (to place hostile text there).
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../src/ports';
 
 export const SCRIPTED_MODEL_ID = 'tealeaf-test-scripted';
@@ -15,6 +17,10 @@ interface Script {
   delayMs?: number;
   /** Make the next chat call fail with this message (then clear it). */
   failWith?: string;
+  /** Milliseconds each JSON call waits before answering (default 5). */
+  jsonDelayMs?: number;
+  /** Text of every refined timeline note (default: a fixed sentence). */
+  note?: string;
 }
 
 function script(): Script {
@@ -58,7 +64,8 @@ export class ScriptedModel implements LanguageModel {
   async json(messages: ChatMessage[], schema: JsonSchema): Promise<string> {
     const title = typeof schema.title === 'string' ? schema.title : '';
     ScriptedModel.calls.push({ kind: 'json', title, messages });
-    await sleep(5);
+    const s = script();
+    await sleep(s.jsonDelayMs ?? 5);
     const text = messages.map((m) => m.content).join('\n');
     switch (title) {
       case 'session_memories':
@@ -69,7 +76,7 @@ export class ScriptedModel implements LanguageModel {
       }
       case 'timeline_notes': {
         const n = Number((schema as { properties?: { notes?: { maxItems?: number } } }).properties?.notes?.maxItems ?? 1);
-        return JSON.stringify({ notes: Array.from({ length: n }, (_, i) => ({ timeline: i + 1, note: 'Relevant background from earlier conversations.' })) });
+        return JSON.stringify({ notes: Array.from({ length: n }, (_, i) => ({ timeline: i + 1, note: s.note ?? 'Relevant background from earlier conversations.' })) });
       }
       default:
         return '{}';

@@ -1,12 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryGraph } from '../../../src/memory/graph';
 import { RefineCache, refineTimelines } from '../../../src/memory/refine';
-import { prepareTurn } from '../../../src/memory/turn';
+import { fitTimeline, prepareTurn } from '../../../src/memory/turn';
+import { segmentUnit } from '../../../src/memory/retrieval/units';
+import { countWords } from '../../../src/memory/retrieval/text';
+import { formatTimeline } from '../../../src/memory/timelines';
+import fc from 'fast-check';
 import { memoryUnit } from '../../../src/memory/pipeline';
 import { withDefaults } from '../../../src/memory/settings';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
-import type { Memory } from '../../../src/memory/types';
-import { DAY, edge, mem, ScriptedModel, T0 } from './helpers';
+import type { Memory, Segment, Timeline } from '../../../src/memory/types';
+import { DAY, edge, FixedIndex, mem, ScriptedModel, T0 } from './helpers';
 
 const memories: Memory[] = [
   mem('m1', 1, 'User is afraid of cruise ships after a storm', 'event'),
@@ -106,6 +110,7 @@ describe('prepareTurn', () => {
     expect(r.usedMemory.timelines).toEqual([]);
     const lines = r.systemPrompt.split('\n').filter((l) => l.startsWith('- 2024'));
     expect(lines.length).toBe(3);
+    expect(r.units.every((u) => u.kind === 'memory')).toBe(true);
     expect([...lines].sort()).toEqual(lines);
     expect(r.systemPrompt).toContain('(this is no longer true; it changed later)');
   });
@@ -118,5 +123,122 @@ describe('prepareTurn', () => {
     expect(r.usedMemory.memoryIds).toEqual([]);
     expect(r.modelCalls).toBe(0);
     expect(r.systemPrompt).not.toContain('remember');
+  });
+});
+
+function segment(id: string, day: number, turnIds: string[], text: string, indexText = text): Segment {
+  return { id, sessionId: `s${day}`, firstTurn: 0, lastTurn: turnIds.length - 1, turnIds, text, indexText, time: T0 + day * DAY };
+}
+
+describe('prepareTurn over memories and segments', () => {
+  const now = T0 + 40 * DAY;
+  // m1 -> m2 -> m3 form one timeline; t9 stands alone; two segments of past sessions.
+  const ms: Memory[] = [
+    mem('m1', 1, 'User adopted a rescue dog called Biscuit', 'event', { sourceTurnIds: ['a1'] }),
+    mem('m2', 3, 'Biscuit was afraid of the vacuum cleaner', 'event', { sourceTurnIds: ['a2'] }),
+    mem('m3', 8, 'User took Biscuit to obedience classes', 'event', { sourceTurnIds: ['b1'] }),
+    mem('t9', 12, 'User prefers tea over coffee', 'user-trait', { sourceTurnIds: ['c1'] }),
+  ];
+  const segs = [
+    segment('seg-a', 2, ['a1', 'a2'], 'user: We got Biscuit from the shelter!\nassistant: What a lovely name.', 'biscuit shelter lovely name'),
+    segment('seg-c', 20, ['c5', 'c6'], 'user: The vet said Biscuit needs a diet.\nassistant: Poor Biscuit.', 'vet biscuit diet'),
+  ];
+  const world2 = (ranking: string[]) => {
+    const index = new FixedIndex(ranking);
+    for (const m of ms) index.upsert(memoryUnit(m));
+    for (const s of segs) index.upsert(segmentUnit(s));
+    return { index, graph: MemoryGraph.from(ms, [edge('m1', 'm2', 'React'), edge('m2', 'm3', 'Want')]), memoriesById: new Map(ms.map((m) => [m.id, m])) };
+  };
+  const base = { dialogue: [{ role: 'user' as const, text: 'How is Biscuit doing?' }], now, refineCache: new RefineCache(), seed: 1 };
+
+  it('retrieves both kinds in one ranking, puts them in time order, segments with their original words', async () => {
+    const { index, graph, memoriesById } = world2(['seg-c', 'm3', 't9', 'seg-a']);
+    const r = await prepareTurn({ ...base, index, graph, memoriesById, settings: withDefaults({ refinement: false, contextBudgetWords: 300 }) });
+    expect(r.usedMemory.segmentIds).toEqual(['seg-c', 'seg-a']);
+    expect(r.usedMemory.scores.map((s) => s.unitKind)).toEqual(['segment', 'memory', 'memory', 'segment']);
+    // The top memory goes in through its timeline (n = 1), the other memory as itself.
+    expect(r.usedMemory.timelines.map((t) => t.memoryIds)).toEqual([['m1', 'm2', 'm3'], ['t9']].slice(0, r.usedMemory.timelines.length));
+    expect(r.usedMemory.memoryIds.slice(0, 3)).toEqual(['m3', 'm1', 'm2']);
+    expect(r.systemPrompt).toContain('  user: The vet said Biscuit needs a diet.');
+    expect(r.systemPrompt).not.toContain('vet biscuit diet');
+    // Time order in the prompt, whatever the ranking: seg-a (day 2), timeline at m3 (day 8), t9 (day 12), seg-c (day 20).
+    const times = r.units.map((u) => u.time);
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+    const pos = (s: string) => r.systemPrompt.indexOf(s);
+    expect(pos('We got Biscuit')).toBeLessThan(pos('-(React)->'));
+    expect(pos('-(React)->')).toBeLessThan(pos('tea over coffee'));
+    expect(pos('tea over coffee')).toBeLessThan(pos('The vet said'));
+    expect(r.budget.used).toBe(r.units.reduce((a, u) => a + countWords(u.text), 0));
+  });
+
+  it('skips a memory whose source turns are already in the prompt, but never a timeline', async () => {
+    const { index, graph, memoriesById } = world2(['seg-a', 'm1', 't9']);
+    const plain = await prepareTurn({ ...base, index, graph, memoriesById, settings: withDefaults({ retrievalMode: 'plain-topk', contextBudgetWords: 300 }) });
+    // m1's only turn (a1) is inside seg-a, which ranks first.
+    expect(plain.usedMemory.memoryIds).toEqual(['t9']);
+    expect(plain.usedMemory.timelines).toEqual([]);
+    const withGraph = await prepareTurn({ ...base, index, graph, memoriesById, settings: withDefaults({ refinement: false, contextBudgetWords: 300 }) });
+    expect(withGraph.units.map((u) => u.kind)).toContain('timeline');
+    expect(withGraph.usedMemory.memoryIds).toContain('m1');
+  });
+
+  it('a refined timeline goes in as its note, and an empty note leaves its memories out', async () => {
+    const { index, graph, memoriesById } = world2(['m2', 't9', 'seg-c']);
+    const llm = new ScriptedModel(() => JSON.stringify({ notes: [{ timeline: 1, note: 'Biscuit settled in after a shaky start.' }, { timeline: 2, note: '' }] }));
+    const r = await prepareTurn({ ...base, index, graph, memoriesById, llm, refineCache: new RefineCache(), settings: withDefaults({ contextBudgetWords: 300 }) });
+    expect(llm.count()).toBe(1);
+    expect(r.usedMemory.refined).toEqual(['Biscuit settled in after a shaky start.']);
+    expect(r.systemPrompt).toContain('2024-01-02 to 2024-01-09: Biscuit settled in after a shaky start.');
+    expect(r.usedMemory.memoryIds).not.toContain('t9');
+    expect(r.usedMemory.segmentIds).toEqual(['seg-c']);
+  });
+
+  it('never exceeds the budget, and every unit in the prompt is accounted for (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 80 }),
+        fc.shuffledSubarray(['m1', 'm2', 'm3', 't9', 'seg-a', 'seg-c']),
+        fc.constantFrom<'timelines' | 'plain-topk'>('timelines', 'plain-topk'),
+        async (budget, ranking, retrievalMode) => {
+          const { index, graph, memoriesById } = world2(ranking);
+          const r = await prepareTurn({ ...base, index, graph, memoriesById, settings: withDefaults({ refinement: false, retrievalMode, contextBudgetWords: budget }) });
+          expect(r.budget.used).toBeLessThanOrEqual(budget);
+          expect(r.budget.used).toBe(r.units.reduce((a, u) => a + countWords(u.text), 0));
+          for (const u of r.units) expect(r.systemPrompt).toContain(u.text);
+          const ids = new Set(r.units.flatMap((u) => u.memoryIds));
+          expect(new Set(r.usedMemory.memoryIds)).toEqual(ids);
+          expect(r.usedMemory.scores.length).toBe(r.units.length);
+          // A memory appears once: on its own or inside one timeline.
+          expect(r.units.flatMap((u) => u.memoryIds).length).toBe(ids.size);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe('fitTimeline', () => {
+  it('keeps a contiguous part around the retrieved memory within the word limit (property)', () => {
+    const long = Array.from({ length: 12 }, (_, i) => mem(`x${i}`, i, `event number ${i} with a few more words`));
+    const byId = new Map(long.map((m) => [m.id, m]));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 11 }), fc.integer({ min: 1, max: 200 }), (at, maxWords) => {
+        const t: Timeline = { memoryIds: long.map((m) => m.id), relations: long.slice(1).map(() => 'Cause' as const), through: `x${at}` };
+        const f = fitTimeline(t, byId, maxWords);
+        expect(f.memoryIds).toContain(`x${at}`);
+        expect(f.relations.length).toBe(f.memoryIds.length - 1);
+        const first = long.findIndex((m) => m.id === f.memoryIds[0]);
+        expect(f.memoryIds).toEqual(long.slice(first, first + f.memoryIds.length).map((m) => m.id));
+        const words = countWords(formatTimeline(f, byId));
+        if (f.memoryIds.length > 1) expect(words).toBeLessThanOrEqual(maxWords);
+        // Maximal: adding a neighbour on either side would overflow.
+        for (const ext of [first - 1, first + f.memoryIds.length]) {
+          if (ext < 0 || ext >= long.length) continue;
+          const lo = Math.min(first, ext);
+          const bigger: Timeline = { memoryIds: long.slice(lo, lo + f.memoryIds.length + 1).map((m) => m.id), relations: Array(f.memoryIds.length).fill('Cause'), through: t.through };
+          expect(countWords(formatTimeline(bigger, byId))).toBeGreaterThan(maxWords);
+        }
+      }),
+    );
   });
 });

@@ -1,0 +1,179 @@
+// Issue 6, crash safety in the real browser: the tab is closed at several points of memorising a
+// session (the job's step read straight from IndexedDB), the same profile is reopened, the models
+// are loaded again (jobs run when a language model is there), and the memories, edges and
+// segments that come out equal those of an uninterrupted run of the same conversation.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, startServer, tempProfile } from './harness.mjs';
+import { assertNoOffHost, lastReply, send, setScript, TEST_MODEL } from './flows.mjs';
+
+let server;
+before(async () => { server = await startServer(); });
+after(async () => { await server?.close(); });
+
+const CONVERSATION = [
+  'I adopted a puppy named Biscuit last week',
+  'Biscuit loves chasing the red ball in the park',
+  'I am learning to play the guitar in the evenings',
+  'Biscuit chewed the strap of my guitar case',
+  'My sister visits next week with her dog and Biscuit is excited',
+];
+// Slow JSON calls give each step a window long enough to close the tab in.
+const SLOW_JSON_MS = 700;
+
+/** Reads whole object stores through a second connection of the page's own origin. */
+async function readDb(page) {
+  return page.evaluate(
+    () =>
+      new Promise((resolve, reject) => {
+        const req = indexedDB.open('tealeaf');
+        req.onerror = () => reject(req.error);
+        req.onsuccess = () => {
+          const db = req.result;
+          const names = ['sessions', 'turns', 'memories', 'edges', 'segments', 'jobs', 'vectors'];
+          const tx = db.transaction(names, 'readonly');
+          const out = {};
+          for (const n of names) {
+            const r = tx.objectStore(n).getAll();
+            r.onsuccess = () => {
+              // Vectors: only which unit has one (typed arrays are not needed here).
+              out[n] = n === 'vectors' ? r.result.map((v) => ({ unitId: v.unitId, modelId: v.modelId, length: v.vector.length })) : r.result;
+            };
+          }
+          tx.oncomplete = () => { db.close(); resolve(out); };
+          tx.onerror = () => { db.close(); reject(tx.error); };
+        };
+      }),
+  );
+}
+
+async function pollDb(page, predicate, { timeout = 30_000, what = 'state' } = {}) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const db = await readDb(page);
+    if (predicate(db)) return db;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: jobs ${JSON.stringify(db.jobs.map((j) => [j.step, j.status, j.state?.linked]))}`);
+    await new Promise((r) => setTimeout(r, 15));
+  }
+}
+
+/** The embedder first (so every life links with the same vectors), then the scripted model. */
+async function loadModels(page, { fresh }) {
+  await page.goto(`${server.url}/#/models`);
+  if (fresh) await page.getByTestId('load-embedder').click();
+  await page.getByTestId('embedder-state').filter({ hasText: 'Ready' }).waitFor({ timeout: 30_000 });
+  await page.getByTestId(`load-${TEST_MODEL}`).click();
+  await page.getByTestId('model-status').filter({ hasText: /scripted/i }).waitFor({ timeout: 15_000 });
+}
+
+async function chatAndEnd(page) {
+  await page.goto(`${server.url}/#/chat`);
+  for (const text of CONVERSATION) {
+    await send(page, text);
+    await lastReply(page);
+  }
+  await page.getByTestId('end-session').click();
+}
+
+const memorised = (db) => db.jobs.length === 1 && db.jobs[0].status === 'done';
+
+/** The graph by content (ids hold times): memories, edges by their ends' texts, segment ranges. */
+function graphOf(db) {
+  const text = new Map(db.memories.map((m) => [m.id, m.text]));
+  return {
+    memories: db.memories.map((m) => `${m.kind}|${m.subject ?? ''}|${m.text}|${m.supersededBy ? text.get(m.supersededBy) : ''}`).sort(),
+    edges: db.edges.map((e) => `${text.get(e.from)} -${e.relation}/${e.origin}-> ${text.get(e.to)}`).sort(),
+    segments: db.segments.map((s) => `${s.firstTurn}-${s.lastTurn}:${s.turnIds.length}`).sort(),
+    vectors: db.vectors.filter((v) => text.has(v.unitId)).map((v) => text.get(v.unitId)).sort(),
+    sessions: db.sessions.map((s) => s.status),
+    turns: db.turns.length,
+  };
+}
+
+let reference;
+
+test('reference: an uninterrupted run', async () => {
+  const h = await launch();
+  try {
+    await h.page.goto(`${server.url}/`);
+    await setScript(h.page, { delayMs: 1, jsonDelayMs: 5 });
+    await loadModels(h.page, { fresh: true });
+    await chatAndEnd(h.page);
+    const db = await pollDb(h.page, memorised, { what: 'the job to finish' });
+    reference = graphOf(db);
+    assert.equal(reference.memories.length, CONVERSATION.length);
+    assert.ok(reference.edges.length >= 2, `edges: ${reference.edges.join('; ')}`);
+    assert.equal(reference.vectors.length, CONVERSATION.length, 'every memory embedded');
+    assert.ok(reference.segments.length >= 1);
+    assert.deepEqual(reference.sessions, ['memorised']);
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
+
+const KILL_POINTS = [
+  {
+    name: 'during summarising (model call in flight)',
+    // The job exists but nothing is written yet; the summary call takes SLOW_JSON_MS.
+    when: (db) => db.jobs.length === 1 && db.jobs[0].step === 'summarise',
+    settleMs: SLOW_JSON_MS / 2,
+    partial: (db) => db.memories.length === 0,
+  },
+  {
+    name: 'after summarising committed, before any link',
+    when: (db) => db.jobs[0]?.step === 'embed' || (db.jobs[0]?.step === 'link' && (db.jobs[0].state?.linked ?? 0) === 0),
+    partial: (db) => db.memories.length === CONVERSATION.length && db.edges.length === 0,
+  },
+  {
+    name: 'in the middle of linking (2 of 5 linked)',
+    when: (db) => db.jobs[0]?.step === 'link' && db.jobs[0].state?.linked === 2,
+    partial: (db) => db.jobs[0].step === 'link' && db.segments.length === 0,
+  },
+  {
+    name: 'during segmenting (model call in flight)',
+    when: (db) => db.jobs[0]?.step === 'segment',
+    settleMs: SLOW_JSON_MS / 3,
+    partial: (db) => db.segments.length === 0 && db.jobs[0].status !== 'done',
+  },
+];
+
+for (const point of KILL_POINTS) {
+  test(`tab closed ${point.name}: the resumed graph equals the uninterrupted one`, async () => {
+    assert.ok(reference, 'the reference run must pass first');
+    const profile = tempProfile();
+    let h = await launch({ profile });
+    try {
+      await h.page.goto(`${server.url}/`);
+      await setScript(h.page, { delayMs: 1, jsonDelayMs: SLOW_JSON_MS });
+      await loadModels(h.page, { fresh: true });
+      await chatAndEnd(h.page);
+      await pollDb(h.page, point.when, { what: point.name });
+      if (point.settleMs) await new Promise((r) => setTimeout(r, point.settleMs));
+      const atKill = await readDb(h.page);
+      assertNoOffHost(h);
+      await h.close(); // the tab (and the whole browser) goes away mid-job
+
+      h = await launch({ profile });
+      await h.page.goto(`${server.url}/`);
+      // What survived the kill, before anything runs again: a partial job.
+      const survived = await readDb(h.page);
+      assert.ok(point.partial(survived), `not a partial state: ${JSON.stringify(survived.jobs.map((j) => [j.step, j.status, j.state]))}`);
+      assert.notEqual(survived.jobs[0]?.status, 'done');
+      assert.ok(survived.memories.length <= atKill.memories.length + CONVERSATION.length);
+      await setScript(h.page, { delayMs: 1, jsonDelayMs: 5 });
+      await loadModels(h.page, { fresh: false });
+      const db = await pollDb(h.page, memorised, { what: 'the resumed job to finish' });
+      const resumed = graphOf(db);
+      assert.deepEqual(resumed, reference);
+      // No duplicates by content either.
+      assert.equal(new Set(db.memories.map((m) => m.text)).size, db.memories.length);
+      assert.equal(new Set(db.edges.map((e) => `${e.from}|${e.to}`)).size, db.edges.length);
+      assertNoOffHost(h);
+      assert.deepEqual(h.errors, []);
+    } finally {
+      await h.dispose();
+    }
+  });
+}

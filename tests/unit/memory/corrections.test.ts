@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../../../src/memory/corrections';
+import { MemoryGraph } from '../../../src/memory/graph';
+import { checkGraphInvariants } from '../../../src/memory/invariants';
+import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
+import type { Edge, Memory } from '../../../src/memory/types';
+
+const mem = (id: string, time: number, kind: Memory['kind'] = 'event', extra: Partial<Memory> = {}): Memory => ({
+  id, kind, text: `text ${id}`, subject: 'user', time, sourceTurnIds: [], sessionId: 's', edited: false, createdAt: time, ...extra,
+});
+const edge = (from: string, to: string, relation: Edge['relation']): Edge => ({ id: `${from}->${to}`, from, to, relation, origin: 'model', createdAt: 0 });
+
+function world() {
+  const memories = [mem('tea', 1, 'user-trait', { supersededBy: 'coffee' }), mem('coffee', 5, 'user-trait'), mem('run', 2), mem('knee', 3)];
+  const edges = [edge('tea', 'coffee', 'Changed'), edge('run', 'knee', 'HinderedBy'), edge('knee', 'coffee', 'SameTopic')];
+  return { map: new Map(memories.map((m) => [m.id, m])), graph: MemoryGraph.from(memories, edges), memories, edges };
+}
+
+async function applied(memories: Memory[], edges: Edge[], ...changes: Parameters<InMemoryRepository['apply']>[0][]) {
+  const repo = new InMemoryRepository();
+  await repo.apply({ memories, edges });
+  for (const c of changes) await repo.apply(c);
+  return { memories: await repo.listMemories(), edges: await repo.listEdges() };
+}
+
+describe('corrections', () => {
+  it('deleting a memory removes its edges, restores what it superseded, and undo puts all back', async () => {
+    const w = world();
+    const d = deleteMemory('coffee', w.map, w.graph, ['m1'])!;
+    expect(d.change.deleteEdges?.sort()).toEqual(['knee->coffee', 'tea->coffee']);
+    const after = await applied(w.memories, w.edges, d.change);
+    expect(after.memories.find((m) => m.id === 'tea')?.supersededBy).toBeUndefined();
+    expect(after.memories.some((m) => m.id === 'coffee')).toBe(false);
+    expect(checkGraphInvariants(after.memories, after.edges)).toEqual([]);
+    const undone = await applied(w.memories, w.edges, d.change, d.undo);
+    expect(undone.memories.sort((a, b) => a.id.localeCompare(b.id))).toEqual([...w.memories].sort((a, b) => a.id.localeCompare(b.id)));
+    expect(undone.edges.length).toBe(3);
+  });
+
+  it('editing marks the memory edited and ignores blank or unchanged text', () => {
+    const m = mem('a', 1);
+    expect(editMemoryText(m, '  ')).toBeUndefined();
+    expect(editMemoryText(m, m.text)).toBeUndefined();
+    expect(editMemoryText(m, ' new   words ')).toMatchObject({ text: 'new words', edited: true });
+  });
+
+  it('changing a relation makes it a user edge; dropping Changed un-supersedes the trait', async () => {
+    const w = world();
+    const c = changeEdge(w.edges[0], 'SameTopic', w.map, 9);
+    expect(c.edges?.[0]).toMatchObject({ relation: 'SameTopic', origin: 'user' });
+    expect(c.memories?.[0].supersededBy).toBeUndefined();
+    const del = changeEdge(w.edges[1], null, w.map, 9);
+    expect(del.deleteEdges).toEqual(['run->knee']);
+    const after = await applied(w.memories, w.edges, c, del);
+    expect(checkGraphInvariants(after.memories, after.edges)).toEqual([]);
+  });
+
+  it('marks a trait superseded only by a newer trait of its kind, and back', () => {
+    const w = world();
+    expect(toggleSuperseded('tea', w.map, w.graph).change?.memories?.[0].supersededBy).toBeUndefined();
+    const lone = toggleSuperseded('coffee', w.map, w.graph);
+    expect(lone.error).toMatch(/no newer trait/);
+    expect(toggleSuperseded('run', w.map, w.graph).error).toMatch(/Only traits/);
+    const fresh = new Map(w.map);
+    fresh.set('tea', mem('tea', 1, 'user-trait'));
+    expect(toggleSuperseded('tea', fresh, w.graph).change?.memories?.[0].supersededBy).toBe('coffee');
+  });
+});
