@@ -8,6 +8,9 @@
 // - link: Phase I for one new memory, with a scripted labeller that answers instantly (model time
 //   excluded): index insert with its vector, candidate search, labelling parse, component lookup,
 //   edge insert.
+// - turn: the app's whole per-turn preparation (prepareTurn at the default 300-word budget: the
+//   fused search over a depth of 60, timelines, packing, prompt), the query vector given.
+// - graphBuildMs: MemoryGraph.from over all memories and edges, as the app does at start.
 // - heapMB: V8 heap plus typed-array buffers after a full GC (both are the app's memory).
 // - pathological: a layered graph with 10^8 source-to-sink paths through one memory; time of one
 //   timeline through it.
@@ -17,6 +20,8 @@ import { linkMemory } from '../src/memory/linking';
 import { timelinesForRetrieved, untangleTimelines } from '../src/memory/timelines';
 import { seededRng, type Rng } from '../src/memory/rng';
 import { withDefaults } from '../src/memory/settings';
+import { prepareTurn } from '../src/memory/turn';
+import { RefineCache } from '../src/memory/refine';
 import type { LanguageModel } from '../src/ports';
 import type { Edge, Id, Memory } from '../src/memory/types';
 
@@ -121,6 +126,7 @@ async function measure(n: number) {
   const graph = new MemoryGraph();
   const memories = new Map<Id, Memory>();
   const vectors: Float32Array[] = [];
+  const edgeList: Edge[] = [];
   // Components of ~30 memories spread over time; each new memory links to 1-2 older ones in its
   // component (what Phase I produces: the most recent labelled memory per component).
   const components = Math.max(1, Math.floor(n / 30));
@@ -139,13 +145,25 @@ async function measure(n: number) {
     for (let j = 0; j < links && j < olders.length; j++) {
       const from = olders[olders.length - 1 - Math.floor(rng() * Math.min(5, olders.length))]!;
       const e: Edge = { id: `e:${from}->${m.id}`, from, to: m.id, relation: 'SameTopic', origin: 'similarity', createdAt: i };
-      if (graph.addEdge(e)) edges++;
+      if (graph.addEdge(e)) {
+        edges++;
+        edgeList.push(e);
+      }
     }
     olders.push(m.id);
   }
   await settle();
   const after = process.memoryUsage();
   const heapMB = (after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers) / 2 ** 20;
+
+  // Graph build from the stored records, as MemoryService.load does at start (median of 3).
+  const builds: number[] = [];
+  for (let b = 0; b < 3; b++) {
+    const t0 = performance.now();
+    const g = MemoryGraph.from(memories.values(), edgeList);
+    builds.push(performance.now() - t0);
+    if (g.edgeCount !== edges) throw new Error('graph rebuild lost edges');
+  }
 
   // Retrieval: warm up, then time QUERIES turns.
   const times: number[] = [];
@@ -164,6 +182,21 @@ async function measure(n: number) {
       // Recall of the dense side alone (sign-bit scan above 2048 vectors is approximate).
       if (index.vectors!.search(qv, 3).some((h) => h.id === memoryAt(target, '').id)) denseFound++;
     }
+  }
+
+  // The whole per-turn preparation (prepareTurn: retrieval over the index at the default budget,
+  // timelines, raw since no model, prompt assembly).
+  const turnSettings = withDefaults({ refinement: false });
+  const turnTimes: number[] = [];
+  for (let q = 0; q < QUERIES / 2 + 10; q++) {
+    const target = Math.floor(rng() * Math.min(n, vectors.length));
+    const qv = near(rng, vectors[target]!, 0.6);
+    const query = text(rng, vocab, 8);
+    const embedder = { modelId: 'fixed', dimension: DIM, embed: async () => [qv] };
+    const t0 = performance.now();
+    await prepareTurn({ dialogue: [{ role: 'user', text: query }], now: n * 60_000, index, graph, memoriesById: memories, embedder, settings: turnSettings, refineCache: new RefineCache(), seed: q });
+    const dt = performance.now() - t0;
+    if (q >= 10) turnTimes.push(dt);
   }
 
   // Linking (Phase I), scripted instant labeller.
@@ -185,6 +218,8 @@ async function measure(n: number) {
     retrieveP50Ms: r2(percentile(times, 0.5)),
     retrieveP95Ms: r2(percentile(times, 0.95)),
     linkP50Ms: r2(percentile(linkTimes, 0.5)),
+    turnP50Ms: r2(percentile(turnTimes, 0.5)),
+    graphBuildMs: Math.round(percentile(builds, 0.5)),
     heapMB: Math.round(heapMB),
     edges,
     denseTop3HasNeighbour: r2(denseFound / QUERIES),

@@ -2,25 +2,46 @@
 // components (direction ignored) kept up to date on insert with a union-find, so that neither
 // linking nor timeline retrieval recomputes anything per query. Deletions (rare: the user deletes
 // by hand) only mark the components stale; they are rebuilt once, on the next component query.
+//
+// Internally vertices and edges are small integers and the structure lives in typed arrays
+// (adjacency as linked lists of edge numbers, union-find with a member ring per component): one
+// object per memory and per edge, plus the string keys of two maps, cost ~90 MB at 100k memories;
+// this layout keeps only the Edge records themselves and the two id maps.
 import type { Edge, Id, Memory, Millis } from './types';
 import { compareChronological, type Dated } from './order';
 
-interface Vertex extends Dated {
-  out: Edge[];
-  in: Edge[];
-}
+const NONE = -1;
 
-function pairKey(from: Id, to: Id): string {
-  return `${from}\u0000${to}`;
+function grown<T extends Int32Array | Float64Array>(a: T, min: number, make: (n: number) => T, fill = 0): T {
+  if (a.length >= min) return a;
+  const next = make(Math.max(min, Math.ceil(a.length * 1.5), 64));
+  next.set(a);
+  if (fill !== 0) next.fill(fill, a.length);
+  return next;
 }
 
 export class MemoryGraph {
-  private readonly vertices = new Map<Id, Vertex>();
-  private readonly edgesById = new Map<Id, Edge>();
-  private readonly edgesByPair = new Map<string, Edge>();
-  // Union-find over vertex ids. `members` is only kept for roots.
-  private readonly parent = new Map<Id, Id>();
-  private readonly members = new Map<Id, Id[]>();
+  // Vertices: id <-> number.
+  private readonly vertexOf = new Map<Id, number>();
+  private vertexId: (Id | undefined)[] = [];
+  private time = new Float64Array(0);
+  private created = new Float64Array(0);
+  // Adjacency: per vertex the first and last edge of its outgoing / incoming list (insertion order).
+  private headOut = new Int32Array(0);
+  private tailOut = new Int32Array(0);
+  private headIn = new Int32Array(0);
+  private tailIn = new Int32Array(0);
+  // Edges: id <-> number, the records, their ends and the next edge in each list.
+  private readonly edgeOf = new Map<Id, number>();
+  private edgeRec: (Edge | undefined)[] = [];
+  private from = new Int32Array(0);
+  private to = new Int32Array(0);
+  private nextOut = new Int32Array(0);
+  private nextIn = new Int32Array(0);
+  // Union-find over vertex numbers; `ring` links the members of each component in a cycle.
+  private parent = new Int32Array(0);
+  private compSize = new Int32Array(0);
+  private ring = new Int32Array(0);
   private componentsStale = false;
 
   static from(memories: Iterable<Pick<Memory, 'id' | 'time' | 'createdAt'>>, edges: Iterable<Edge>): MemoryGraph {
@@ -31,56 +52,74 @@ export class MemoryGraph {
   }
 
   get size(): number {
-    return this.vertices.size;
+    return this.vertexOf.size;
   }
 
   get edgeCount(): number {
-    return this.edgesById.size;
+    return this.edgeOf.size;
   }
 
   has(id: Id): boolean {
-    return this.vertices.has(id);
+    return this.vertexOf.has(id);
   }
 
   /** The id, time and createdAt of a memory in the graph. */
   dated(id: Id): Dated | undefined {
-    const v = this.vertices.get(id);
-    return v ? { id: v.id, time: v.time, createdAt: v.createdAt } : undefined;
+    const v = this.vertexOf.get(id);
+    return v === undefined ? undefined : { id, time: this.time[v]!, createdAt: this.created[v]! };
   }
 
   ids(): IterableIterator<Id> {
-    return this.vertices.keys();
+    return this.vertexOf.keys();
   }
 
-  edges(): IterableIterator<Edge> {
-    return this.edgesById.values();
+  *edges(): IterableIterator<Edge> {
+    for (const e of this.edgeOf.values()) yield this.edgeRec[e]!;
   }
 
   getEdge(id: Id): Edge | undefined {
-    return this.edgesById.get(id);
+    const e = this.edgeOf.get(id);
+    return e === undefined ? undefined : this.edgeRec[e];
   }
 
   /** Adds a memory (or updates its time when already present). */
   addMemory(id: Id, time: Millis, createdAt: Millis = 0): void {
-    const existing = this.vertices.get(id);
-    if (existing) {
-      existing.time = time;
-      existing.createdAt = createdAt;
+    const existing = this.vertexOf.get(id);
+    if (existing !== undefined) {
+      this.time[existing] = time;
+      this.created[existing] = createdAt;
       return;
     }
-    this.vertices.set(id, { id, time, createdAt, out: [], in: [] });
-    if (!this.componentsStale) {
-      this.parent.set(id, id);
-      this.members.set(id, [id]);
-    }
+    const v = this.vertexId.length;
+    const n = v + 1;
+    const i32 = (k: number) => new Int32Array(k);
+    const f64 = (k: number) => new Float64Array(k);
+    this.time = grown(this.time, n, f64);
+    this.created = grown(this.created, n, f64);
+    this.headOut = grown(this.headOut, n, i32, NONE);
+    this.tailOut = grown(this.tailOut, n, i32, NONE);
+    this.headIn = grown(this.headIn, n, i32, NONE);
+    this.tailIn = grown(this.tailIn, n, i32, NONE);
+    this.parent = grown(this.parent, n, i32);
+    this.compSize = grown(this.compSize, n, i32);
+    this.ring = grown(this.ring, n, i32);
+    this.vertexId.push(id);
+    this.vertexOf.set(id, v);
+    this.time[v] = time;
+    this.created[v] = createdAt;
+    this.parent[v] = v;
+    this.compSize[v] = 1;
+    this.ring[v] = v;
   }
 
   /** Removes a memory and every edge touching it. */
   removeMemory(id: Id): void {
-    const v = this.vertices.get(id);
-    if (!v) return;
-    for (const e of [...v.out, ...v.in]) this.removeEdge(e.id);
-    this.vertices.delete(id);
+    const v = this.vertexOf.get(id);
+    if (v === undefined) return;
+    for (const e of [...this.outgoing(id), ...this.incoming(id)]) this.removeEdge(e.id);
+    // The number is not reused: a hole in the arrays until the next start.
+    this.vertexOf.delete(id);
+    this.vertexId[v] = undefined;
     this.componentsStale = true;
   }
 
@@ -89,47 +128,87 @@ export class MemoryGraph {
    * when an edge with the same id or the same (from, to) pair exists, or for a self loop.
    */
   addEdge(edge: Edge): boolean {
-    const from = this.vertices.get(edge.from);
-    const to = this.vertices.get(edge.to);
-    if (!from || !to) throw new Error(`edge ${edge.id}: unknown end ${!from ? edge.from : edge.to}`);
+    const a = this.vertexOf.get(edge.from);
+    const b = this.vertexOf.get(edge.to);
+    if (a === undefined || b === undefined) throw new Error(`edge ${edge.id}: unknown end ${a === undefined ? edge.from : edge.to}`);
     if (edge.from === edge.to) return false;
-    if (this.edgesById.has(edge.id) || this.edgesByPair.has(pairKey(edge.from, edge.to))) return false;
-    this.edgesById.set(edge.id, edge);
-    this.edgesByPair.set(pairKey(edge.from, edge.to), edge);
-    from.out.push(edge);
-    to.in.push(edge);
-    if (!this.componentsStale) this.union(edge.from, edge.to);
+    if (this.edgeOf.has(edge.id) || this.pairEdge(a, b) !== NONE) return false;
+    const e = this.edgeRec.length;
+    const n = e + 1;
+    const i32 = (k: number) => new Int32Array(k);
+    this.from = grown(this.from, n, i32);
+    this.to = grown(this.to, n, i32);
+    this.nextOut = grown(this.nextOut, n, i32);
+    this.nextIn = grown(this.nextIn, n, i32);
+    this.edgeRec.push(edge);
+    this.edgeOf.set(edge.id, e);
+    this.from[e] = a;
+    this.to[e] = b;
+    this.nextOut[e] = NONE;
+    this.nextIn[e] = NONE;
+    if (this.tailOut[a] === NONE) this.headOut[a] = e;
+    else this.nextOut[this.tailOut[a]!] = e;
+    this.tailOut[a] = e;
+    if (this.tailIn[b] === NONE) this.headIn[b] = e;
+    else this.nextIn[this.tailIn[b]!] = e;
+    this.tailIn[b] = e;
+    if (!this.componentsStale) this.union(a, b);
     return true;
   }
 
   removeEdge(id: Id): void {
-    const edge = this.edgesById.get(id);
-    if (!edge) return;
-    this.edgesById.delete(id);
-    this.edgesByPair.delete(pairKey(edge.from, edge.to));
-    const from = this.vertices.get(edge.from);
-    const to = this.vertices.get(edge.to);
-    if (from) from.out = from.out.filter((e) => e.id !== id);
-    if (to) to.in = to.in.filter((e) => e.id !== id);
+    const e = this.edgeOf.get(id);
+    if (e === undefined) return;
+    this.edgeOf.delete(id);
+    this.edgeRec[e] = undefined;
+    this.unlink(e, this.from[e]!, this.headOut, this.tailOut, this.nextOut);
+    this.unlink(e, this.to[e]!, this.headIn, this.tailIn, this.nextIn);
     this.componentsStale = true;
   }
 
+  private unlink(e: number, v: number, head: Int32Array, tail: Int32Array, next: Int32Array): void {
+    let prev = NONE;
+    for (let cur = head[v]!; cur !== NONE; prev = cur, cur = next[cur]!) {
+      if (cur !== e) continue;
+      if (prev === NONE) head[v] = next[cur]!;
+      else next[prev] = next[cur]!;
+      if (tail[v] === cur) tail[v] = prev;
+      return;
+    }
+  }
+
+  /** The edge from a to b (vertex numbers), by a walk of a's outgoing list (degrees are small). */
+  private pairEdge(a: number, b: number): number {
+    for (let e = this.headOut[a]!; e !== NONE; e = this.nextOut[e]!) if (this.to[e] === b) return e;
+    return NONE;
+  }
+
   hasEdge(from: Id, to: Id): boolean {
-    return this.edgesByPair.has(pairKey(from, to));
+    return this.edgeBetween(from, to) !== undefined;
   }
 
   edgeBetween(from: Id, to: Id): Edge | undefined {
-    return this.edgesByPair.get(pairKey(from, to));
+    const a = this.vertexOf.get(from);
+    const b = this.vertexOf.get(to);
+    if (a === undefined || b === undefined) return undefined;
+    const e = this.pairEdge(a, b);
+    return e === NONE ? undefined : this.edgeRec[e];
   }
 
-  /** Edges leaving a memory (towards newer memories). */
+  /** Edges leaving a memory (towards newer memories), in insertion order. */
   outgoing(id: Id): readonly Edge[] {
-    return this.vertices.get(id)?.out ?? [];
+    const v = this.vertexOf.get(id);
+    const out: Edge[] = [];
+    if (v !== undefined) for (let e = this.headOut[v]!; e !== NONE; e = this.nextOut[e]!) out.push(this.edgeRec[e]!);
+    return out;
   }
 
-  /** Edges arriving at a memory (from older memories). */
+  /** Edges arriving at a memory (from older memories), in insertion order. */
   incoming(id: Id): readonly Edge[] {
-    return this.vertices.get(id)?.in ?? [];
+    const v = this.vertexOf.get(id);
+    const out: Edge[] = [];
+    if (v !== undefined) for (let e = this.headIn[v]!; e !== NONE; e = this.nextIn[e]!) out.push(this.edgeRec[e]!);
+    return out;
   }
 
   /**
@@ -137,64 +216,69 @@ export class MemoryGraph {
    * component exactly when their ids are equal; the value may change after the next insert.
    */
   componentId(id: Id): Id | undefined {
-    if (!this.vertices.has(id)) return undefined;
+    const v = this.vertexOf.get(id);
+    if (v === undefined) return undefined;
     this.refreshComponents();
-    return this.find(id);
+    return this.vertexId[this.find(v)];
   }
 
   /** All memories of the component containing `id` (including it). */
   componentOf(id: Id): readonly Id[] {
-    const root = this.componentId(id);
-    return root === undefined ? [] : (this.members.get(root) ?? [id]);
+    const v = this.vertexOf.get(id);
+    if (v === undefined) return [];
+    this.refreshComponents();
+    const out: Id[] = [];
+    let cur = v;
+    do {
+      out.push(this.vertexId[cur]!);
+      cur = this.ring[cur]!;
+    } while (cur !== v);
+    return out;
   }
 
   /** The most recent memory among `ids` by the chronological order of order.ts. */
   mostRecent(ids: Iterable<Id>): Id | undefined {
-    let best: Vertex | undefined;
+    let best: Dated | undefined;
     for (const id of ids) {
-      const v = this.vertices.get(id);
-      if (v && (!best || compareChronological(v, best) > 0)) best = v;
+      const d = this.dated(id);
+      if (d && (!best || compareChronological(d, best) > 0)) best = d;
     }
     return best?.id;
   }
 
-  private find(id: Id): Id {
-    let root = id;
-    for (let p = this.parent.get(root); p !== undefined && p !== root; p = this.parent.get(root)) root = p;
+  private find(v: number): number {
+    let root = v;
+    while (this.parent[root] !== root) root = this.parent[root]!;
     // Path compression.
-    let cur = id;
-    while (cur !== root) {
-      const next = this.parent.get(cur)!;
-      this.parent.set(cur, root);
+    for (let cur = v; cur !== root; ) {
+      const next = this.parent[cur]!;
+      this.parent[cur] = root;
       cur = next;
     }
     return root;
   }
 
-  private union(a: Id, b: Id): void {
+  private union(a: number, b: number): void {
     let ra = this.find(a);
     let rb = this.find(b);
     if (ra === rb) return;
-    let ma = this.members.get(ra)!;
-    let mb = this.members.get(rb)!;
-    if (ma.length < mb.length) {
-      [ra, rb] = [rb, ra];
-      [ma, mb] = [mb, ma];
-    }
-    this.parent.set(rb, ra);
-    for (const id of mb) ma.push(id);
-    this.members.delete(rb);
+    if (this.compSize[ra]! < this.compSize[rb]!) [ra, rb] = [rb, ra];
+    this.parent[rb] = ra;
+    this.compSize[ra]! += this.compSize[rb]!;
+    // Splice the two member rings into one.
+    const t = this.ring[ra]!;
+    this.ring[ra] = this.ring[rb]!;
+    this.ring[rb] = t;
   }
 
   private refreshComponents(): void {
     if (!this.componentsStale) return;
-    this.parent.clear();
-    this.members.clear();
-    for (const id of this.vertices.keys()) {
-      this.parent.set(id, id);
-      this.members.set(id, [id]);
+    for (const v of this.vertexOf.values()) {
+      this.parent[v] = v;
+      this.compSize[v] = 1;
+      this.ring[v] = v;
     }
     this.componentsStale = false;
-    for (const e of this.edgesById.values()) this.union(e.from, e.to);
+    for (const e of this.edgeOf.values()) this.union(this.from[e]!, this.to[e]!);
   }
 }

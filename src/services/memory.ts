@@ -195,7 +195,10 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     try {
       do {
         this.again = false;
-        await withJobLock(() => this.runPending());
+        await withJobLock(async () => {
+          await this.runPending();
+          await this.embedMissing();
+        });
       } while (this.again);
     } catch (e) {
       this.emit('error', { message: `Memorising failed: ${e instanceof Error ? e.message : String(e)}` });
@@ -236,6 +239,28 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     await this.publishJobs();
   }
 
+  /**
+   * Embeds every memory and segment that has no vector for the current embedding model: after the
+   * first download, a model switch, or an import. Resumable by construction: it only looks at what
+   * is missing, and each batch is committed on its own.
+   */
+  private async embedMissing(): Promise<void> {
+    const embedder = this.getEmbedder();
+    if (!embedder) return;
+    const ids = [...this.memories.keys(), ...this.segments.keys()].filter((id) => !this.index.vectors?.has(id));
+    const BATCH = 32;
+    for (let i = 0; i < ids.length; i += BATCH) {
+      if (this.getEmbedder() !== embedder) return; // the model changed: the next run starts over
+      const batch = ids.slice(i, i + BATCH).filter((id) => this.index.has(id));
+      const units = batch.map((id) => this.index.get(id)!);
+      const vectors = await embedder.embed(units.map((u) => u.text));
+      await this.repo.apply({ vectors: batch.map((unitId, j) => ({ unitId, modelId: embedder.modelId, vector: vectors[j] })) });
+      batch.forEach((id, j) => this.index.has(id) && this.index.setVector(id, vectors[j]));
+      this.emit('jobs', [{ id: 'reembed', status: 'running', step: 'embed', progress: `${Math.min(i + BATCH, ids.length)}/${ids.length}`, label: 'Indexing memories for search by meaning' }]);
+    }
+    if (ids.length) await this.publishJobs();
+  }
+
   async publishJobs(): Promise<void> {
     const jobs = await this.repo.listJobs();
     this.emit('jobs', jobs.filter((j) => j.status !== 'done').map(jobSnapshot));
@@ -243,10 +268,10 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
 }
 
 /** Only one tab runs jobs (Web Locks); where locks are unsupported, this tab just runs them. */
-async function withJobLock(fn: () => Promise<void>): Promise<void> {
+export async function withJobLock(fn: () => Promise<void>, wait = false): Promise<void> {
   const locks = (globalThis.navigator as Navigator | undefined)?.locks;
   if (!locks) return fn();
-  await locks.request('tealeaf-jobs', { ifAvailable: true }, async (lock) => {
+  await locks.request('tealeaf-jobs', { ifAvailable: !wait }, async (lock) => {
     if (lock) await fn();
   });
 }

@@ -168,6 +168,8 @@ export class ModelService extends Emitter<ModelEvents> {
       return;
     }
     this.test = undefined;
+    // Ask once that the browser never evicts downloaded models and memories to free space.
+    void navigator.storage?.persist?.().catch(() => false);
     const label = this.label(id);
     this.set({ loading: { modelId: id, label, fraction: 0, text: 'Starting…' }, loadedId: undefined });
     this.emit('llm', undefined);

@@ -2,7 +2,7 @@
 import { IdbRepository } from '../store/repository';
 import { BLOCKED_MESSAGE } from '../store/db';
 import { ChatService } from './chat';
-import { MemoryService } from './memory';
+import { MemoryService, withJobLock } from './memory';
 import { ModelService } from './models';
 import { SettingsService } from './settings';
 
@@ -31,7 +31,8 @@ export class Tealeaf {
     this.chat.on('ended', () => this.memory.kick());
     this.memory.on('graph', () => void this.chat.refresh());
     this.models.on('llm', (llm) => { if (llm) this.memory.kick(); });
-    this.models.on('embedder', () => { void this.memory.attachVectors().then(() => this.memory.kick()); });
+    // A new embedding model: rebuild the index with its vectors, then embed what is missing.
+    this.models.on('embedder', () => { void this.memory.reload().then(() => this.memory.kick()); });
   }
 
   static async open(opts: OpenOptions): Promise<Tealeaf> {
@@ -46,7 +47,9 @@ export class Tealeaf {
 
   /** Loads the built-in demo conversation with its memories (idempotent). */
   async loadDemo(): Promise<void> {
-    const { buildDemo } = await import('./demo');
+    const { buildDemo, demoSessionId } = await import('./demo');
+    // Loaded once: loading again would re-date it and undo the user's edits to it.
+    if (await this.repo.getSession(demoSessionId(1))) return;
     const demo = buildDemo(Date.now());
     await this.memory.applyLive({ sessions: demo.sessions, turns: demo.turns, memories: demo.memories, edges: demo.edges });
     await this.chat.refresh();
@@ -62,10 +65,15 @@ export class Tealeaf {
       throw new Error('This file is not JSON. Choose a LoCoMo conversation file (one conversation per file).');
     }
     const m = this.memory;
-    const result = await importLocomo(json, {
-      repo: this.repo, index: m.index, graph: m.graph, memories: m.memories, settings: this.settings.value.memory,
-      llm: this.models.languageModel, embedder: this.models.embedder, onProgress,
-    });
+    let result: Awaited<ReturnType<typeof importLocomo>> | undefined;
+    // The import runs memorise jobs itself: hold the job lock so no other runner picks them up.
+    await withJobLock(async () => {
+      result = await importLocomo(json, {
+        repo: this.repo, index: m.index, graph: m.graph, memories: m.memories, settings: this.settings.value.memory,
+        llm: this.models.languageModel, embedder: this.models.embedder, onProgress,
+      });
+    }, true);
+    if (!result) throw new Error('The import did not run.');
     await m.reload();
     await this.chat.refresh();
     return result;

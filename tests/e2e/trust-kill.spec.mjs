@@ -2,6 +2,9 @@
 // session (the job's step read straight from IndexedDB), the same profile is reopened, the models
 // are loaded again (jobs run when a language model is there), and the memories, edges and
 // segments that come out equal those of an uninterrupted run of the same conversation.
+// Linking here is lexical (no embedding model): at the time of writing the CSP blocks the test
+// embedder in Chromium (see RELIABILITY.md), and a run must be deterministic to be compared.
+// Kills inside the embedding call are covered in Node by tests/unit/trust/crash-resume.test.ts.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, startServer, tempProfile } from './harness.mjs';
@@ -57,11 +60,9 @@ async function pollDb(page, predicate, { timeout = 30_000, what = 'state' } = {}
   }
 }
 
-/** The embedder first (so every life links with the same vectors), then the scripted model. */
-async function loadModels(page, { fresh }) {
+/** Loads the scripted model: pending jobs start running as soon as it is there. */
+async function loadModels(page) {
   await page.goto(`${server.url}/#/models`);
-  if (fresh) await page.getByTestId('load-embedder').click();
-  await page.getByTestId('embedder-state').filter({ hasText: 'Ready' }).waitFor({ timeout: 30_000 });
   await page.getByTestId(`load-${TEST_MODEL}`).click();
   await page.getByTestId('model-status').filter({ hasText: /scripted/i }).waitFor({ timeout: 15_000 });
 }
@@ -84,7 +85,7 @@ function graphOf(db) {
     memories: db.memories.map((m) => `${m.kind}|${m.subject ?? ''}|${m.text}|${m.supersededBy ? text.get(m.supersededBy) : ''}`).sort(),
     edges: db.edges.map((e) => `${text.get(e.from)} -${e.relation}/${e.origin}-> ${text.get(e.to)}`).sort(),
     segments: db.segments.map((s) => `${s.firstTurn}-${s.lastTurn}:${s.turnIds.length}`).sort(),
-    vectors: db.vectors.filter((v) => text.has(v.unitId)).map((v) => text.get(v.unitId)).sort(),
+    vectors: db.vectors.length,
     sessions: db.sessions.map((s) => s.status),
     turns: db.turns.length,
   };
@@ -97,13 +98,12 @@ test('reference: an uninterrupted run', async () => {
   try {
     await h.page.goto(`${server.url}/`);
     await setScript(h.page, { delayMs: 1, jsonDelayMs: 5 });
-    await loadModels(h.page, { fresh: true });
+    await loadModels(h.page);
     await chatAndEnd(h.page);
     const db = await pollDb(h.page, memorised, { what: 'the job to finish' });
     reference = graphOf(db);
     assert.equal(reference.memories.length, CONVERSATION.length);
     assert.ok(reference.edges.length >= 2, `edges: ${reference.edges.join('; ')}`);
-    assert.equal(reference.vectors.length, CONVERSATION.length, 'every memory embedded');
     assert.ok(reference.segments.length >= 1);
     assert.deepEqual(reference.sessions, ['memorised']);
     assertNoOffHost(h);
@@ -122,8 +122,9 @@ const KILL_POINTS = [
     partial: (db) => db.memories.length === 0,
   },
   {
-    name: 'after summarising committed, before any link',
-    when: (db) => db.jobs[0]?.step === 'embed' || (db.jobs[0]?.step === 'link' && (db.jobs[0].state?.linked ?? 0) === 0),
+    // (The first memory has no older candidate, so it links at once without a call or an edge.)
+    name: 'after summarising committed, before any edge',
+    when: (db) => db.jobs[0]?.step === 'embed' || (db.jobs[0]?.step === 'link' && (db.jobs[0].state?.linked ?? 0) <= 1),
     partial: (db) => db.memories.length === CONVERSATION.length && db.edges.length === 0,
   },
   {
@@ -147,7 +148,7 @@ for (const point of KILL_POINTS) {
     try {
       await h.page.goto(`${server.url}/`);
       await setScript(h.page, { delayMs: 1, jsonDelayMs: SLOW_JSON_MS });
-      await loadModels(h.page, { fresh: true });
+      await loadModels(h.page);
       await chatAndEnd(h.page);
       await pollDb(h.page, point.when, { what: point.name });
       if (point.settleMs) await new Promise((r) => setTimeout(r, point.settleMs));
@@ -163,7 +164,7 @@ for (const point of KILL_POINTS) {
       assert.notEqual(survived.jobs[0]?.status, 'done');
       assert.ok(survived.memories.length <= atKill.memories.length + CONVERSATION.length);
       await setScript(h.page, { delayMs: 1, jsonDelayMs: 5 });
-      await loadModels(h.page, { fresh: false });
+      await loadModels(h.page);
       const db = await pollDb(h.page, memorised, { what: 'the resumed job to finish' });
       const resumed = graphOf(db);
       assert.deepEqual(resumed, reference);

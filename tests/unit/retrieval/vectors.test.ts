@@ -95,4 +95,34 @@ describe('VectorStore', () => {
     const store = new VectorStore(4);
     expect(() => store.set('a', new Float32Array(3))).toThrow();
   });
+
+  it('keeps vectors exact across chunk boundaries through growth and swap-deletes', () => {
+    const rng = seededRng(21);
+    const d = 8;
+    for (const int8 of [false, true]) {
+      const store = new VectorStore(d, { int8 });
+      const ref = new Map<string, Float32Array>();
+      // Over three chunks of 1024, then remove most of them (chunks are freed as they empty).
+      for (let i = 0; i < 3300; i++) {
+        const v = unit(rng, d);
+        store.set(`v${i}`, v);
+        ref.set(`v${i}`, v);
+      }
+      for (let i = 0; i < 3300; i += 1 + (i % 3)) {
+        store.remove(`v${i}`);
+        ref.delete(`v${i}`);
+      }
+      for (let i = 0; i < 2500; i += 7) {
+        const v = unit(rng, d);
+        store.set(`v${i}`, v);
+        ref.set(`v${i}`, v);
+      }
+      expect(store.size).toBe(ref.size);
+      for (const [id, v] of ref) expect(Array.from(store.get(id)!)).toEqual(Array.from(v));
+      const q = unit(rng, d);
+      expect(store.search(q, 10, { exact: true }).map((h) => h.id)).toEqual(store.bruteForce(q, 10).map((h) => h.id));
+      const want = [...ref].map(([id, v]) => ({ id, s: v.reduce((a, x, j) => a + x * q[j]!, 0) })).sort((a, b) => b.s - a.s || (a.id < b.id ? -1 : 1));
+      expect(store.bruteForce(q, 10).map((h) => h.id)).toEqual(want.slice(0, 10).map((h) => h.id));
+    }
+  });
 });
