@@ -9,12 +9,18 @@
 // session ends and is memorised (construction calls).
 // Usage: npx tsx bench/calls.ts --data ../shared/data/locomo/26.json [--json]
 //        [--similarity] (relation-aware linking off) [--no-refine] [--plain] (plain top-k)
+//        [--no-segments] (no segmentation step, memories only in the index)
+// As in the app (MemoryService), session end also segments the session (one model call; this
+// scripted model gives no usable answer, so the fallback splitter runs) and the segments join the
+// index that prepareTurn searches, so prompts carry segments as they would in the app.
 // Tokens are approximated as characters / 4 (src/memory/text.ts approxTokens).
 import { readFileSync } from 'node:fs';
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../src/ports';
 import { MemoryGraph } from '../src/memory/graph';
 import { parseLocomoConversation, locomoSessionRecords, type LocomoSession } from '../src/memory/locomo';
-import { createMemoriseJob, runMemoriseJob } from '../src/memory/pipeline';
+import { createMemoriseJob, runMemoriseJob, type Segmenter } from '../src/memory/pipeline';
+import { segmentSession } from '../src/memory/segments';
+import { segmentUnit } from '../src/memory/retrieval/units';
 import { RefineCache } from '../src/memory/refine';
 import { withDefaults } from '../src/memory/settings';
 import { prepareTurn, type DialogueTurn } from '../src/memory/turn';
@@ -95,6 +101,7 @@ async function main(): Promise<void> {
   const memories = new Map<Id, Memory>();
   const llm = new CountingModel();
   const cache = new RefineCache();
+  const segmenter: Segmenter | undefined = flag('--no-segments') ? undefined : ({ turns, llm: l, signal }) => segmentSession(turns, { llm: l, signal });
 
   let constructionCalls = 0;
   let turns = 0;
@@ -127,10 +134,11 @@ async function main(): Promise<void> {
     const before = llm.calls;
     const job = createMemoriseJob(session.id, session.endedAt ?? session.startedAt);
     await repo.apply({ jobs: [job] });
-    const out = await runMemoriseJob(job, { repo, llm, index, graph, memories, settings, now: () => job.createdAt });
+    const out = await runMemoriseJob(job, { repo, llm, index, graph, memories, settings, segmenter, now: () => job.createdAt });
     if (out.status !== 'done') throw new Error(`session ${session.id}: job ${out.status} ${out.reason ?? out.job.lastError ?? ''}`);
     constructionCalls += llm.calls - before;
     llm.current = undefined;
+    for (const seg of await repo.listSegments()) if (!index.has(seg.id)) index.upsert(segmentUnit(seg));
   }
 
   const result = {

@@ -2,7 +2,9 @@ import { mount } from 'svelte';
 import './app/app.css';
 import App from './app/App.svelte';
 
-const app = mount(App, { target: document.getElementById('app')! });
+const target = document.getElementById('app')!;
+target.replaceChildren(); // drop the static boot shell
+const app = mount(App, { target });
 
 // Offline after the first visit: register the service worker once the page is up, off the
 // critical path of first paint.

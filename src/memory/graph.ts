@@ -12,11 +12,16 @@ import { compareChronological, type Dated } from './order';
 
 const NONE = -1;
 
-function grown<T extends Int32Array | Float64Array>(a: T, min: number, make: (n: number) => T, fill = 0): T {
-  if (a.length >= min) return a;
-  const next = make(Math.max(min, Math.ceil(a.length * 1.5), 64));
+function growI32(a: Int32Array, cap: number, fill = 0): Int32Array<ArrayBuffer> {
+  const next = new Int32Array(cap);
   next.set(a);
   if (fill !== 0) next.fill(fill, a.length);
+  return next;
+}
+
+function growF64(a: Float64Array, cap: number): Float64Array<ArrayBuffer> {
+  const next = new Float64Array(cap);
+  next.set(a);
   return next;
 }
 
@@ -91,18 +96,18 @@ export class MemoryGraph {
       return;
     }
     const v = this.vertexId.length;
-    const n = v + 1;
-    const i32 = (k: number) => new Int32Array(k);
-    const f64 = (k: number) => new Float64Array(k);
-    this.time = grown(this.time, n, f64);
-    this.created = grown(this.created, n, f64);
-    this.headOut = grown(this.headOut, n, i32, NONE);
-    this.tailOut = grown(this.tailOut, n, i32, NONE);
-    this.headIn = grown(this.headIn, n, i32, NONE);
-    this.tailIn = grown(this.tailIn, n, i32, NONE);
-    this.parent = grown(this.parent, n, i32);
-    this.compSize = grown(this.compSize, n, i32);
-    this.ring = grown(this.ring, n, i32);
+    if (v >= this.time.length) {
+      const cap = Math.max(64, Math.ceil(this.time.length * 1.5));
+      this.time = growF64(this.time, cap);
+      this.created = growF64(this.created, cap);
+      this.headOut = growI32(this.headOut, cap, NONE);
+      this.tailOut = growI32(this.tailOut, cap, NONE);
+      this.headIn = growI32(this.headIn, cap, NONE);
+      this.tailIn = growI32(this.tailIn, cap, NONE);
+      this.parent = growI32(this.parent, cap);
+      this.compSize = growI32(this.compSize, cap);
+      this.ring = growI32(this.ring, cap);
+    }
     this.vertexId.push(id);
     this.vertexOf.set(id, v);
     this.time[v] = time;
@@ -134,12 +139,13 @@ export class MemoryGraph {
     if (edge.from === edge.to) return false;
     if (this.edgeOf.has(edge.id) || this.pairEdge(a, b) !== NONE) return false;
     const e = this.edgeRec.length;
-    const n = e + 1;
-    const i32 = (k: number) => new Int32Array(k);
-    this.from = grown(this.from, n, i32);
-    this.to = grown(this.to, n, i32);
-    this.nextOut = grown(this.nextOut, n, i32);
-    this.nextIn = grown(this.nextIn, n, i32);
+    if (e >= this.from.length) {
+      const cap = Math.max(64, Math.ceil(this.from.length * 1.5));
+      this.from = growI32(this.from, cap);
+      this.to = growI32(this.to, cap);
+      this.nextOut = growI32(this.nextOut, cap);
+      this.nextIn = growI32(this.nextIn, cap);
+    }
     this.edgeRec.push(edge);
     this.edgeOf.set(edge.id, e);
     this.from[e] = a;

@@ -18,19 +18,26 @@ export async function send(page, text) {
   await page.getByTestId('send').click();
 }
 
-/** Waits until the last assistant turn is no longer streaming and returns its text. */
+/**
+ * Waits until the last assistant turn has `status` and its text has stopped changing (the DOM may
+ * flush the final words a frame after the status), then returns the text.
+ */
 export async function lastReply(page, { status = 'complete', timeout = 15_000 } = {}) {
-  const last = page.getByTestId('turn-assistant').last();
-  await page.waitForFunction(
+  const handle = await page.waitForFunction(
     (want) => {
       const all = document.querySelectorAll('[data-testid="turn-assistant"]');
       const el = all[all.length - 1];
-      return el && el.getAttribute('data-status') === want;
+      if (!el || el.getAttribute('data-status') !== want) return false;
+      const text = el.querySelector('[data-testid="reply-body"]')?.textContent?.trim() ?? '';
+      const w = window;
+      if (w.__lastReplySeen !== text) { w.__lastReplySeen = text; return false; }
+      w.__lastReplySeen = undefined;
+      return text;
     },
     status,
-    { timeout },
+    { timeout, polling: 50 },
   );
-  return (await last.getByTestId('reply-body').textContent())?.trim() ?? '';
+  return handle.jsonValue();
 }
 
 export function assertNoOffHost(h) {

@@ -7,7 +7,9 @@
 // Unscripted messages get "You said: <message>". JSON calls answer by schema title, deriving
 // memories from the transcript so the memory pipeline runs end to end.
 // Optional: "jsonDelayMs" slows every JSON call (trust e2e tests close the tab mid-job), and
-// "note" replaces the refined timeline note (to place hostile text there).
+// "note" replaces the refined timeline note (to place hostile text there), and "recordCalls"
+// leaves one localStorage key per JSON call ('tealeaf-test-call:<title>:...'), shared by all tabs,
+// so a test can count how many runners summarised a session.
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../src/ports';
 
 export const SCRIPTED_MODEL_ID = 'tealeaf-test-scripted';
@@ -21,6 +23,8 @@ interface Script {
   jsonDelayMs?: number;
   /** Text of every refined timeline note (default: a fixed sentence). */
   note?: string;
+  /** Record every JSON call in localStorage (see above). */
+  recordCalls?: boolean;
 }
 
 function script(): Script {
@@ -65,6 +69,7 @@ export class ScriptedModel implements LanguageModel {
     const title = typeof schema.title === 'string' ? schema.title : '';
     ScriptedModel.calls.push({ kind: 'json', title, messages });
     const s = script();
+    if (s.recordCalls) localStorage.setItem(`tealeaf-test-call:${title || 'untitled'}:${Date.now()}:${Math.random().toString(36).slice(2)}`, '1');
     await sleep(s.jsonDelayMs ?? 5);
     const text = messages.map((m) => m.content).join('\n');
     switch (title) {

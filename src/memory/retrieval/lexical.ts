@@ -59,6 +59,10 @@ export class LexicalIndex {
   /** Per term: the largest tf and the shortest document length ever posted (bounds stay valid on removal). */
   private maxTf: number[] = [];
   private minLen: number[] = [];
+  /** Per term: the last document (stamp) that counted it, and where in the pool. */
+  private markStamp: number[] = [];
+  private markAt: number[] = [];
+  private stampNow = 0;
   private readonly slotOf = new Map<Id, number>();
   private ids: (Id | undefined)[] = [];
   /**
@@ -99,7 +103,14 @@ export class LexicalIndex {
   add(id: Id, text: string): void {
     if (this.slotOf.has(id)) this.remove(id);
     const tokens = this.tokens(text);
-    const tf = new Map<number, number>();
+    const slot = this.free.length > 0 ? this.free.pop()! : this.ids.length;
+    if (slot >= this.lengths.length) this.grow(slot + 1);
+    // Term frequencies written straight into the pool: `mark` says where in this document's run a
+    // term already is (no Map per document; start-up indexes every memory and segment at once).
+    this.reservePool(2 * tokens.length);
+    const start = this.poolUsed;
+    let end = start;
+    const stamp = ++this.stampNow;
     for (const t of tokens) {
       let term = this.termIdOf.get(t);
       if (term === undefined) {
@@ -109,21 +120,28 @@ export class LexicalIndex {
         this.postingLen.push(0);
         this.maxTf.push(0);
         this.minLen.push(Infinity);
+        this.markStamp.push(0);
+        this.markAt.push(0);
       }
-      tf.set(term, (tf.get(term) ?? 0) + 1);
+      if (this.markStamp[term] === stamp) this.pool[this.markAt[term]! + 1]!++;
+      else {
+        this.markStamp[term] = stamp;
+        this.markAt[term] = end;
+        this.pool[end] = term;
+        this.pool[end + 1] = 1;
+        end += 2;
+      }
     }
-    const slot = this.free.length > 0 ? this.free.pop()! : this.ids.length;
-    if (slot >= this.lengths.length) this.grow(slot + 1);
+    this.poolUsed = end;
     this.ids[slot] = id;
     this.lengths[slot] = tokens.length;
     this.totalLength += tokens.length;
     this.slotOf.set(id, slot);
-    this.reservePool(2 * tf.size);
-    this.docStart[slot] = this.poolUsed;
-    this.docCount[slot] = 2 * tf.size;
-    for (const [term, f] of tf) {
-      this.pool[this.poolUsed++] = term;
-      this.pool[this.poolUsed++] = f;
+    this.docStart[slot] = start;
+    this.docCount[slot] = end - start;
+    for (let i = start; i < end; i += 2) {
+      const term = this.pool[i]!;
+      const f = this.pool[i + 1]!;
       this.post(term, slot, f);
       if (f > this.maxTf[term]!) this.maxTf[term] = f;
       if (tokens.length < this.minLen[term]!) this.minLen[term] = tokens.length;

@@ -266,7 +266,10 @@ export class VectorStore {
       if (this.useInt8) this.i8.push(new Int8Array(CHUNK * d));
     }
     this.f32[c]!.set(v, o);
-    this.bits.set(signBits(v, this.words), slot * this.words);
+    // Sign bits written in place (a temporary array per vector cost more than the copy at start-up).
+    const w0 = slot * this.words;
+    this.bits.fill(0, w0, w0 + this.words);
+    for (let j = 0; j < d; j++) if (v[j]! > 0) this.bits[w0 + (j >>> 5)]! |= 1 << (j & 31);
     if (!this.useInt8) return;
     let max = 0;
     for (let j = 0; j < d; j++) max = Math.max(max, Math.abs(v[j]!));
