@@ -1,6 +1,6 @@
 // The chat loop: every turn is saved the moment it exists, replies stream into the store, and a
 // reply cut off (stop, error, closed tab) keeps what had arrived, marked so.
-import type { ChatMessage, LanguageModel, Repository } from '../ports';
+import type { ChangeSet, ChatMessage, LanguageModel, Repository } from '../ports';
 import type { Job, Millis, Session, Turn, UsedMemory } from '../memory/types';
 import { createMemoriseJob } from '../memory/pipeline';
 import { Emitter } from './emitter';
@@ -68,9 +68,20 @@ export class ChatService extends Emitter<ChatEvents> {
   current?: Session;
   turns: Turn[] = [];
 
+  private readonly channel?: BroadcastChannel;
+
   constructor(private readonly opts: ChatOptions) {
     super();
     this.now = opts.now ?? Date.now;
+    if (typeof BroadcastChannel !== 'undefined') {
+      this.channel = new BroadcastChannel('tealeaf-chat');
+      this.channel.onmessage = (e: MessageEvent<{ type: string; sessionId: string }>) => {
+        // Another tab wrote to a session: show it here too (unless this tab is mid-reply).
+        if (e.data?.type !== 'session-changed' || this.busy) return;
+        if (this.current?.id === e.data.sessionId) void this.open(e.data.sessionId);
+        else void this.emitSessions();
+      };
+    }
   }
 
   get busy(): boolean {
@@ -157,11 +168,12 @@ export class ChatService extends Emitter<ChatEvents> {
       session = { id: newId('ses'), title: titleFrom(clean), startedAt: now, lastActivityAt: now, status: 'open' };
       this.turns = [];
     }
-    const userTurn: Turn = { id: newId('turn'), sessionId: session.id, index: this.turns.length, role: 'user', text: clean, time: now, status: 'complete' };
+    const userTurn: Turn = { id: newId('turn'), sessionId: session.id, index: 0, role: 'user', text: clean, time: now, status: 'complete' };
     session = { ...session, lastActivityAt: now };
-    await this.opts.repo.apply({ sessions: [session], turns: [userTurn] });
+    const s = session;
+    this.turns = await this.appendTurn(userTurn, this.turns.length > 0, (t) => ({ sessions: [s], turns: [t] }));
     this.current = session;
-    this.turns = [...this.turns, userTurn];
+    this.broadcast(session.id);
     this.emit('turns', { sessionId: session.id, turns: this.turns });
     await this.emitSessions();
     await this.reply();
@@ -176,6 +188,29 @@ export class ChatService extends Emitter<ChatEvents> {
     await this.opts.repo.apply({ deleteTurns: [last.id] });
     this.emit('turns', { sessionId: this.current.id, turns: this.turns });
     await this.reply();
+  }
+
+  /**
+   * Adds a turn at the end of its session. Another tab may have written to the same session, so
+   * the index comes from the store, and a clash at an index (unique in the store) is retried.
+   */
+  private async appendTurn(turn: Turn, existing: boolean, change: (t: Turn) => ChangeSet): Promise<Turn[]> {
+    for (let attempt = 0; ; attempt++) {
+      const turns = existing ? await this.opts.repo.listTurns(turn.sessionId) : [];
+      const t = { ...turn, index: turns.length };
+      try {
+        await this.opts.repo.apply(change(t));
+        return [...turns, t];
+      } catch (e) {
+        if (attempt >= 3 || !isConstraintError(e)) throw e;
+        existing = true;
+      }
+    }
+  }
+
+  /** Tells other tabs that a session changed, so they can show it. */
+  private broadcast(sessionId: string): void {
+    this.channel?.postMessage({ type: 'session-changed', sessionId });
   }
 
   stop(): void {
@@ -196,8 +231,8 @@ export class ChatService extends Emitter<ChatEvents> {
       id: newId('turn'), sessionId: session.id, index: this.turns.length, role: 'assistant', text: '',
       time: started, status: 'streaming', modelId: llm.modelId,
     };
-    await this.opts.repo.apply({ turns: [turn] });
-    this.turns = [...this.turns, turn];
+    this.turns = await this.appendTurn(turn, true, (t) => ({ turns: [t] }));
+    turn = this.turns[this.turns.length - 1];
     this.emit('turns', { sessionId: session.id, turns: this.turns });
 
     let lastSave = started;
@@ -245,6 +280,7 @@ export class ChatService extends Emitter<ChatEvents> {
       await this.opts.repo.apply({ sessions: [s] });
       this.emit('busy', { phase: 'idle' });
       await this.emitSessions();
+      this.broadcast(session.id);
     }
   }
 
@@ -262,11 +298,20 @@ export class ChatService extends Emitter<ChatEvents> {
     await this.opts.repo.apply({ sessions: [ended], jobs: [job] });
     if (this.current?.id === session.id) this.current = ended;
     this.emit('ended', { session: ended, job });
+    this.broadcast(session.id);
   }
 
   private async emitSessions(): Promise<void> {
     this.emit('sessions', await this.listSessions());
   }
+}
+
+function isConstraintError(e: unknown): boolean {
+  for (let x: unknown = e, depth = 0; x && depth < 4; depth++) {
+    if ((x as { name?: unknown }).name === 'ConstraintError') return true;
+    x = (x as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 export function errorText(e: unknown): string {

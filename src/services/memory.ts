@@ -83,6 +83,12 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     await this.publishJobs();
   }
 
+  /** Jobs that failed last time get a fresh round of attempts when the app opens again. */
+  async retryFailedJobs(): Promise<void> {
+    const failed = (await this.repo.listJobs()).filter((j) => j.status === 'failed');
+    if (failed.length) await this.repo.apply({ jobs: failed.map((j) => ({ ...j, status: 'pending', attempts: 0, updatedAt: Date.now() })) });
+  }
+
   private rebuild(memories: Memory[], edges: Edge[], segments: Segment[]): void {
     this.index = createHybridIndex();
     this.memories = new Map(memories.map((m) => [m.id, m]));
@@ -225,7 +231,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         segmenter,
         onProgress: (j) => this.emit('jobs', [jobSnapshot(j)]),
       });
-      if (outcome.status === 'failed') this.emit('error', { message: `Could not memorise a session: ${outcome.job.lastError ?? 'unknown error'}. It will be retried.` });
+      if (outcome.status === 'failed') this.emit('error', { message: `Could not memorise a session: ${outcome.job.lastError ?? 'unknown error'}. It will be retried next time Tealeaf opens.` });
       // Segments written by the job join the index here (memories were added by the job itself).
       for (const s of await this.repo.listSegments()) {
         if (!this.segments.has(s.id)) {

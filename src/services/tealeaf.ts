@@ -110,6 +110,7 @@ export class Tealeaf {
   /** Everything after first paint: history, memory index, model probe. */
   async start(): Promise<void> {
     await this.chat.start();
+    await this.memory.retryFailedJobs();
     await this.memory.load();
     await this.models.start();
     // Idle sessions end while the app stays open too.

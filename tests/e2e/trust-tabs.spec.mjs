@@ -119,7 +119,8 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
       jobPickedUpWithoutReload = true;
     } catch {
       jobPickedUpWithoutReload = false;
-      // Workaround while that is so: loading the model again wakes the runner in tab B.
+      // Workaround while that is so: reloading tab B and loading the model wakes its runner.
+      await b.reload();
       await loadModel(b);
     }
     const db = await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), 'both jobs to finish', 40_000);

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { ChatService, plainPreparer } from '../../../src/services/chat';
+import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
+import type { ChatMessage, GenerateOptions, LanguageModel } from '../../../src/ports';
+
+const H = 3600_000;
+
+/** Streams `reply` word by word; can fail after some words or wait for an abort. */
+class StreamingModel implements LanguageModel {
+  readonly modelId = 'stream-test';
+  constructor(private reply: string, private failAfter = Infinity, private hang = false) {}
+  async chat(_m: ChatMessage[], o: GenerateOptions = {}): Promise<string> {
+    let out = '';
+    const words = this.reply.split(' ');
+    for (let i = 0; i < words.length; i++) {
+      if (i === this.failAfter) throw new Error('GPU device was lost');
+      if (o.signal?.aborted) return out;
+      const piece = (i ? ' ' : '') + words[i];
+      out += piece;
+      o.onToken?.(piece);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    if (this.hang) await new Promise<void>((r) => o.signal?.addEventListener('abort', () => r()));
+    return out;
+  }
+  async json(): Promise<string> {
+    return '{}';
+  }
+}
+
+function setup(model: LanguageModel | undefined, clock = { t: 10 * H }) {
+  const repo = new InMemoryRepository();
+  const errors: string[] = [];
+  const chat = new ChatService({ repo, preparer: plainPreparer, getModel: () => model, idleGapMs: () => H, now: () => clock.t, saveEveryMs: 0 });
+  chat.on('error', ({ message }) => errors.push(message));
+  return { repo, chat, errors, clock };
+}
+
+describe('ChatService', () => {
+  it('saves the user turn and the streamed reply', async () => {
+    const { repo, chat } = setup(new StreamingModel('hello there friend'));
+    await chat.send('  hi  ');
+    const [s] = await repo.listSessions();
+    const turns = await repo.listTurns(s.id);
+    expect(turns.map((t) => [t.index, t.role, t.text, t.status])).toEqual([
+      [0, 'user', 'hi', 'complete'],
+      [1, 'assistant', 'hello there friend', 'complete'],
+    ]);
+    expect(s.title).toBe('hi');
+  });
+
+  it('keeps the user message when no model is loaded, and says what to do', async () => {
+    const { repo, chat, errors } = setup(undefined);
+    await chat.send('remember this');
+    const [s] = await repo.listSessions();
+    expect((await repo.listTurns(s.id)).map((t) => t.text)).toEqual(['remember this']);
+    expect(errors[0]).toMatch(/No language model is loaded/);
+  });
+
+  it('stop keeps what had arrived, marked stopped', async () => {
+    const { repo, chat } = setup(new StreamingModel('one two three', Infinity, true));
+    const done = chat.send('go');
+    await new Promise((r) => setTimeout(r, 30));
+    chat.stop();
+    await done;
+    const [s] = await repo.listSessions();
+    const reply = (await repo.listTurns(s.id))[1];
+    expect(reply).toMatchObject({ status: 'stopped', text: 'one two three' });
+  });
+
+  it('a failing model keeps the partial reply, marked error, and reports it', async () => {
+    const { repo, chat, errors } = setup(new StreamingModel('a b c d e', 2));
+    await chat.send('go');
+    const [s] = await repo.listSessions();
+    expect((await repo.listTurns(s.id))[1]).toMatchObject({ status: 'error', text: 'a b' });
+    expect(errors[0]).toMatch(/device was lost/);
+  });
+
+  it('a reply streaming when the tab closed is marked interrupted at the next start', async () => {
+    const { repo } = setup(undefined);
+    await repo.apply({
+      sessions: [{ id: 's', title: 't', startedAt: 10 * H, lastActivityAt: 10 * H, status: 'open' }],
+      turns: [
+        { id: 'u', sessionId: 's', index: 0, role: 'user', text: 'q', time: 10 * H, status: 'complete' },
+        { id: 'a', sessionId: 's', index: 1, role: 'assistant', text: 'part', time: 10 * H, status: 'streaming' },
+      ],
+    });
+    const chat2 = new ChatService({ repo, preparer: plainPreparer, getModel: () => undefined, idleGapMs: () => H, now: () => 10 * H + 5 });
+    await chat2.start();
+    expect((await repo.listTurns('s'))[1]).toMatchObject({ status: 'interrupted', text: 'part' });
+    expect(chat2.current?.id).toBe('s');
+  });
+
+  it('after the idle gap a new message starts a new session and the old one is queued for memorising', async () => {
+    const { repo, chat, clock } = setup(new StreamingModel('ok'));
+    await chat.send('first');
+    clock.t += H + 1;
+    await chat.send('second');
+    const sessions = (await repo.listSessions()).sort((a, b) => a.startedAt - b.startedAt);
+    expect(sessions.map((s) => s.status)).toEqual(['ended', 'open']);
+    expect(sessions[0].endReason).toBe('idle');
+    const jobs = await repo.listJobs();
+    expect(jobs.map((j) => [j.kind, j.sessionId, j.status])).toEqual([['memorise', sessions[0].id, 'pending']]);
+  });
+
+  it('regenerate replaces the last reply; end session queues one job; empty sessions vanish', async () => {
+    const model = new StreamingModel('first answer');
+    const { repo, chat } = setup(model);
+    await chat.send('q');
+    (model as unknown as { reply: string }).reply = 'second answer';
+    await chat.regenerate();
+    const [s] = await repo.listSessions();
+    expect((await repo.listTurns(s.id)).map((t) => t.text)).toEqual(['q', 'second answer']);
+    await chat.endCurrent();
+    expect((await repo.getSession(s.id))?.status).toBe('ended');
+    expect((await repo.listJobs()).length).toBe(1);
+    await chat.newChat();
+    expect((await repo.listSessions()).length).toBe(1);
+  });
+});
