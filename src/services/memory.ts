@@ -5,7 +5,7 @@ import type { ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
 import type { Edge, Id, Job, Memory, Relation, Segment, Turn } from '../memory/types';
 import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../memory/corrections';
 import { EMBEDDING_MODELS } from '../models/catalog';
-import type { IndexedUnit } from '../memory/retrieval/types';
+import { segmentUnit } from '../memory/retrieval/units';
 import { createHybridIndex } from '../memory/retrieval/hybrid';
 import { MemoryGraph } from '../memory/graph';
 import { RefineCache } from '../memory/refine';
@@ -32,10 +32,6 @@ type MemoryEvents = {
   graph: undefined;
   error: { message: string };
 };
-
-export function segmentUnit(s: Segment): IndexedUnit {
-  return { id: s.id, kind: 'segment', text: s.text, indexText: s.indexText, time: s.time, sessionId: s.sessionId, sourceTurnIds: s.turnIds };
-}
 
 const STEP_LABEL: Record<string, string> = {
   summarise: 'Summarising the session',
@@ -65,6 +61,9 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   private again = false;
   private seed = Math.floor(Math.random() * 2 ** 31);
 
+  private readonly channel?: BroadcastChannel;
+  private reloadTimer?: ReturnType<typeof setTimeout>;
+
   constructor(
     private readonly repo: Repository,
     private readonly settings: SettingsService,
@@ -72,6 +71,19 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     private readonly getEmbedder: () => Embedder | undefined,
   ) {
     super();
+    if (typeof BroadcastChannel !== 'undefined') {
+      // Another tab memorised or corrected something: rebuild from the store so this tab's
+      // retrieval and linking see it too.
+      this.channel = new BroadcastChannel('tealeaf-memory');
+      this.channel.onmessage = () => {
+        clearTimeout(this.reloadTimer);
+        this.reloadTimer = setTimeout(() => void this.reload().then(() => this.kick()), 100);
+      };
+    }
+  }
+
+  private announce(): void {
+    this.channel?.postMessage({ type: 'memory-changed' });
   }
 
   /** Builds the index and graph from the store (once per start). */
@@ -150,6 +162,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     for (const v of change.vectors ?? []) if (v.modelId === model && this.index.has(v.unitId)) this.index.setVector(v.unitId, v.vector);
     this.refineCache = new RefineCache();
     this.emit('graph', undefined);
+    this.announce();
   }
 
   async editMemory(id: Id, text: string): Promise<void> {
@@ -201,10 +214,12 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     try {
       do {
         this.again = false;
+        // Wait for the lock rather than give up: the tab holding it may have listed its jobs
+        // before this tab queued one.
         await withJobLock(async () => {
           await this.runPending();
           await this.embedMissing();
-        });
+        }, true);
       } while (this.again);
     } catch (e) {
       this.emit('error', { message: `Memorising failed: ${e instanceof Error ? e.message : String(e)}` });
@@ -214,9 +229,14 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   }
 
   private async runPending(): Promise<void> {
-    const jobs = (await this.repo.listJobs()).filter((j) => j.status === 'pending' || j.status === 'running');
-    jobs.sort((a, b) => a.createdAt - b.createdAt);
-    for (const job of jobs) {
+    const tried = new Set<Id>();
+    // Re-list after every job: another tab may have queued one meanwhile.
+    for (;;) {
+      const job = (await this.repo.listJobs())
+        .filter((j) => (j.status === 'pending' || j.status === 'running') && !tried.has(j.id))
+        .sort((a, b) => a.createdAt - b.createdAt)[0];
+      if (!job) break;
+      tried.add(job.id);
       const llm = this.getLlm();
       if (!llm) break; // memorising needs the model; jobs wait, persisted, until one is loaded
       const segmenter: Segmenter = ({ turns, llm: l, signal }) => segmentSession(turns, { llm: l, signal });
@@ -240,6 +260,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         }
       }
       this.emit('graph', undefined);
+      this.announce();
       await this.publishJobs();
     }
     await this.publishJobs();
