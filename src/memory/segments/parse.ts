@@ -43,8 +43,23 @@ export function parseSegmentation(raw: unknown, turnCount: number): ParsedSegmen
     candidates = candidates.map(([s, e]) => [s - 1, e - 1]);
     repaired = true;
   }
+  const cover = repairCover(candidates, n);
+  return { ranges: cover.ranges, usable: cover.usable, repaired: repaired || cover.repaired };
+}
+
+/**
+ * Inclusive (first, last) position pairs, in any order and quality, made into a contiguous cover
+ * of positions 0..n-1: swapped ends fixed, clipped to the session, sorted, gaps become their own
+ * range, overlaps cut at the previous end. Shared by the segmentation call and the summary's topics.
+ * `usable` is false (and the cover is one whole range) when no pair touches the session.
+ */
+export function repairCover(candidates: ReadonlyArray<readonly [number, number]>, turnCount: number): ParsedSegmentation {
+  const n = Math.max(0, Math.floor(turnCount));
+  if (n === 0) return { ranges: [], usable: false, repaired: false };
+  let repaired = false;
   const clipped: TurnRange[] = [];
-  for (let [s, e] of candidates) {
+  for (const pair of candidates) {
+    let [s, e] = pair;
     if (s > e) {
       [s, e] = [e, s];
       repaired = true;
