@@ -63,6 +63,7 @@ export class AppState {
     t.chat.on('error', ({ message }) => this.toast('error', message));
     t.models.on('state', (m) => (this.models = m));
     t.models.on('error', ({ message }) => this.toast('error', message));
+    t.models.on('notice', ({ message }) => this.toast('info', message));
     t.memory.on('jobs', (j) => (this.jobs = j));
     t.memory.on('graph', () => {
       this.memories = new Map(t.memory.memories);

@@ -39,6 +39,7 @@ export interface ModelsSnapshot {
 type ModelEvents = {
   state: ModelsSnapshot;
   error: { message: string };
+  notice: { message: string };
   /** A chat model became ready or went away. */
   llm: LanguageModel | undefined;
   /** The embedder became ready. */
@@ -121,7 +122,12 @@ export class ModelService extends Emitter<ModelEvents> {
     void this.refreshStorage();
     if (gpu.ok) await this.refreshCached();
     const last = this.settings.value.chatModelId;
-    if (gpu.ok && last && this.settings.value.autoLoadModel && this.snapshot.cached[last]) void this.load(last);
+    const pending = this.settings.value.pendingModelId;
+    if (gpu.ok && pending && this.snapshot.choices.some((c) => c.id === pending)) {
+      // The tab closed mid-download: carry on (shards already fetched come from the cache).
+      this.emit('notice', { message: `Resuming the download of ${this.label(pending)}.` });
+      void this.load(pending);
+    } else if (gpu.ok && last && this.settings.value.autoLoadModel && this.snapshot.cached[last]) void this.load(last);
     const emb = this.settings.value.embeddingModelId;
     if (emb && this.settings.value.autoLoadModel) void this.loadEmbedder();
   }
@@ -172,6 +178,7 @@ export class ModelService extends Emitter<ModelEvents> {
     void navigator.storage?.persist?.().catch(() => false);
     const label = this.label(id);
     this.set({ loading: { modelId: id, label, fraction: 0, text: 'Starting…' }, loadedId: undefined });
+    await this.settings.update({ pendingModelId: id });
     this.emit('llm', undefined);
     try {
       await this.runtime().load(id, {
@@ -179,10 +186,11 @@ export class ModelService extends Emitter<ModelEvents> {
           this.set({ loading: { modelId: id, label, fraction: p.fraction, loadedMB: p.loadedMB, totalMB: p.totalMB, etaSeconds: p.etaSeconds, text: p.text } }),
       });
       this.set({ loading: undefined, loadedId: id, loadedLabel: label, cached: { ...this.snapshot.cached, [id]: true } });
-      await this.settings.update({ chatModelId: id });
+      await this.settings.update({ chatModelId: id, pendingModelId: undefined });
       this.emit('llm', this.llm);
     } catch (e) {
       this.set({ loading: undefined });
+      await this.settings.update({ pendingModelId: undefined });
       const kind = e instanceof ModelRuntimeError ? e.kind : 'unknown';
       if (kind === 'cancelled') return;
       this.failed(id, kind, e instanceof Error ? e.message : String(e), e instanceof ModelRuntimeError ? e.detail : undefined);
@@ -207,6 +215,7 @@ export class ModelService extends Emitter<ModelEvents> {
   cancel(): void {
     this.llm?.cancel();
     this.set({ loading: undefined });
+    void this.settings.update({ pendingModelId: undefined });
   }
 
   async unload(): Promise<void> {

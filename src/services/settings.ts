@@ -10,6 +10,8 @@ export interface AppSettings {
   /** The chat model to load at start when it is already downloaded. */
   chatModelId?: string;
   embeddingModelId?: string;
+  /** A model download that was under way when the tab closed: resumed at the next start. */
+  pendingModelId?: string;
   /** Load the last model automatically when it is cached. */
   autoLoadModel: boolean;
   /** Optional self-hosted mirror for model files (base URL); empty = the usual model hosts. */
@@ -38,6 +40,7 @@ function sanitise(raw: unknown): AppSettings {
     idleGapMinutes: num(r.idleGapMinutes, DEFAULT_SETTINGS.idleGapMinutes),
     chatModelId: typeof r.chatModelId === 'string' ? r.chatModelId : undefined,
     embeddingModelId: typeof r.embeddingModelId === 'string' ? r.embeddingModelId : undefined,
+    pendingModelId: typeof r.pendingModelId === 'string' ? r.pendingModelId : undefined,
     autoLoadModel: typeof r.autoLoadModel === 'boolean' ? r.autoLoadModel : DEFAULT_SETTINGS.autoLoadModel,
     modelMirror: typeof r.modelMirror === 'string' ? r.modelMirror : '',
     memory,
