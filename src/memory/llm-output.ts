@@ -142,7 +142,8 @@ const RELATION_ALIASES: Record<string, RelationLabel> = {
 export function normaliseRelation(raw: unknown): { label: RelationLabel; recognised: boolean } {
   if (typeof raw !== 'string') return { label: 'None', recognised: raw === null };
   const key = raw.toLowerCase().replace(/[^a-z]/g, '');
-  const alias = RELATION_ALIASES[key];
+  // Own keys only: "constructor" or "tostring" must not reach Object.prototype.
+  const alias = Object.hasOwn(RELATION_ALIASES, key) ? RELATION_ALIASES[key] : undefined;
   if (alias) return { label: alias, recognised: true };
   const exact = RELATIONS.find((r) => r.toLowerCase() === key);
   return exact ? { label: exact, recognised: true } : { label: 'None', recognised: false };

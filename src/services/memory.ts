@@ -239,7 +239,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       tried.add(job.id);
       const llm = this.getLlm();
       if (!llm) break; // memorising needs the model; jobs wait, persisted, until one is loaded
-      const segmenter: Segmenter = ({ turns, llm: l, signal }) => segmentSession(turns, { llm: l, signal });
+      // Topic ranges come from the summarising call; no separate segmentation call.
+      const segmenter: Segmenter = ({ turns, ranges, signal }) => segmentSession(turns, { ranges, signal });
       const outcome = await runMemoriseJob(job, {
         repo: this.repo,
         llm,

@@ -143,3 +143,13 @@ describe('parseTimelineNotes', () => {
     expect(parseTimelineNotes('', 1).notes).toEqual([undefined]);
   });
 });
+
+describe('normaliseRelation and prototype keys', () => {
+  it('never returns an Object.prototype member as a relation', () => {
+    for (const k of ['constructor', '[{"constructor":160},"   "]', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+      const r = normaliseRelation(k);
+      expect(['Changed', 'Cause', 'Reason', 'HinderedBy', 'React', 'Want', 'SameTopic', 'None']).toContain(r.label);
+      expect(r.recognised).toBe(false);
+    }
+  });
+});
