@@ -1,7 +1,8 @@
 // bench:calls — how many model calls the memory method costs, replaying a LoCoMo conversation
 // through the real pipeline (src/memory) with a counting scripted model:
 //   - the summarising call is answered with the session's LoCoMo observations (their dia_ids
-//     mapped to the transcript's turn labels);
+//     mapped to the transcript's turn labels) and no topics (LoCoMo has no topic annotation), so
+//     the segment step uses the fallback splitter;
 //   - relation labelling answers SameTopic when the two memories share enough words, else None;
 //   - refinement answers one short note per timeline; the reply is a fixed sentence.
 // For each session, every turn of speaker A (the "user") is first replayed through prepareTurn
@@ -10,9 +11,9 @@
 // Usage: npx tsx bench/calls.ts --data ../shared/data/locomo/26.json [--json]
 //        [--similarity] (relation-aware linking off) [--no-refine] [--plain] (plain top-k)
 //        [--no-segments] (no segmentation step, memories only in the index)
-// As in the app (MemoryService), session end also segments the session (one model call; this
-// scripted model gives no usable answer, so the fallback splitter runs) and the segments join the
-// index that prepareTurn searches, so prompts carry segments as they would in the app.
+// As in the app (MemoryService), session end also segments the session along the topics of the
+// summarising call (no call of its own; here none are given, so the fallback splitter runs) and
+// the segments join the index that prepareTurn searches, so prompts carry segments as in the app.
 // Tokens are approximated as characters / 4 (src/memory/text.ts approxTokens).
 import { readFileSync } from 'node:fs';
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../src/ports';
@@ -60,13 +61,13 @@ class CountingModel implements LanguageModel {
     switch (schema.title) {
       case 'session_memories': {
         const cur = this.current;
-        if (!cur) return '{"events":[],"userTraits":[],"assistantTraits":[]}';
+        if (!cur) return '{"events":[],"userTraits":[],"assistantTraits":[],"topics":[]}';
         const events = cur.session.observations.map((o) => ({
           text: o.fact,
           about: o.speaker,
           turns: o.diaIds.map((d) => cur.labelOf.get(d)).filter((x): x is string => !!x),
         }));
-        return JSON.stringify({ events, userTraits: [], assistantTraits: [], notes: [] });
+        return JSON.stringify({ events, userTraits: [], assistantTraits: [], notes: [], topics: [] });
       }
       case 'relation_labels': {
         const target = /^New memory \([^)]*\): (.*)$/m.exec(prompt)?.[1] ?? '';
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
   const memories = new Map<Id, Memory>();
   const llm = new CountingModel();
   const cache = new RefineCache();
-  const segmenter: Segmenter | undefined = flag('--no-segments') ? undefined : ({ turns, llm: l, signal }) => segmentSession(turns, { llm: l, signal });
+  const segmenter: Segmenter | undefined = flag('--no-segments') ? undefined : ({ turns, ranges, signal }) => segmentSession(turns, { ranges, signal });
 
   let constructionCalls = 0;
   let turns = 0;

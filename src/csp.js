@@ -10,8 +10,10 @@ export const MODEL_HOSTS = [
 
 export const CSP = [
   "default-src 'self'",
-  // WebAssembly (web-llm's TVM runtime, ONNX Runtime) needs wasm-unsafe-eval; nothing else is eval'd.
-  "script-src 'self' 'wasm-unsafe-eval'",
+  // WebAssembly (web-llm's TVM runtime, ONNX Runtime) needs wasm-unsafe-eval; nothing else is
+  // eval'd. ONNX Runtime imports its own glue module from a blob: URL it creates inside the
+  // embedding worker; only code already running here can make one, so no outside script can.
+  "script-src 'self' 'wasm-unsafe-eval' blob:",
   "worker-src 'self'",
   `connect-src 'self' ${MODEL_HOSTS.join(' ')}`,
   "img-src 'self' data:",

@@ -34,7 +34,8 @@ export async function ingestLocomo(conv: LocomoConversation, prefix: string, spl
   const settings = withDefaults({ relationAwareLinking: false, refinement: false });
   const speakerOf = (t: Turn) => (t.role === 'user' ? conv.speakerA : conv.speakerB);
   const names = [conv.speakerA, conv.speakerB];
-  // LLM-free: the segmenter ignores the (scripted) model and uses the fallback splitter.
+  // LLM-free: the observation summariser gives no topics, so segments come from the fallback
+  // splitter (the pipeline's `ranges` are always empty here and are not forwarded).
   const segmenter: Segmenter = ({ turns }) => segmentSession(turns, { speakerLabel: speakerOf, names, splitter });
   let current: LocomoSession | undefined;
   const llm = observationSummariser(() => current);

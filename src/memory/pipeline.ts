@@ -5,6 +5,8 @@
 // step. Memory ids are derived from (session, job creation time, index in the summary) and edge
 // ids from their ends, so a replayed step cannot create duplicates. The live graph, memory map
 // and index are updated only after a commit succeeded.
+// Model calls: one summarising call (which also chooses the session's topics for the segment step)
+// plus at most one labelling call per new memory; the segment step makes none.
 import type { ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
 import type { Id, Job, JobStatus, Memory, Millis, Segment, Turn } from './types';
 import type { HybridIndex, IndexedUnit } from './retrieval/types';
@@ -12,6 +14,7 @@ import { MemoryGraph } from './graph';
 import type { MemorySettings } from './settings';
 import { linkMemory } from './linking';
 import { parseSummary, summariseMessages, summarySchema, type TranscriptTurn } from './summarise';
+import { repairCover, type TurnRange } from './segments/parse';
 import { duplicateKey } from './text';
 
 export const MEMORISE_STEPS = ['summarise', 'embed', 'link', 'segment', 'done'] as const;
@@ -26,12 +29,30 @@ export interface MemoriseState {
   /** Summary items not stored because an identical memory exists. */
   duplicates: number;
   problems: string[];
+  /**
+   * The session's topics from the summarising call, by their first and last turn ids (ids, not
+   * positions, so they still mean the same turns when the segment step runs after a reload).
+   * Absent when the summary gave none usable: the segmenter falls back to its splitter.
+   */
+  topics?: Array<{ first: Id; last: Id }>;
 }
 
 /** Splits a session into segments (built elsewhere); the step commits what it returns. */
 export type Segmenter = (input: {
   sessionId: Id;
+  /** The session's turns, ordered by index. */
   turns: readonly Turn[];
+  /**
+   * The topics the summarising call chose, as positions in `turns` (a repaired contiguous cover),
+   * or empty when it gave none usable. Always passed: the model has already been asked, so a
+   * segmenter should use these (e.g. segmentSession's `ranges`) or its fallback, not call again.
+   */
+  ranges: readonly TurnRange[];
+  /**
+   * @deprecated Never passed any more (the summarising call chose the topics): a segmenter that
+   * forwards it to segmentSession falls back to the splitter without a call. Kept so that
+   * segmenters written against the older shape still compile.
+   */
   llm?: LanguageModel;
   signal?: AbortSignal;
 }) => Promise<Segment[]>;
@@ -93,13 +114,39 @@ export function memoryUnit(m: Memory): IndexedUnit {
   };
 }
 
+function readTopics(raw: unknown): MemoriseState['topics'] {
+  if (!Array.isArray(raw)) return undefined;
+  const topics = raw.flatMap((t: unknown) => {
+    if (!t || typeof t !== 'object') return [];
+    const { first, last } = t as Record<string, unknown>;
+    return typeof first === 'string' && typeof last === 'string' ? [{ first, last }] : [];
+  });
+  return topics.length > 0 ? topics : undefined;
+}
+
+/** Stored topics (turn ids) as a repaired cover of positions in `turns`; empty if none resolve. */
+export function topicRanges(topics: MemoriseState['topics'], turns: readonly Turn[]): TurnRange[] {
+  if (!topics || turns.length === 0) return [];
+  const position = new Map(turns.map((t, i) => [t.id, i]));
+  const pairs: Array<[number, number]> = [];
+  for (const t of topics) {
+    const first = position.get(t.first);
+    const last = position.get(t.last);
+    if (first !== undefined && last !== undefined) pairs.push([first, last]);
+  }
+  const cover = repairCover(pairs, turns.length);
+  return cover.usable ? cover.ranges : [];
+}
+
 function readState(job: Job): MemoriseState {
   const s = (job.state ?? {}) as Partial<MemoriseState>;
+  const topics = readTopics(s.topics);
   return {
     memoryIds: Array.isArray(s.memoryIds) ? s.memoryIds.filter((x): x is Id => typeof x === 'string') : [],
     linked: typeof s.linked === 'number' ? s.linked : 0,
     duplicates: typeof s.duplicates === 'number' ? s.duplicates : 0,
     problems: Array.isArray(s.problems) ? s.problems.filter((x): x is string => typeof x === 'string').slice(-50) : [],
+    ...(topics ? { topics } : {}),
   };
 }
 
@@ -197,7 +244,15 @@ class MemoriseRun {
         createdAt,
       });
     });
-    const next: MemoriseState = { memoryIds: created.map((m) => m.id), linked: 0, duplicates, problems: parsed.problems.slice(0, 20) };
+    // Committed with the memories, so a resumed job segments along the same topics.
+    const topics = parsed.topics?.map((r) => ({ first: transcript[r.first]!.id, last: transcript[r.last]!.id }));
+    const next: MemoriseState = {
+      memoryIds: created.map((m) => m.id),
+      linked: 0,
+      duplicates,
+      problems: parsed.problems.slice(0, 20),
+      ...(topics && topics.length > 0 ? { topics } : {}),
+    };
     const out = await this.commit(
       { memories: created },
       this.advance(job, { step: 'embed', progress: { done: 0, total: created.length, label: 'embedding' } }, next),
@@ -294,8 +349,10 @@ class MemoriseRun {
   private async segment(job: Job, state: MemoriseState): Promise<Job> {
     const next = this.advance(job, { step: 'done', progress: { done: 0, total: 1, label: 'finishing' } }, state);
     if (!this.deps.segmenter) return this.commit({}, next);
-    const turns = await this.sessionTurns(job);
-    const segments = await this.deps.segmenter({ sessionId: job.sessionId!, turns, llm: this.deps.llm, signal: this.deps.signal });
+    const turns = (await this.sessionTurns(job)).sort((a, b) => a.index - b.index);
+    // No model here: the summarising call chose the topics; none usable means the fallback splitter.
+    const ranges = topicRanges(state.topics, turns);
+    const segments = await this.deps.segmenter({ sessionId: job.sessionId!, turns, ranges, signal: this.deps.signal });
     return this.commit({ segments }, next);
   }
 

@@ -3,11 +3,14 @@
 // utterance) and optional notes (METHOD.md section 3: context + knowledge), each with its source
 // turns. Turns are shown to the model as short labels (T1, T2, ...) to save tokens; the parser
 // maps them back and drops anything that is not a turn of this session.
+// The same call also splits the session into topics (SeCom segments, METHOD.md section 5): it
+// already reads the whole transcript, so a separate segmentation call would only repeat it.
 import { z } from 'zod';
 import type { ChatMessage, JsonSchema } from '../ports';
 import type { Id, MemoryKind, Millis, Role } from './types';
 import { cleanText, extractJson, pickArray } from './llm-output';
 import { formatDate, wordOverlap } from './text';
+import { repairCover, type TurnRange } from './segments/parse';
 
 export interface TranscriptTurn {
   id: Id;
@@ -35,6 +38,11 @@ export interface SummaryResult {
   items: SummaryItem[];
   /** False when the output held no recoverable JSON at all (the step should be retried). */
   parsed: boolean;
+  /**
+   * The session's topics as a contiguous cover of positions in the turns given to the parser (no
+   * gaps, no overlaps, repaired); absent when the model gave none usable (use the fallback splitter).
+   */
+  topics?: TurnRange[];
   problems: string[];
 }
 
@@ -66,6 +74,15 @@ export function summarySchema(includeNotes = true): JsonSchema {
       },
     };
   }
+  // Last, so a truncated answer loses the topics (the fallback splitter covers that) before memories.
+  properties.topics = {
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: { first: { type: 'string' }, last: { type: 'string' } },
+      required: ['first', 'last'],
+    },
+  };
   return { title: 'session_memories', type: 'object', properties, required: Object.keys(properties) };
 }
 
@@ -93,6 +110,7 @@ export function summariseMessages(turns: readonly TranscriptTurn[], options: Sum
       ? '- notes: instructions or feedback the user gave that should change future replies; context = why, knowledge = what to do.'
       : '',
     'Every item lists in "turns" the labels (like "T3") of the turns it comes from.',
+    `- topics: the conversation divided into runs of consecutive turns about one subject, in order; each gives the labels of its first and last turn, like {"first": "T1", "last": "T6"}. Start a new topic where the subject changes. Together they cover every turn from T1 to ${turnLabel(Math.max(0, turns.length - 1))} exactly once, with no gaps and no overlaps.`,
     'Write each sentence so it makes sense alone, in the third person. Skip small talk and greetings.',
     'Answer with JSON only.',
   ]
@@ -158,6 +176,99 @@ function subjectFor(kind: MemoryKind, about: string | undefined, turns: readonly
   return named?.speaker ?? about?.trim().slice(0, 60);
 }
 
+const FIRST_KEYS = ['first', 'start', 'from', 'begin', 'firstTurn', 'first_turn', 'startTurn', 'start_turn'];
+const LAST_KEYS = ['last', 'end', 'to', 'stop', 'lastTurn', 'last_turn', 'endTurn', 'end_turn'];
+/** "T1-T6", "T1 to T6", "T1..T6", "T1 – T6"; a lone label is read as a start. */
+const RANGE_TEXT = /^\s*\[?\s*([^\s,\-–—.]+)\s*(?:-|–|—|\.\.\.?|to|,)\s*([^\s,\]]+)\s*\]?\s*$/i;
+
+/** Position (0-based) of a turn from what the model wrote: label, 1-based number, id, external id. */
+function positionLookup(turns: readonly TranscriptTurn[]): (raw: unknown) => number | undefined {
+  const byKey = new Map<string, number>();
+  turns.forEach((t, i) => {
+    if (t.externalId) byKey.set(t.externalId.toLowerCase(), i);
+    byKey.set(t.id.toLowerCase(), i);
+    byKey.set(String(i + 1), i);
+    byKey.set(turnLabel(i).toLowerCase(), i);
+  });
+  return (raw) => {
+    if (typeof raw !== 'string' && typeof raw !== 'number') return undefined;
+    return byKey.get(String(raw).trim().replace(/^\[|\]$/g, '').toLowerCase());
+  };
+}
+
+function pickKey(o: Record<string, unknown>, keys: readonly string[]): unknown {
+  for (const k of keys) if (o[k] !== undefined && o[k] !== null) return o[k];
+  return undefined;
+}
+
+/**
+ * The summary's topics as a repaired contiguous cover of the session (positions), or undefined
+ * when none could be read. Accepts {first, last} (or start/end, from/to), [first, last], a list
+ * of a topic's turns, and "T1-T6" strings; a topic without a readable end runs to the next start.
+ */
+function parseTopics(value: unknown, turns: readonly TranscriptTurn[], problems: string[]): TurnRange[] | undefined {
+  if (turns.length === 0 || Array.isArray(value)) return undefined;
+  const list = pickArray(value, ['topics', 'segments', 'topicRanges']);
+  if (!list || list.length === 0) {
+    problems.push('summary gave no topics (fallback splitter)');
+    return undefined;
+  }
+  const pos = positionLookup(turns);
+  const starts: Array<{ first: number; last?: number }> = [];
+  let dropped = 0;
+  for (const entry of list) {
+    let first: number | undefined;
+    let last: number | undefined;
+    if (typeof entry === 'string' || typeof entry === 'number') {
+      // A whole label or id first: real ids may themselves hold a dash or a dot.
+      first = pos(entry);
+      const m = first === undefined && typeof entry === 'string' ? RANGE_TEXT.exec(entry) : null;
+      if (m) {
+        first = pos(m[1]);
+        last = pos(m[2]);
+      }
+    } else if (Array.isArray(entry)) {
+      // [first, last], or every turn of the topic.
+      const found = entry.map(pos).filter((x): x is number => x !== undefined);
+      if (found.length > 0) {
+        first = Math.min(...found);
+        last = found.length > 1 ? Math.max(...found) : undefined;
+      }
+    } else if (entry && typeof entry === 'object') {
+      const o = entry as Record<string, unknown>;
+      first = pos(pickKey(o, FIRST_KEYS));
+      last = pos(pickKey(o, LAST_KEYS));
+      const listed = Array.isArray(o.turns) ? o.turns.map(pos).filter((x): x is number => x !== undefined) : [];
+      if (first === undefined && listed.length > 0) first = Math.min(...listed);
+      if (last === undefined && listed.length > 1) last = Math.max(...listed);
+    }
+    if (first === undefined) {
+      dropped++;
+      continue;
+    }
+    starts.push(last === undefined ? { first } : { first, last });
+  }
+  if (dropped > 0) problems.push(`${dropped} unreadable topic(s) dropped`);
+  if (starts.length === 0) {
+    problems.push('no usable topics in the summary (fallback splitter)');
+    return undefined;
+  }
+  // An open-ended topic runs up to the next topic's start (or the session's end).
+  const sortedStarts = [...new Set(starts.map((t) => t.first))].sort((a, b) => a - b);
+  const pairs = starts.map((t): [number, number] => {
+    if (t.last !== undefined) return [t.first, t.last];
+    const next = sortedStarts.find((x) => x > t.first);
+    return [t.first, next === undefined ? turns.length - 1 : next - 1];
+  });
+  const cover = repairCover(pairs, turns.length);
+  if (!cover.usable) {
+    problems.push('no usable topics in the summary (fallback splitter)');
+    return undefined;
+  }
+  if (cover.repaired || starts.some((t) => t.last === undefined)) problems.push('topics repaired into a contiguous cover');
+  return cover.ranges;
+}
+
 /** Reads the summarising call's output against the session's real turns. Never throws. */
 export function parseSummary(raw: unknown, turns: readonly TranscriptTurn[]): SummaryResult {
   const ex = extractJson(raw);
@@ -208,5 +319,6 @@ export function parseSummary(raw: unknown, turns: readonly TranscriptTurn[]): Su
     finish('note', knowledge, parsed.data.turns ?? [], undefined, cleanText(parsed.data.context) || undefined);
   }
   if (Array.isArray(ex.value)) problems.push('top-level array read as events');
-  return { items: turns.length === 0 ? [] : items, parsed: true, problems };
+  const topics = parseTopics(ex.value, turns, problems);
+  return { items: turns.length === 0 ? [] : items, parsed: true, ...(topics ? { topics } : {}), problems };
 }

@@ -141,9 +141,8 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
   }
 });
 
-test('a job recorded in one tab while the other runs jobs is not left waiting', {
-  todo: 'BUG src/services/memory.ts: a job created while another tab holds the tealeaf-jobs lock stays pending until the next model load or reload (kick() with ifAvailable gives up, and the lock holder lists jobs only once)',
-}, () => {
+// Was a bug until 3e67d4f ("job runner waits for the lock"): the job stayed pending until a reload.
+test('a job recorded in one tab while the other runs jobs is not left waiting', () => {
   assert.equal(jobPickedUpWithoutReload, true);
 });
 
@@ -225,8 +224,8 @@ test('one session open in two tabs: no two turns at one position', async () => {
   }
 });
 
-test("a message sent in the second tab of a shared session is kept (or the user is told)", {
-  todo: 'BUG src/services/chat.ts:160/196: turn index = this tab\'s in-memory turns.length; the other tab already used it, the unique index bySessionIndex rejects the write with an uncaught ConstraintError, the composer is cleared and the message is silently lost',
-}, () => {
+// Was a bug until deb296f: the second tab reused a turn position, the store's unique index refused
+// the write (uncaught ConstraintError) and the message was silently lost.
+test('a message sent in the second tab of a shared session is kept', () => {
   assert.equal(tabBMessageKept, true);
 });

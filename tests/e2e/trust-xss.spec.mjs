@@ -138,6 +138,7 @@ test(`${PAYLOADS.length} payloads in replies, memory texts, notes and session ti
     for (let i = 0; i < PAYLOADS.length; i++) {
       if (i > 0) await newChat(page);
       await say(page, `${PAYLOADS[i]} #${i}#`);
+      expectClean(await audit(page), `reply and title of payload ${i}`);
     }
     await page.getByTestId('end-session').click();
     const end = Date.now() + 60_000;

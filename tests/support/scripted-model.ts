@@ -95,5 +95,6 @@ function summarise(text: string) {
   for (const m of text.matchAll(/^(T\d+) \[user[^\]]*\]: (.+)$/gm)) {
     events.push({ text: `The user said: ${m[2].trim()}`, about: 'user', turns: [m[1]] });
   }
-  return { events, userTraits: [], assistantTraits: [], notes: [] };
+  // No topics: segments keep coming from the fallback splitter, as before topics were asked for.
+  return { events, userTraits: [], assistantTraits: [], notes: [], topics: [] };
 }

@@ -1,18 +1,26 @@
-// Splitting an ended session into segments: one model call when a model is loaded, the
-// lexical-cohesion splitter otherwise (or when the model's answer is unusable).
+// Splitting an ended session into segments. The memorise job hands over the topics its summarising
+// call already chose (`ranges`), so no second call reads the session again; without them, one
+// segmentation call when a model is given, the lexical-cohesion splitter otherwise (or when the
+// model's answer is unusable).
 import type { LanguageModel } from '../../ports';
 import type { Segment, Turn } from '../types';
 import { denoiseForIndex } from './denoise';
 import { splitByCohesion, type SplitterOptions } from './fallback';
-import { parseSegmentation, type TurnRange } from './parse';
+import { parseSegmentation, repairCover, type TurnRange } from './parse';
 import { buildSegmentationMessages, SEGMENTATION_SCHEMA } from './prompt';
 
 export { buildSegmentationMessages, SEGMENTATION_SCHEMA } from './prompt';
-export { parseSegmentation, type ParsedSegmentation, type TurnRange } from './parse';
+export { parseSegmentation, repairCover, type ParsedSegmentation, type TurnRange } from './parse';
 export { splitByCohesion, DEFAULT_SPLITTER, type SplitterOptions } from './fallback';
 export { denoiseForIndex, denoiseTurnText, isFillerTurn } from './denoise';
 
 export interface SegmentOptions {
+  /**
+   * Topic ranges already chosen (by the summarising call), as positions in the turns ordered by
+   * index. When present, even empty, the model is not called: usable ranges are repaired into a
+   * cover and used, otherwise the fallback splitter runs.
+   */
+  ranges?: readonly TurnRange[];
   llm?: LanguageModel;
   signal?: AbortSignal;
   /** How a turn's speaker is written in the segment text (default: its role). */
@@ -24,7 +32,8 @@ export interface SegmentOptions {
 
 export interface SegmentationResult {
   segments: Segment[];
-  source: 'model' | 'fallback';
+  /** 'summary': the ranges given in the options; 'model': a segmentation call. */
+  source: 'summary' | 'model' | 'fallback';
   /** The model's answer needed repair (or was unusable, see source). */
   repaired: boolean;
   error?: string;
@@ -44,7 +53,19 @@ export async function segmentSessionDetailed(
   let ranges: TurnRange[] | undefined;
   let repaired = false;
   let error: string | undefined;
-  if (options.llm) {
+  if (options.ranges) {
+    const cover = repairCover(
+      options.ranges.map((r): [number, number] => [r.first, r.last]),
+      ordered.length,
+    );
+    if (cover.usable) {
+      return { segments: buildSegments(ordered, cover.ranges, options), source: 'summary', repaired: cover.repaired };
+    }
+    if (options.ranges.length > 0) {
+      repaired = true;
+      error = 'unusable topic ranges';
+    }
+  } else if (options.llm) {
     try {
       const raw = await options.llm.json(
         buildSegmentationMessages(ordered, options.speakerLabel),

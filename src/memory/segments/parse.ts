@@ -59,7 +59,11 @@ export function repairCover(candidates: ReadonlyArray<readonly [number, number]>
   let repaired = false;
   const clipped: TurnRange[] = [];
   for (const pair of candidates) {
-    let [s, e] = pair;
+    if (!Number.isFinite(pair[0]) || !Number.isFinite(pair[1])) {
+      repaired = true;
+      continue;
+    }
+    let [s, e] = [Math.round(pair[0]), Math.round(pair[1])];
     if (s > e) {
       [s, e] = [e, s];
       repaired = true;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
-import { createMemoriseJob, memoryUnit, runMemoriseJob, type MemoriseDeps } from '../../../src/memory/pipeline';
+import { createMemoriseJob, memoryUnit, runMemoriseJob, type MemoriseDeps, type MemoriseState, type Segmenter } from '../../../src/memory/pipeline';
+import { segmentSession, splitByCohesion } from '../../../src/memory/segments';
 import { withDefaults, type MemorySettings } from '../../../src/memory/settings';
 import { checkGraphInvariants } from '../../../src/memory/invariants';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
@@ -198,6 +199,116 @@ describe('runMemoriseJob', () => {
     expect(repo.vectors.size).toBe(repo.memories.size);
     expect(progress[0]).toBe('embed');
     expect(progress.at(-1)).toBe('done');
+  });
+});
+
+/** The deterministic script, with these topics added to every summary. */
+function scriptWithTopics(topics: unknown): (call: ScriptedCall) => string {
+  return (call) => {
+    const out = deterministicScript(call);
+    if (call.schemaTitle !== 'session_memories') return out;
+    return JSON.stringify({ ...(JSON.parse(out) as object), topics });
+  };
+}
+
+/** As MemoryService should pass it: the summary's ranges, no model. */
+const rangesSegmenter: Segmenter = ({ turns, ranges, signal }) => segmentSession(turns, { ranges, signal });
+/** The older shape (forwards `llm`), as callers written before topics still do. */
+const legacySegmenter: Segmenter = ({ turns, llm, signal }) => segmentSession(turns, { llm, signal });
+
+/** The topics a job carries in its state. */
+function topicsOf(job: Job | undefined): MemoriseState['topics'] {
+  return (job?.state as Partial<MemoriseState> | undefined)?.topics;
+}
+
+async function segmentRanges(repo: InMemoryRepository, sessionId: string): Promise<Array<[number, number]>> {
+  return [...repo.segments.values()]
+    .filter((x) => x.sessionId === sessionId)
+    .sort((a, b) => a.firstTurn - b.firstTurn)
+    .map((x) => [x.firstTurn, x.lastTurn]);
+}
+
+async function fallbackRanges(repo: InMemoryRepository, sessionId: string): Promise<Array<[number, number]>> {
+  const turns = (await repo.listTurns(sessionId)).sort((a, b) => a.index - b.index);
+  return splitByCohesion(turns.map((t) => t.text)).map((r) => [turns[r.first]!.index, turns[r.last]!.index]);
+}
+
+describe('segments from the summarising call', () => {
+  const settings = withDefaults();
+  // Six turns per session; the fallback splitter (at least 3 turns a segment) cannot make [0, 1].
+  const TOPICS = [{ first: 'T1', last: 'T2' }, { first: 'T3', last: 'T6' }];
+
+  it("segments follow the summary's topics; a session costs 1 + labelling calls, the segment step none", async () => {
+    for (const segmenter of [rangesSegmenter, legacySegmenter]) {
+      const repo = new InMemoryRepository();
+      const jobs = await seedWorld(repo);
+      const llm = new ScriptedModel(scriptWithTopics(TOPICS));
+      for (const job of jobs) {
+        const before = llm.count();
+        const labelsBefore = llm.count('relation_labels');
+        const out = await runMemoriseJob(job, depsFor(repo, llm, settings, { segmenter }));
+        expect(out.status).toBe('done');
+        const labelling = llm.count('relation_labels') - labelsBefore;
+        expect(llm.count() - before).toBe(1 + labelling);
+        expect(out.modelCalls).toBe(1 + labelling);
+        const stored = await repo.getJob(job.id);
+        expect(topicsOf(stored)).toEqual([
+          { first: `${job.sessionId}:u0`, last: `${job.sessionId}:a0` },
+          { first: `${job.sessionId}:u1`, last: `${job.sessionId}:a2` },
+        ]);
+        const expected = segmenter === rangesSegmenter ? [[0, 1], [2, 5]] : await fallbackRanges(repo, job.sessionId!);
+        expect(await segmentRanges(repo, job.sessionId!)).toEqual(expected);
+      }
+      expect(llm.count('session_memories')).toBe(3);
+      expect(llm.calls.every((c) => c.schemaTitle === 'session_memories' || c.schemaTitle === 'relation_labels')).toBe(true);
+    }
+  });
+
+  it('garbage or missing topics fall back to the splitter, without a call', async () => {
+    for (const topics of [[{ first: 'T42', last: 'banana' }], 'all of it', undefined]) {
+      const repo = new InMemoryRepository();
+      const [job] = await seedWorld(repo, [SESSIONS[0]]);
+      const llm = new ScriptedModel(scriptWithTopics(topics));
+      const out = await runMemoriseJob(job, depsFor(repo, llm, settings, { segmenter: rangesSegmenter }));
+      expect(out.status).toBe('done');
+      expect(llm.count()).toBe(1 + llm.count('relation_labels'));
+      expect(topicsOf(out.job)).toBeUndefined();
+      const segs = await segmentRanges(repo, job.sessionId!);
+      expect(segs).toEqual(await fallbackRanges(repo, job.sessionId!));
+      expect(segs).not.toEqual([[0, 1], [2, 5]]);
+    }
+  });
+
+  it('a job resumed after the summarise step segments along the stored topics', async () => {
+    let dead = false;
+    let crashed = false;
+    const repo = new InMemoryRepository({
+      beforeApply: (c) => {
+        if (dead) throw new Error('process gone');
+        // The commit after summarising (embed -> link): the tab dies there, once.
+        if (!crashed && c.jobs?.[0]?.step === 'link') {
+          crashed = true;
+          dead = true;
+          throw new Error('crash');
+        }
+      },
+    });
+    const [job] = await seedWorld(repo, [SESSIONS[0]]);
+    const first = await runMemoriseJob(job, depsFor(repo, new ScriptedModel(scriptWithTopics(TOPICS)), withDefaults({ maxStepAttempts: 1 }), { segmenter: rangesSegmenter }));
+    expect(first.status).toBe('failed');
+    const stored = (await repo.getJob(job.id))!;
+    expect(stored.step).toBe('embed');
+    expect(topicsOf(stored)).toHaveLength(2);
+    expect(repo.segments.size).toBe(0);
+
+    // Reload: a model that would now answer other topics is not asked again.
+    dead = false;
+    const llm = new ScriptedModel(scriptWithTopics([{ first: 'T1', last: 'T6' }]));
+    const out = await runMemoriseJob(stored, depsFor(repo, llm, settings, { segmenter: rangesSegmenter }));
+    expect(out.job.lastError).toBeUndefined();
+    expect(out.status).toBe('done');
+    expect(llm.count('session_memories')).toBe(0);
+    expect(await segmentRanges(repo, job.sessionId!)).toEqual([[0, 1], [2, 5]]);
   });
 });
 

@@ -129,3 +129,30 @@ describe('segmentSession', () => {
     expect((await segmentSessionDetailed(turns)).source).toBe('fallback');
   });
 });
+
+describe('segmentSession with ranges from the summarising call', () => {
+  it('uses the ranges, repaired, and never calls the model', async () => {
+    const llm = model('{"segments":[{"start":0,"end":5}]}');
+    const r = await segmentSessionDetailed(turns, { llm, ranges: [{ first: 0, last: 1 }, { first: 2, last: 5 }] });
+    expect(llm.calls).toBe(0);
+    expect(r.source).toBe('summary');
+    expect(r.repaired).toBe(false);
+    expect(r.segments.map((s) => [s.firstTurn, s.lastTurn])).toEqual([[0, 1], [2, 5]]);
+    // Out of order and short of the end: repaired into a cover.
+    const fixed = await segmentSessionDetailed(turns, { llm, ranges: [{ first: 3, last: 4 }, { first: 0, last: 2 }] });
+    expect(fixed.repaired).toBe(true);
+    expect(fixed.segments.map((s) => [s.firstTurn, s.lastTurn])).toEqual([[0, 2], [3, 4], [5, 5]]);
+    expect(llm.calls).toBe(0);
+  });
+
+  it('empty or unusable ranges: the fallback splitter, still without a call', async () => {
+    const llm = model('{"segments":[{"start":0,"end":2},{"start":3,"end":5}]}');
+    const expected = splitByCohesion(turns.map((t) => t.text));
+    for (const ranges of [[], [{ first: 40, last: 50 }]]) {
+      const r = await segmentSessionDetailed(turns, { llm, ranges });
+      expect(r.source).toBe('fallback');
+      expect(r.segments.map((s) => ({ first: s.firstTurn, last: s.lastTurn }))).toEqual(expected);
+    }
+    expect(llm.calls).toBe(0);
+  });
+});

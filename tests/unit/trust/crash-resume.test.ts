@@ -159,7 +159,8 @@ async function pageLife(repo: InMemoryRepository, llm: Model, embedder: ToyEmbed
     outcomes.push(
       await runMemoriseJob(job, {
         repo, llm, embedder, index, settings, signal, now: () => T0 + 999,
-        segmenter: ({ turns, llm: l, signal: s }) => segmentSession(turns, { llm: l, signal: s }),
+        // Whatever the job hands over (topic ranges, or a model) goes to the real segmenter.
+        segmenter: ({ turns, ...rest }) => segmentSession(turns, rest),
       }),
     );
   }
