@@ -72,6 +72,7 @@ export interface Repository {
   listMemories(): Promise<Memory[]>;
   listEdges(): Promise<Edge[]>;
   listSegments(): Promise<Segment[]>;
+  listSegmentsBySession(sessionId: Id): Promise<Segment[]>;
   listVectors(modelId: string): Promise<VectorRecord[]>;
   getJob(id: Id): Promise<Job | undefined>;
   listJobs(): Promise<Job[]>;

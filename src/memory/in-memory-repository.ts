@@ -87,6 +87,7 @@ export class InMemoryRepository implements Repository {
   async listMemories() { return copy([...this.memories.values()]); }
   async listEdges() { return copy([...this.edges.values()]); }
   async listSegments() { return copy([...this.segments.values()]); }
+  async listSegmentsBySession(sessionId: Id) { return copy([...this.segments.values()].filter((s) => s.sessionId === sessionId)); }
   async listVectors(modelId: string) { return copy([...this.vectors.values()].filter((v) => v.modelId === modelId)); }
   async getJob(id: Id) { return copy(this.jobs.get(id)); }
   async listJobs() { return copy([...this.jobs.values()]); }

@@ -57,6 +57,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   memories = new Map<Id, Memory>();
   segments = new Map<Id, Segment>();
   private refineCache = new RefineCache();
+  /** Whose vectors are in the index (undefined: none yet). */
+  private vectorModelId?: string;
   private running = false;
   private again = false;
   private seed = Math.floor(Math.random() * 2 ** 31);
@@ -103,6 +105,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
 
   private rebuild(memories: Memory[], edges: Edge[], segments: Segment[]): void {
     this.index = createHybridIndex();
+    this.vectorModelId = undefined;
     this.memories = new Map(memories.map((m) => [m.id, m]));
     this.segments = new Map(segments.map((s) => [s.id, s]));
     this.graph = MemoryGraph.from(memories, edges);
@@ -117,6 +120,18 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     for (const v of await this.repo.listVectors(embedder.modelId)) {
       if (this.index.has(v.unitId) && v.vector.length === embedder.dimension) this.index.setVector(v.unitId, v.vector);
     }
+    this.vectorModelId = embedder.modelId;
+  }
+
+  /**
+   * An embedding model became ready. At start-up the index was built without vectors, so they are
+   * just attached; only a switch from another model's vectors needs a rebuild.
+   */
+  async embedderChanged(): Promise<void> {
+    const id = this.getEmbedder()?.modelId;
+    if (this.vectorModelId === undefined) await this.attachVectors();
+    else if (this.vectorModelId !== id) await this.reload();
+    this.kick();
   }
 
   async reload(): Promise<void> {
@@ -254,7 +269,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       });
       if (outcome.status === 'failed') this.emit('error', { message: `Could not memorise a session: ${outcome.job.lastError ?? 'unknown error'}. It will be retried next time Tealeaf opens.` });
       // Segments written by the job join the index here (memories were added by the job itself).
-      for (const s of await this.repo.listSegments()) {
+      for (const s of job.sessionId ? await this.repo.listSegmentsBySession(job.sessionId) : []) {
         if (!this.segments.has(s.id)) {
           this.segments.set(s.id, s);
           this.index.upsert(segmentUnit(s));

@@ -31,8 +31,8 @@ export class Tealeaf {
     this.chat.on('ended', () => this.memory.kick());
     this.memory.on('graph', () => void this.chat.refresh());
     this.models.on('llm', (llm) => { if (llm) this.memory.kick(); });
-    // A new embedding model: rebuild the index with its vectors, then embed what is missing.
-    this.models.on('embedder', () => { void this.memory.reload().then(() => this.memory.kick()); });
+    // An embedding model is ready: attach its vectors (rebuild on a switch), embed what is missing.
+    this.models.on('embedder', () => void this.memory.embedderChanged());
   }
 
   static async open(opts: OpenOptions): Promise<Tealeaf> {
