@@ -2,7 +2,7 @@
 // at start, updated incrementally), prepares each turn, and runs memorising jobs in the background,
 // one tab at a time.
 import type { ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
-import type { Edge, Id, Job, Memory, Relation, Segment, Turn } from '../memory/types';
+import type { Edge, Id, Job, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
 import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../memory/corrections';
 import { EMBEDDING_MODELS } from '../models/catalog';
 import { segmentUnit } from '../memory/retrieval/units';
@@ -90,11 +90,23 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
 
   /** Builds the index and graph from the store (once per start). */
   async load(): Promise<void> {
-    const [memories, edges, segments] = await Promise.all([this.repo.listMemories(), this.repo.listEdges(), this.repo.listSegments()]);
+    // All reads at once: IndexedDB serves them while this thread deserialises the first ones.
+    const embedder = this.getEmbedder();
+    const [memories, edges, segments, vectors] = await Promise.all([
+      this.repo.listMemories(), this.repo.listEdges(), this.repo.listSegments(),
+      embedder ? this.repo.listVectors(embedder.modelId) : Promise.resolve([]),
+    ]);
     this.rebuild(memories, edges, segments);
-    await this.attachVectors();
+    if (embedder) this.attach(embedder, vectors);
     this.emit('graph', undefined);
     await this.publishJobs();
+  }
+
+  private attach(embedder: Embedder, vectors: readonly VectorRecord[]): void {
+    for (const v of vectors) {
+      if (this.index.has(v.unitId) && v.vector.length === embedder.dimension) this.index.setVector(v.unitId, v.vector);
+    }
+    this.vectorModelId = embedder.modelId;
   }
 
   /** Jobs that failed last time get a fresh round of attempts when the app opens again. */
@@ -116,11 +128,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   /** Vectors of the current embedding model, when one is loaded. */
   async attachVectors(): Promise<void> {
     const embedder = this.getEmbedder();
-    if (!embedder) return;
-    for (const v of await this.repo.listVectors(embedder.modelId)) {
-      if (this.index.has(v.unitId) && v.vector.length === embedder.dimension) this.index.setVector(v.unitId, v.vector);
-    }
-    this.vectorModelId = embedder.modelId;
+    if (embedder) this.attach(embedder, await this.repo.listVectors(embedder.modelId));
   }
 
   /**
