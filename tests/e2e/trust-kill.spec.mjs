@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, lastReply, send, setScript, TEST_MODEL } from './flows.mjs';
+import { assertNoOffHost, lastReply, pollDb, readDb, send, setScript, TEST_MODEL } from './flows.mjs';
 
 let server;
 before(async () => { server = await startServer(); });
@@ -24,41 +24,7 @@ const CONVERSATION = [
 // Slow JSON calls give each step a window long enough to close the tab in.
 const SLOW_JSON_MS = 700;
 
-/** Reads whole object stores through a second connection of the page's own origin. */
-async function readDb(page) {
-  return page.evaluate(
-    () =>
-      new Promise((resolve, reject) => {
-        const req = indexedDB.open('tealeaf');
-        req.onerror = () => reject(req.error);
-        req.onsuccess = () => {
-          const db = req.result;
-          const names = ['sessions', 'turns', 'memories', 'edges', 'segments', 'jobs', 'vectors'];
-          const tx = db.transaction(names, 'readonly');
-          const out = {};
-          for (const n of names) {
-            const r = tx.objectStore(n).getAll();
-            r.onsuccess = () => {
-              // Vectors: only which unit has one (typed arrays are not needed here).
-              out[n] = n === 'vectors' ? r.result.map((v) => ({ unitId: v.unitId, modelId: v.modelId, length: v.vector.length })) : r.result;
-            };
-          }
-          tx.oncomplete = () => { db.close(); resolve(out); };
-          tx.onerror = () => { db.close(); reject(tx.error); };
-        };
-      }),
-  );
-}
 
-async function pollDb(page, predicate, { timeout = 30_000, what = 'state' } = {}) {
-  const end = Date.now() + timeout;
-  for (;;) {
-    const db = await readDb(page);
-    if (predicate(db)) return db;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: jobs ${JSON.stringify(db.jobs.map((j) => [j.step, j.status, j.state?.linked]))}`);
-    await new Promise((r) => setTimeout(r, 15));
-  }
-}
 
 /** Loads the scripted model: pending jobs start running as soon as it is there. */
 async function loadModels(page) {

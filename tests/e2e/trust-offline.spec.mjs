@@ -6,36 +6,16 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, startServer } from './harness.mjs';
-import { assertNoOffHost, lastReply, send, setScript, TEST_MODEL } from './flows.mjs';
+import { assertNoOffHost, lastReply, pollDb, readDb, say, send, setScript, TEST_MODEL } from './flows.mjs';
 
 let server;
 before(async () => { server = await startServer(); });
 after(async () => { await server?.close(); });
 
-async function say(page, text) {
-  const before = await page.getByTestId('turn-assistant').count();
-  await send(page, text);
-  await page.getByTestId('turn-assistant').nth(before).waitFor();
-  return lastReply(page);
-}
 
 async function dbState(page) {
-  return page.evaluate(
-    () =>
-      new Promise((resolve, reject) => {
-        const req = indexedDB.open('tealeaf');
-        req.onerror = () => reject(req.error);
-        req.onsuccess = () => {
-          const db = req.result;
-          const tx = db.transaction(['memories', 'vectors', 'jobs'], 'readonly');
-          const out = {};
-          tx.objectStore('memories').getAll().onsuccess = (e) => { out.memories = e.target.result.map((m) => m.id); };
-          tx.objectStore('vectors').getAllKeys().onsuccess = (e) => { out.vectors = e.target.result.map((k) => k[0]); };
-          tx.objectStore('jobs').getAll().onsuccess = (e) => { out.jobs = e.target.result.map((j) => j.status); };
-          tx.oncomplete = () => { db.close(); resolve(out); };
-        };
-      }),
-  );
+  const db = await readDb(page, ['memories', 'vectors', 'jobs']);
+  return { memories: db.memories.map((m) => m.id), vectors: db.vectors.map((v) => v.unitId), jobs: db.jobs.map((j) => j.status) };
 }
 
 async function waitMemorised(page, timeout = 30_000) {

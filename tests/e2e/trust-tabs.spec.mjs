@@ -4,48 +4,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, startServer } from './harness.mjs';
-import { assertNoOffHost, lastReply, send, setScript, TEST_MODEL } from './flows.mjs';
+import { assertNoOffHost, lastReply, pollDb, readDb, say, send, setScript, TEST_MODEL } from './flows.mjs';
 
 let server;
 before(async () => { server = await startServer(); });
 after(async () => { await server?.close(); });
 
-async function readDb(page) {
-  return page.evaluate(
-    () =>
-      new Promise((resolve, reject) => {
-        const req = indexedDB.open('tealeaf');
-        req.onerror = () => reject(req.error);
-        req.onsuccess = () => {
-          const db = req.result;
-          const names = ['sessions', 'turns', 'memories', 'edges', 'jobs'];
-          const tx = db.transaction(names, 'readonly');
-          const out = {};
-          for (const n of names) tx.objectStore(n).getAll().onsuccess = (e) => { out[n] = e.target.result; };
-          tx.oncomplete = () => { db.close(); resolve(out); };
-          tx.onerror = () => { db.close(); reject(tx.error); };
-        };
-      }),
-  );
-}
 
-async function pollDb(page, predicate, what, timeout = 30_000) {
-  const end = Date.now() + timeout;
-  for (;;) {
-    const db = await readDb(page);
-    if (predicate(db)) return db;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: jobs ${JSON.stringify(db.jobs.map((j) => [j.sessionId, j.step, j.status]))}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
-/** Sends and waits for *this* message's reply (lastReply alone may see the previous one). */
-async function say(page, text) {
-  const before = await page.getByTestId('turn-assistant').count();
-  await send(page, text);
-  await page.getByTestId('turn-assistant').nth(before).waitFor();
-  await lastReply(page);
-}
 
 async function loadModel(page) {
   await page.goto(`${server.url}/#/models`);
@@ -98,7 +64,7 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
       await say(a, t);
     }
     await a.getByTestId('end-session').click();
-    await pollDb(a, (db) => db.jobs.length === 1 && db.jobs[0].step !== 'summarise', 'tab A to start memorising');
+    await pollDb(a, (db) => db.jobs.length === 1 && db.jobs[0].step !== 'summarise', { what: 'tab A to start memorising' });
 
     // Tab B chats a new session while A's job runs.
     await b.goto(`${server.url}/#/chat`);
@@ -113,9 +79,9 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
     await b.getByTestId('end-session').click();
 
     // A finishes its job; B's job, recorded while A held the lock, should be picked up by a tab.
-    await pollDb(a, (d) => d.jobs.some((j) => j.status === 'done'), "tab A's job to finish");
+    await pollDb(a, (d) => d.jobs.some((j) => j.status === 'done'), { what: "tab A's job to finish" });
     try {
-      await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), "B's job to be picked up", 10_000);
+      await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), { what: "B's job to be picked up", timeout: 10_000 });
       jobPickedUpWithoutReload = true;
     } catch {
       jobPickedUpWithoutReload = false;
@@ -123,7 +89,7 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
       await b.reload();
       await loadModel(b);
     }
-    const db = await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), 'both jobs to finish', 40_000);
+    const db = await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), { what: 'both jobs to finish', timeout: 40_000 });
     expectCleanTurns(db);
     assert.equal(db.turns.length, 2 * (A_TEXTS.length + B_TEXTS.length));
     const texts = db.memories.map((m) => m.text).sort();
@@ -167,9 +133,9 @@ test('both tabs woken at once: the job still runs once', async () => {
     // Reloaded tabs have no model: end the session from A (no runner can start).
     await a.getByTestId('session-item').first().click();
     await a.getByTestId('end-session').click();
-    await pollDb(a, (db) => db.jobs.length === 1, 'the job to be recorded');
+    await pollDb(a, (db) => db.jobs.length === 1, { what: 'the job to be recorded' });
     await Promise.all([loadModel(a), loadModel(b)]);
-    const db = await pollDb(a, (d) => d.jobs.length === 1 && d.jobs[0].status === 'done', 'the job to finish');
+    const db = await pollDb(a, (d) => d.jobs.length === 1 && d.jobs[0].status === 'done', { what: 'the job to finish' });
     const calls = await recordedCalls(a);
     assert.equal(calls.session_memories, 1, `summary calls: ${JSON.stringify(calls)}`);
     assert.equal(db.memories.length, A_TEXTS.length);
@@ -202,7 +168,7 @@ test('one session open in two tabs: no two turns at one position', async () => {
     await send(b, 'Third message, from tab B');
     let db;
     try {
-      db = await pollDb(a, (d) => d.turns.some((t) => t.text === 'Third message, from tab B') && d.turns.length === 6, "tab B's message to be stored", 8_000);
+      db = await pollDb(a, (d) => d.turns.some((t) => t.text === 'Third message, from tab B') && d.turns.length === 6, { what: "tab B's message to be stored", timeout: 8_000 });
       tabBMessageKept = true;
     } catch {
       tabBMessageKept = false;
