@@ -240,8 +240,12 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         // Wait for the lock rather than give up: the tab holding it may have listed its jobs
         // before this tab queued one.
         await withJobLock(async () => {
-          await this.runPending();
-          await this.embedMissing();
+          const ran = await this.runPending();
+          const embedded = await this.embedMissing();
+          // New vectors made the packed copy stale: repack now, while idle, so the next start
+          // reads a few packs instead of every vector.
+          const embedder = this.getEmbedder();
+          if ((ran || embedded) && embedder) await this.repo.listVectors(embedder.modelId);
         }, true);
       } while (this.again);
     } catch (e) {
@@ -251,7 +255,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     }
   }
 
-  private async runPending(): Promise<void> {
+  /** Runs every runnable job; true when at least one ran. */
+  private async runPending(): Promise<boolean> {
     const tried = new Set<Id>();
     // Re-list after every job: another tab may have queued one meanwhile.
     for (;;) {
@@ -259,9 +264,9 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         .filter((j) => (j.status === 'pending' || j.status === 'running') && !tried.has(j.id))
         .sort((a, b) => a.createdAt - b.createdAt)[0];
       if (!job) break;
-      tried.add(job.id);
       const llm = this.getLlm();
       if (!llm) break; // memorising needs the model; jobs wait, persisted, until one is loaded
+      tried.add(job.id);
       // Topic ranges come from the summarising call; no separate segmentation call.
       const segmenter: Segmenter = ({ turns, ranges, signal }) => segmentSession(turns, { ranges, signal });
       const outcome = await runMemoriseJob(job, {
@@ -288,6 +293,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       await this.publishJobs();
     }
     await this.publishJobs();
+    return tried.size > 0;
   }
 
   /**
@@ -295,13 +301,13 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    * first download, a model switch, or an import. Resumable by construction: it only looks at what
    * is missing, and each batch is committed on its own.
    */
-  private async embedMissing(): Promise<void> {
+  private async embedMissing(): Promise<boolean> {
     const embedder = this.getEmbedder();
-    if (!embedder) return;
+    if (!embedder) return false;
     const ids = [...this.memories.keys(), ...this.segments.keys()].filter((id) => !this.index.vectors?.has(id));
     const BATCH = 32;
     for (let i = 0; i < ids.length; i += BATCH) {
-      if (this.getEmbedder() !== embedder) return; // the model changed: the next run starts over
+      if (this.getEmbedder() !== embedder) return true; // the model changed: the next run starts over
       const batch = ids.slice(i, i + BATCH).filter((id) => this.index.has(id));
       const units = batch.map((id) => this.index.get(id)!);
       const vectors = await embedder.embed(units.map((u) => u.text));
@@ -310,6 +316,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       this.emit('jobs', [{ id: 'reembed', status: 'running', step: 'embed', progress: `${Math.min(i + BATCH, ids.length)}/${ids.length}`, label: 'Indexing memories for search by meaning' }]);
     }
     if (ids.length) await this.publishJobs();
+    return ids.length > 0;
   }
 
   async publishJobs(): Promise<void> {

@@ -605,6 +605,8 @@ export async function importBackup(
         added.settings++;
       }
     }
+    // Packs are derived from the vectors: any vector written makes them stale.
+    if (vectors.length > 0) requests.push(tracked(store('vectorPacks').clear()));
     for (const v of vectors) {
       if (existing.vectors.has(JSON.stringify([v.unitId, v.modelId]))) skipped.vectors++;
       else {

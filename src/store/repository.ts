@@ -6,7 +6,7 @@ import { openTealeafDb } from './db';
 import type { OpenTealeafDbOptions, TealeafDb } from './db';
 import { toStoreError } from './errors';
 import { STORE_NAMES } from './schema';
-import type { StoreName, TealeafDB } from './schema';
+import type { StoreName, TealeafDB, VectorPack } from './schema';
 
 type WriteTx = IDBPTransaction<TealeafDB, StoreName[], 'readwrite'>;
 
@@ -96,16 +96,17 @@ export class IdbRepository implements Repository {
   async apply(change: ChangeSet): Promise<void> {
     const parts = changesOf(change);
     if (parts.length === 0) return;
-    await runWrite(
-      this.db,
-      parts.map((p) => p.store),
-      async (tx) => {
-        const requests: Promise<unknown>[] = [];
-        for (const p of parts) queueDeletes(tx, p as StoreChanges<StoreName>, requests);
-        for (const p of parts) queuePuts(tx, p as StoreChanges<StoreName>, requests);
-        await Promise.all(requests);
-      },
-    );
+    // A model whose vectors change loses its packs in the same transaction (they are derived).
+    const staleModels = new Set([...(change.vectors ?? []).map((v) => v.modelId), ...(change.deleteVectors ?? []).map((k) => k[1])]);
+    const stores: StoreName[] = parts.map((p) => p.store);
+    if (staleModels.size > 0) stores.push('vectorPacks');
+    await runWrite(this.db, stores, async (tx) => {
+      const requests: Promise<unknown>[] = [];
+      for (const m of staleModels) requests.push(tracked(tx.objectStore('vectorPacks').delete(packRange(m))));
+      for (const p of parts) queueDeletes(tx, p as StoreChanges<StoreName>, requests);
+      for (const p of parts) queuePuts(tx, p as StoreChanges<StoreName>, requests);
+      await Promise.all(requests);
+    });
   }
 
   getSession(id: Id): Promise<Session | undefined> {
@@ -184,8 +185,23 @@ export class IdbRepository implements Repository {
     return this.db.getAllFromIndex('segments', 'bySession', sessionId);
   }
 
-  listVectors(modelId: string): Promise<VectorRecord[]> {
-    return this.db.getAllFromIndex('vectors', 'byModel', modelId);
+  /**
+   * A model's vectors, from its packs when they are current; otherwise read one by one and
+   * repacked in the same transaction (so no write can slip in between).
+   */
+  async listVectors(modelId: string): Promise<VectorRecord[]> {
+    const packs = await this.db.getAll('vectorPacks', packRange(modelId));
+    if (packs.length > 0) return unpackVectors(packs);
+    try {
+      return await runWrite(this.db, ['vectors', 'vectorPacks'], async (tx) => {
+        const records = await tx.objectStore('vectors').index('byModel').getAll(modelId);
+        await Promise.all(packVectors(modelId, records).map((p) => tracked(tx.objectStore('vectorPacks').put(p))));
+        return records;
+      });
+    } catch {
+      // Packing is an optimisation (it may hit a full disk): a plain read still answers.
+      return this.db.getAllFromIndex('vectors', 'byModel', modelId);
+    }
   }
 
   /** Every vector of one unit, whatever model made it. */
@@ -264,6 +280,36 @@ export class IdbRepository implements Repository {
     const counts = await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).count()));
     return Object.fromEntries(STORE_NAMES.map((name, i) => [name, counts[i]])) as Record<StoreName, number>;
   }
+}
+
+const PACK_SIZE = 4096;
+
+function packRange(modelId: string): IDBKeyRange {
+  return IDBKeyRange.bound([modelId, 0], [modelId, Number.MAX_SAFE_INTEGER]);
+}
+
+/** Packs of PACK_SIZE vectors; none when dimensions differ (nothing to gain, nothing to risk). */
+export function packVectors(modelId: string, records: readonly VectorRecord[]): VectorPack[] {
+  if (records.length === 0) return [];
+  const dim = records[0].vector.length;
+  if (records.some((r) => r.vector.length !== dim)) return [];
+  const packs: VectorPack[] = [];
+  for (let start = 0, pack = 0; start < records.length; start += PACK_SIZE, pack++) {
+    const chunk = records.slice(start, start + PACK_SIZE);
+    const data = new Float32Array(chunk.length * dim);
+    chunk.forEach((r, i) => data.set(r.vector, i * dim));
+    packs.push({ modelId, pack, dim, unitIds: chunk.map((r) => r.unitId), data });
+  }
+  return packs;
+}
+
+/** Records whose vectors are views into the packs' buffers (no copy). */
+export function unpackVectors(packs: readonly VectorPack[]): VectorRecord[] {
+  const out: VectorRecord[] = [];
+  for (const p of packs) {
+    p.unitIds.forEach((unitId, i) => out.push({ unitId, modelId: p.modelId, vector: p.data.subarray(i * p.dim, (i + 1) * p.dim) }));
+  }
+  return out;
 }
 
 /** All [sessionId, index] keys of one session. */

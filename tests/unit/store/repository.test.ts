@@ -126,6 +126,7 @@ describe('IdbRepository reads and writes', () => {
       vectors: 1,
       jobs: 1,
       settings: 1,
+      vectorPacks: 0,
     });
     await repo.wipeAll();
     expect(Object.values(await repo.countAll()).every((n) => n === 0)).toBe(true);
@@ -296,5 +297,55 @@ describe('deleteMemoryCascade', () => {
     const before = await dump(repo.db);
     await repo.apply(await repo.deleteMemoryCascade('ghost'));
     expect(await dump(repo.db)).toBe(before);
+  });
+});
+
+describe('vector packs', () => {
+  const vec = (unitId: string, modelId: string, seed: number) => ({ unitId, modelId, vector: Float32Array.from({ length: 4 }, (_, i) => seed + i / 10) });
+  const plain = (rs: Array<{ unitId: string; modelId: string; vector: Float32Array }>) =>
+    rs.map((r) => [r.unitId, r.modelId, [...r.vector]]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+
+  it('a second read comes from packs with the same content', async () => {
+    const repo = await open();
+    await repo.apply({ vectors: [vec('a', 'm', 1), vec('b', 'm', 2), vec('c', 'other', 3)] });
+    const first = await repo.listVectors('m');
+    expect((await repo.countAll()).vectorPacks).toBe(1);
+    const second = await repo.listVectors('m');
+    expect(plain(second)).toEqual(plain(first));
+    expect(plain(second)).toEqual(plain([vec('a', 'm', 1), vec('b', 'm', 2)]));
+    repo.close();
+  });
+
+  it('every write to a model\'s vectors makes its packs stale, in the same transaction', async () => {
+    const repo = await open();
+    await repo.apply({ vectors: [vec('a', 'm', 1), vec('b', 'other', 2)] });
+    await repo.listVectors('m');
+    await repo.listVectors('other');
+    expect((await repo.countAll()).vectorPacks).toBe(2);
+    await repo.apply({ vectors: [vec('n', 'm', 5)] });
+    expect((await repo.countAll()).vectorPacks).toBe(1); // only m's pack went
+    expect(plain(await repo.listVectors('m'))).toEqual(plain([vec('a', 'm', 1), vec('n', 'm', 5)]));
+    await repo.apply({ deleteVectors: [['a', 'm']] });
+    expect(plain(await repo.listVectors('m'))).toEqual(plain([vec('n', 'm', 5)]));
+    await repo.apply(await repo.deleteMemoryCascade('n'));
+    expect(await repo.listVectors('m')).toEqual([]);
+    expect(plain(await repo.listVectors('other'))).toEqual(plain([vec('b', 'other', 2)]));
+    repo.close();
+  });
+});
+
+describe('vector packs and backup import', () => {
+  it('importing vectors makes the packs stale', async () => {
+    const { exportBackup, importBackup } = await import('../../../src/store/backup');
+    const source = await open();
+    await source.apply({ vectors: [{ unitId: 'x', modelId: 'm', vector: Float32Array.from([1, 2]) }] });
+    const backup = await exportBackup(source.db, { includeVectors: true });
+    const target = await open();
+    await target.apply({ vectors: [{ unitId: 'y', modelId: 'm', vector: Float32Array.from([3, 4]) }] });
+    expect((await target.listVectors('m')).map((v) => v.unitId)).toEqual(['y']);
+    await importBackup(target.db, backup, { mode: 'merge' });
+    expect((await target.listVectors('m')).map((v) => v.unitId).sort()).toEqual(['x', 'y']);
+    source.close();
+    target.close();
   });
 });

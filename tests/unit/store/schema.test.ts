@@ -76,6 +76,7 @@ describe('schema', () => {
       vectors: { keyPath: ['unitId', 'modelId'], indexes: { byModel: { keyPath: 'modelId', unique: false } } },
       jobs: { keyPath: 'id', indexes: { byStatus: { keyPath: 'status', unique: false } } },
       settings: { keyPath: 'key', indexes: {} },
+      vectorPacks: { keyPath: ['modelId', 'pack'], indexes: {} },
     });
     db.close();
   });
@@ -123,7 +124,7 @@ describe('migrations', () => {
     v1.close();
 
     const upgraded = await openTealeafDb({ factory, migrations: [...MIGRATIONS, v2] });
-    expect(upgraded.version).toBe(2);
+    expect(upgraded.version).toBe(DB_VERSION + 1);
     expect(await upgraded.get('sessions', 's1')).toEqual(session);
     expect(await upgraded.get('memories', 'm1')).toEqual({ ...memory, text: 'went hiking (v2)' });
     expect((await upgraded.get('vectors', ['m1', 'e']))?.vector).toEqual(new Float32Array([0.5, -1]));
@@ -133,7 +134,7 @@ describe('migrations', () => {
 
   it('a fresh database runs v1 then v2 in order', async () => {
     const db = await openTealeafDb({ factory: freshFactory(), migrations: [...MIGRATIONS, v2] });
-    expect(db.version).toBe(2);
+    expect(db.version).toBe(DB_VERSION + 1);
     expect([...db.objectStoreNames].sort()).toEqual([...STORE_NAMES].sort());
     db.close();
   });
@@ -150,7 +151,7 @@ describe('migrations', () => {
     };
     await expect(openTealeafDb({ factory, migrations: [...MIGRATIONS, broken] })).rejects.toThrow('migration bug');
     const again = await openTealeafDb({ factory });
-    expect(again.version).toBe(1);
+    expect(again.version).toBe(DB_VERSION);
     expect(await again.get('memories', 'm1')).toEqual(memory);
     again.close();
   });
@@ -173,7 +174,7 @@ describe('several tabs', () => {
     await oldTab.put('sessions', session);
     const newTab = await openTealeafDb({ factory, migrations: [...MIGRATIONS, () => undefined] });
     expect(told).toBe(1);
-    expect(newTab.version).toBe(2);
+    expect(newTab.version).toBe(DB_VERSION + 1);
     expect(await newTab.get('sessions', 's1')).toEqual(session);
     // The old connection is closed: using it fails instead of silently writing to an old schema.
     expect(() => oldTab.transaction('sessions')).toThrow();
@@ -185,7 +186,7 @@ describe('several tabs', () => {
     await (await openTealeafDb({ factory })).close();
     // A connection from code that ignores versionchange (e.g. an old build of the app).
     const stubborn = await new Promise<IDBDatabase>((resolve, reject) => {
-      const r = factory.open('tealeaf', 1);
+      const r = factory.open('tealeaf', DB_VERSION);
       r.onsuccess = () => resolve(r.result);
       r.onerror = () => reject(r.error);
     });
@@ -199,8 +200,8 @@ describe('several tabs', () => {
       },
     });
     const db = await opening;
-    expect(blocked).toEqual([{ message: BLOCKED_MESSAGE, oldVersion: 1, newVersion: 2 }]);
-    expect(db.version).toBe(2);
+    expect(blocked).toEqual([{ message: BLOCKED_MESSAGE, oldVersion: DB_VERSION, newVersion: DB_VERSION + 1 }]);
+    expect(db.version).toBe(DB_VERSION + 1);
     db.close();
   });
 });
