@@ -1,0 +1,107 @@
+// MemoryService wires the method to the store: jobs run in the background, the live index and
+// graph follow every change, and the user's corrections are what retrieval sees next.
+import { describe, expect, it } from 'vitest';
+import { MemoryService } from '../../../src/services/memory';
+import { SettingsService } from '../../../src/services/settings';
+import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
+import { createMemoriseJob } from '../../../src/memory/pipeline';
+import { checkGraphInvariants } from '../../../src/memory/invariants';
+import { ScriptedModel } from '../memory/helpers';
+import type { Session, Turn } from '../../../src/memory/types';
+
+const T = Date.UTC(2025, 0, 10);
+
+/** Every user turn becomes an event; every pair of candidates is on the same topic. */
+const model = () =>
+  new ScriptedModel(({ kind, schemaTitle, messages }) => {
+    const text = messages.map((m) => m.content).join('\n');
+    if (kind === 'chat') return 'ok';
+    if (schemaTitle === 'session_memories') {
+      const events = [...text.matchAll(/^(T\d+) \[user[^\]]*\]: (.+)$/gm)].map((m) => ({ text: `The user said: ${m[2]}`, about: 'user', turns: [m[1]] }));
+      return JSON.stringify({ events, userTraits: [], assistantTraits: [], notes: [], topics: [] });
+    }
+    if (schemaTitle === 'relation_labels') {
+      const n = (text.match(/^Candidate \d+/gm) ?? []).length;
+      return JSON.stringify({ labels: Array.from({ length: n }, (_, i) => ({ candidate: i + 1, relation: 'SameTopic' })) });
+    }
+    return '{}';
+  });
+
+async function seedSession(repo: InMemoryRepository, id: string, day: number, lines: string[]) {
+  const start = T + day * 86_400_000;
+  const session: Session = { id, title: id, startedAt: start, lastActivityAt: start + lines.length, status: 'ended', endedAt: start + lines.length };
+  const turns: Turn[] = lines.map((text, i) => ({ id: `${id}:t${i}`, sessionId: id, index: i, role: i % 2 ? 'assistant' : 'user', text, time: start + i, status: 'complete' }));
+  await repo.apply({ sessions: [session], turns, jobs: [createMemoriseJob(id, start + 100)] });
+}
+
+async function settle(service: MemoryService, repo: InMemoryRepository) {
+  service.kick();
+  for (let i = 0; i < 200; i++) {
+    await new Promise((r) => setTimeout(r, 5));
+    const jobs = await repo.listJobs();
+    if (jobs.every((j) => j.status === 'done')) return;
+  }
+  throw new Error('jobs did not finish');
+}
+
+describe('MemoryService', () => {
+  it('waits for a model, then memorises pending sessions and keeps index and graph live', async () => {
+    const repo = new InMemoryRepository();
+    await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!', 'Biscuit chews my shoes', 'Oh no']);
+    let llm: ScriptedModel | undefined;
+    const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+    await service.load();
+    service.kick();
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await repo.listJobs())[0].status).toBe('pending'); // no model yet: the job waits
+    llm = model();
+    await settle(service, repo);
+    expect(service.memories.size).toBe(2);
+    expect((await repo.getSession('s1'))?.status).toBe('memorised');
+    expect(service.graph.edgeCount).toBe(1);
+    expect(checkGraphInvariants(await repo.listMemories(), await repo.listEdges())).toEqual([]);
+    // Retrieval sees the new memories and the session's segments.
+    const hits = service.index.search('Biscuit shoes', undefined, 5);
+    expect(hits.some((h) => h.unit.kind === 'memory')).toBe(true);
+    expect(hits.some((h) => h.unit.kind === 'segment')).toBe(true);
+  });
+
+  it('corrections are stored and respected by the next retrieval; undo restores', async () => {
+    const repo = new InMemoryRepository();
+    await seedSession(repo, 's1', 0, ['I love kayaking on the lake', 'Nice', 'The kayak is red', 'Cool']);
+    const llm = model();
+    const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+    await service.load();
+    await settle(service, repo);
+    const [a, b] = [...service.memories.values()].sort((x, y) => x.time - y.time);
+
+    await service.editMemory(a.id, 'The user paddles a canoe on weekends');
+    expect((await repo.getMemory(a.id))?.edited).toBe(true);
+    const found = (q: string) => service.index.search(q, undefined, 5).filter((h) => h.unit.kind === 'memory').map((h) => h.unit.id);
+    expect(found('canoe weekends')).toContain(a.id);
+    expect(found('kayaking lake')).not.toContain(a.id);
+
+    const edge = [...service.graph.edges()][0];
+    await service.changeEdge(edge.id, 'Cause');
+    expect((await repo.listEdges())[0]).toMatchObject({ relation: 'Cause', origin: 'user' });
+
+    const undo = await service.deleteMemory(b.id);
+    expect(service.memories.has(b.id)).toBe(false);
+    expect(await repo.listEdges()).toEqual([]);
+    expect(found('kayak red')).not.toContain(b.id);
+    await service.applyLive(undo!);
+    expect(service.memories.has(b.id)).toBe(true);
+    expect(service.graph.edgeCount).toBe(1);
+    expect(found('kayak red')).toContain(b.id);
+  });
+
+  it('a failed job gets a fresh round of attempts at the next start', async () => {
+    const repo = new InMemoryRepository();
+    await seedSession(repo, 's1', 0, ['hello there', 'hi']);
+    const [job] = await repo.listJobs();
+    await repo.apply({ jobs: [{ ...job, status: 'failed', attempts: 3, lastError: 'boom' }] });
+    const service = new MemoryService(repo, new SettingsService(repo), () => model(), () => undefined);
+    await service.retryFailedJobs();
+    expect((await repo.listJobs())[0]).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+});
