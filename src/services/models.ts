@@ -3,7 +3,7 @@
 import type { Embedder, LanguageModel } from '../ports';
 import { probeWebGpu, type GpuProbe } from '../models/webgpu';
 import {
-  DEFAULT_EMBEDDING_MODEL_ID, embeddingModelById, llmModelById, modelsFor, recommendModel, smallerModelThan,
+  DEFAULT_EMBEDDING_MODEL_ID, EMBEDDING_MODELS, embeddingModelById, llmModelById, modelsFor, recommendModel, smallerModelThan,
   TEST_EMBEDDING_MODEL, type EmbeddingModelInfo, type LlmModelInfo,
 } from '../models/catalog';
 import { LlmRuntime } from '../models/llm-runtime';
@@ -34,6 +34,9 @@ export interface ModelsSnapshot {
   error?: { kind: string; title: string; message: string; detail?: string; smallerId?: string; smallerLabel?: string };
   storage?: { usageBytes: number; quotaBytes: number; persisted: boolean };
   embedder: { state: 'none' | 'loading' | 'ready' | 'error'; modelId?: string; fraction?: number; message?: string; sizeMB?: number };
+  embedderChoices?: Array<{ id: string; label: string; sizeMB: number; description: string }>;
+  /** The embedding model chosen in settings (loaded or not). */
+  embedderChosenId?: string;
 }
 
 type ModelEvents = {
@@ -118,7 +121,11 @@ export class ModelService extends Emitter<ModelEvents> {
     const gpu = await probeWebGpu();
     const choices = gpu.ok ? modelsFor(gpu).map(choiceOf) : [];
     if (IS_E2E) choices.push({ id: TEST_MODEL_ID, label: 'Scripted test model', description: 'Test double for automated tests (e2e builds only).', sizeMB: 0, needsGpu: false });
-    this.set({ gpu, choices, recommendedId: recommendModel(gpu)?.id, embedder: { state: 'none', sizeMB: this.embedderSizeMB } });
+    this.set({
+      gpu, choices, recommendedId: recommendModel(gpu)?.id, embedder: { state: 'none', sizeMB: this.embedderSizeMB },
+      embedderChoices: EMBEDDING_MODELS.map((m) => ({ id: m.id, label: m.label, sizeMB: m.downloadMB, description: m.description })),
+      embedderChosenId: this.embeddingModel().id,
+    });
     void this.refreshStorage();
     if (gpu.ok) await this.refreshCached();
     const last = this.settings.value.chatModelId;
@@ -276,6 +283,17 @@ export class ModelService extends Emitter<ModelEvents> {
     } finally {
       void this.refreshStorage();
     }
+  }
+
+  /**
+   * Switches the embedding model: memories are then re-embedded in the background (resumable: the
+   * runner embeds whatever has no vector for the current model).
+   */
+  async chooseEmbedder(id: string): Promise<void> {
+    if (!embeddingModelById(id) || id === this.embeddingModel().id) return;
+    await this.settings.update({ embeddingModelId: id });
+    this.set({ embedderChosenId: id });
+    await this.loadEmbedder();
   }
 
   /** The size the UI shows before the embedder is downloaded. */
