@@ -111,7 +111,7 @@ export class AppState {
 
   /** Opens the conversation a memory came from, scrolled to the turn. */
   async openTurn(turnId: string): Promise<void> {
-    const [turn] = (await this.tealeaf?.repo.getTurns([turnId])) ?? [];
+    const [turn] = (await this.tealeaf?.chat.getTurns([turnId])) ?? [];
     if (!turn) {
       this.toast('info', 'That part of the conversation was deleted.');
       return;

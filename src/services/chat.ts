@@ -118,6 +118,11 @@ export class ChatService extends Emitter<ChatEvents> {
     await this.open(s.id);
   }
 
+  /** Turns by id (a memory's sources), in the order given. */
+  getTurns(ids: string[]): Promise<Turn[]> {
+    return this.opts.repo.getTurns(ids);
+  }
+
   /** Re-reads sessions after background work changed them (e.g. memorised). */
   async refresh(): Promise<void> {
     if (this.current) this.current = (await this.opts.repo.getSession(this.current.id)) ?? this.current;
