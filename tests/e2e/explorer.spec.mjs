@@ -100,6 +100,17 @@ test('the built-in demo loads in one click', async () => {
     await shot(h.page, 'explorer-demo-persona');
     await h.page.getByRole('tab', { name: /graph/i }).click();
     await shot(h.page, 'explorer-demo-graph');
+
+    // A memory's source opens the conversation at that turn.
+    await h.page.getByRole('tab', { name: /list/i }).click();
+    await h.page.locator('.tl button.item').first().click();
+    const source = h.page.locator('aside[aria-label="Memory details"] ul.sources button.source').first();
+    const quote = (await source.locator('.quote').textContent()).replace(/[“”…]/g, '').trim().slice(0, 30);
+    await source.click();
+    const flashed = h.page.locator('article.flash');
+    await flashed.waitFor();
+    assert.ok((await flashed.textContent()).includes(quote), `the flashed turn holds "${quote}"`);
+    await shot(h.page, 'explorer-open-source-turn');
     assertNoOffHost(h);
   } finally {
     await h.dispose();
