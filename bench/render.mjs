@@ -5,6 +5,7 @@
 //   medianFrameMs: median requestAnimationFrame interval during a scripted zoom (wheel) and pan (drag).
 // Median over runs. Targets at 5,000: first render <= 1,000 ms, median frame <= 33 ms.
 // Usage: npm run -s bench:render -- [--json] [--runs 3] [--sizes 1000,5000] [--dist dist] [--debug]
+import { mulberry32 } from '../scripts/lib/rng.mjs';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 
@@ -16,17 +17,8 @@ const TOPICS = [
 const VERBS = ['talked about', 'planned', 'worried about', 'finished', 'started', 'asked for advice on', 'was happy about', 'postponed'];
 const DAY = 86_400_000;
 
-/** Small deterministic PRNG (mulberry32), so every run loads the same graph. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic, so every run loads the same graph. */
+const rng = mulberry32;
 
 const pad = (n, w = 5) => String(n).padStart(w, '0');
 

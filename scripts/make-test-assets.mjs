@@ -10,6 +10,7 @@
 // Output: <out>/tealeaf-test/static-embedder/{config.json, tokenizer.json,
 //         tokenizer_config.json, onnx/model.onnx, onnx/model_quantized.onnx}
 
+import { mulberry32 } from './lib/rng.mjs';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -91,16 +92,6 @@ function fnv1a(str) {
   return h >>> 0;
 }
 
-function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function tokenVector(token, dim) {
   const rand = mulberry32(fnv1a(token));
