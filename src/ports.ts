@@ -36,11 +36,28 @@ export interface Embedder {
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
-import type { Edge, Id, Job, Memory, Segment, Session, Turn, VectorRecord } from './memory/types';
+import type { Edge, Id, Job, Memory, Millis, Segment, Session, Turn, VectorRecord } from './memory/types';
+
+/**
+ * A change to some fields of a stored memory, applied to the record as it is inside the write's
+ * transaction (not to a copy read earlier): a patch never resurrects a deleted memory and never
+ * undoes another writer's change to the fields it does not name. `supersededBy: null` clears it.
+ */
+export interface MemoryPatch {
+  id: Id;
+  text?: string;
+  edited?: boolean;
+  supersededBy?: Id | null;
+}
 
 /**
  * Everything that changes together goes in one ChangeSet and is written in one transaction:
  * after a crash the store holds all of it or none of it. Deletes run before puts.
+ *
+ * The store settles every change against what it holds inside that transaction (src/store/
+ * integrity.ts): deleting a memory also deletes its edges and vectors and clears supersededBy
+ * pointing at it; an edge, vector, segment, turn or job whose referenced record is missing is not
+ * written; and a change with `expectJob` is written only while that job record is unchanged.
  */
 export interface ChangeSet {
   sessions?: Session[];
@@ -58,11 +75,36 @@ export interface ChangeSet {
   /** [unitId, modelId] keys. */
   deleteVectors?: Array<[Id, string]>;
   deleteJobs?: Id[];
+  memoryPatches?: MemoryPatch[];
+  /**
+   * A job step's precondition: the job record still exists with this `updatedAt` (the version
+   * the step started from). Otherwise the whole change is refused with JobGoneError: the job was
+   * cancelled, deleted (delete-all, a replace import) or advanced by another tab.
+   */
+  expectJob?: { id: Id; updatedAt: Millis };
+}
+
+/** What a change actually wrote, after settling (see ChangeSet). */
+export interface AppliedChange extends ChangeSet {
+  /** Why parts of the change were not written (e.g. "edge e1: memory m2 is gone"). */
+  dropped: string[];
+}
+
+/** A job step's write was refused: its job no longer exists in the state the step started from. */
+export class JobGoneError extends Error {
+  override readonly name = 'JobGoneError';
+  constructor(readonly jobId: Id) {
+    super(`job ${jobId} was cancelled or changed elsewhere`);
+  }
+}
+
+export function isJobGone(e: unknown): e is JobGoneError {
+  return e instanceof Error && e.name === 'JobGoneError';
 }
 
 /** The memory repository: reads plus one atomic write. */
 export interface Repository {
-  apply(change: ChangeSet): Promise<void>;
+  apply(change: ChangeSet): Promise<AppliedChange>;
   getSession(id: Id): Promise<Session | undefined>;
   listSessions(): Promise<Session[]>;
   /** A session's turns ordered by index. */
@@ -74,6 +116,8 @@ export interface Repository {
   listSegments(): Promise<Segment[]>;
   listSegmentsBySession(sessionId: Id): Promise<Segment[]>;
   listVectors(modelId: string): Promise<VectorRecord[]>;
+  /** Every vector of one unit, whatever model made it. */
+  listVectorsOfUnit(unitId: Id): Promise<VectorRecord[]>;
   getJob(id: Id): Promise<Job | undefined>;
   listJobs(): Promise<Job[]>;
   getSetting<T>(key: string): Promise<T | undefined>;

@@ -70,6 +70,7 @@ export class AppState {
       this.graphVersion++;
     });
     t.memory.on('error', ({ message }) => this.toast('error', message));
+    t.memory.on('repaired', ({ notes }) => this.toast('info', `Tealeaf repaired your memory store: ${notes.join(' ')} Details are in Settings.`));
     t.settings.on('changed', (s) => (this.settings = s));
     this.settings = t.settings.value;
     this.models = t.models.snapshot;

@@ -1,6 +1,8 @@
 // The user's corrections to the memory graph (METHOD.md: traits must be visible, editable and
 // deletable). Pure: each returns the ChangeSet to apply and, for deletions, the one that undoes it.
-import type { ChangeSet } from '../ports';
+// Changes to existing memories are patches: the store applies them to the record as it is when
+// the write lands, so a correction and a running memorise job never undo each other's fields.
+import type { ChangeSet, MemoryPatch } from '../ports';
 import type { Edge, Id, Memory, Millis, Relation } from './types';
 import type { MemoryGraph } from './graph';
 import { compareChronological } from './order';
@@ -13,36 +15,28 @@ export interface Deletion {
   undo: ChangeSet;
 }
 
-/** Deletes a memory with its edges and vectors; traits it had superseded become current again. */
-export function deleteMemory(id: Id, memories: ReadonlyMap<Id, Memory>, graph: MemoryGraph, vectorModelIds: readonly string[]): Deletion | undefined {
+/**
+ * Deletes a memory; the store also deletes its edges and vectors and makes traits it had
+ * superseded current again, in the same transaction. The undo puts back the memory, the edges it
+ * had (those whose other end still exists when the undo lands) and the supersession links.
+ */
+export function deleteMemory(id: Id, memories: ReadonlyMap<Id, Memory>, graph: MemoryGraph): Deletion | undefined {
   const memory = memories.get(id);
   if (!memory) return undefined;
   const edges = [...graph.incoming(id), ...graph.outgoing(id)];
-  const restored: Memory[] = [];
-  const before: Memory[] = [];
-  for (const m of memories.values()) {
-    if (m.supersededBy === id && m.id !== id) {
-      before.push(m);
-      const copy = { ...m };
-      delete copy.supersededBy;
-      restored.push(copy);
-    }
-  }
+  const before: Id[] = [];
+  for (const m of memories.values()) if (m.supersededBy === id && m.id !== id) before.push(m.id);
   return {
-    change: {
-      deleteMemories: [id],
-      deleteEdges: edges.map((e) => e.id),
-      deleteVectors: vectorModelIds.map((model) => [id, model] as [Id, string]),
-      memories: restored,
-    },
-    undo: { memories: [memory, ...before], edges },
+    change: { deleteMemories: [id] },
+    undo: { memories: [memory], edges, memoryPatches: before.map((b) => ({ id: b, supersededBy: id })) },
   };
 }
 
-export function editMemoryText(memory: Memory, text: string): Memory | undefined {
+/** The patch that corrects a memory's text, or undefined when nothing changes. */
+export function editMemoryText(memory: Memory, text: string): MemoryPatch | undefined {
   const clean = text.replace(/\s+/g, ' ').trim();
   if (!clean || clean === memory.text) return undefined;
-  return { ...memory, text: clean, edited: true };
+  return { id: memory.id, text: clean, edited: true };
 }
 
 /**
@@ -58,12 +52,8 @@ export function changeEdge(edge: Edge, relation: Relation | null, memories: Read
   if (relation === null) out.deleteEdges = [edge.id];
   else out.edges = [{ ...edge, relation, origin: 'user', createdAt: edge.createdAt ?? now }];
   if (from && to && isTrait(from) && from.kind === to.kind) {
-    if (isChange && !from.supersededBy) out.memories = [{ ...from, supersededBy: to.id }];
-    if (wasChange && !isChange && from.supersededBy === to.id) {
-      const copy = { ...from };
-      delete copy.supersededBy;
-      out.memories = [copy];
-    }
+    if (isChange && !from.supersededBy) out.memoryPatches = [{ id: from.id, supersededBy: to.id }];
+    if (wasChange && !isChange && from.supersededBy === to.id) out.memoryPatches = [{ id: from.id, supersededBy: null }];
   }
   return out;
 }
@@ -75,11 +65,7 @@ export function changeEdge(edge: Edge, relation: Relation | null, memories: Read
 export function toggleSuperseded(id: Id, memories: ReadonlyMap<Id, Memory>, graph: MemoryGraph): { change?: ChangeSet; error?: string } {
   const m = memories.get(id);
   if (!m) return { error: 'That memory no longer exists.' };
-  if (m.supersededBy) {
-    const copy = { ...m };
-    delete copy.supersededBy;
-    return { change: { memories: [copy] } };
-  }
+  if (m.supersededBy) return { change: { memoryPatches: [{ id, supersededBy: null }] } };
   if (!isTrait(m)) return { error: 'Only traits can be marked as no longer true.' };
   const newer = (x: Memory) => x.id !== id && x.kind === m.kind && compareChronological(m, x) < 0;
   const linked = [...graph.outgoing(id)].map((e) => memories.get(e.to)).filter((x): x is Memory => !!x && newer(x));
@@ -87,5 +73,5 @@ export function toggleSuperseded(id: Id, memories: ReadonlyMap<Id, Memory>, grap
   const pick = (xs: Memory[]) => xs.sort(compareChronological).at(-1);
   const target = pick(linked) ?? pick(sameSubject);
   if (!target) return { error: 'There is no newer trait that replaces this one, so it stays current.' };
-  return { change: { memories: [{ ...m, supersededBy: target.id }] } };
+  return { change: { memoryPatches: [{ id, supersededBy: target.id }] } };
 }

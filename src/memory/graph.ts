@@ -49,10 +49,17 @@ export class MemoryGraph {
   private ring = new Int32Array(0);
   private componentsStale = false;
 
-  static from(memories: Iterable<Pick<Memory, 'id' | 'time' | 'createdAt'>>, edges: Iterable<Edge>): MemoryGraph {
+  /**
+   * Builds a graph. An edge whose end is missing is left out (and pushed to `dangling` when given)
+   * rather than thrown: one bad record must never stop the app from starting.
+   */
+  static from(memories: Iterable<Pick<Memory, 'id' | 'time' | 'createdAt'>>, edges: Iterable<Edge>, dangling?: Edge[]): MemoryGraph {
     const graph = new MemoryGraph();
     for (const m of memories) graph.addMemory(m.id, m.time, m.createdAt);
-    for (const e of edges) graph.addEdge(e);
+    for (const e of edges) {
+      if (graph.has(e.from) && graph.has(e.to)) graph.addEdge(e);
+      else dangling?.push(e);
+    }
     return graph;
   }
 

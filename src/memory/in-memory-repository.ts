@@ -1,12 +1,12 @@
 // The Repository port in memory, for Node tests and benchmarks. Like the IndexedDB store it
 // commits a ChangeSet all or nothing: the change is validated and copied first, then applied.
 // Values are deep-copied on the way in and out, so callers cannot mutate the stored state.
-import type { ChangeSet, Repository } from '../ports';
+// Every change is settled by the same integrity rule as the IndexedDB store (src/store/integrity.ts).
+import type { AppliedChange, ChangeSet, Repository } from '../ports';
+import { plainCopy, settle, type StoreReader } from '../store/integrity';
 import type { Edge, Id, Job, Memory, Segment, Session, Turn, VectorRecord } from './types';
 
 export interface InMemoryRepositoryOptions {
-  /** Reject a change that would leave an edge pointing at a missing memory (default true). */
-  checkEdgeEnds?: boolean;
   /** Called with each change before it is applied; throwing here aborts it (crash simulation). */
   beforeApply?: (change: ChangeSet) => void;
 }
@@ -31,10 +31,11 @@ export class InMemoryRepository implements Repository {
 
   constructor(private readonly options: InMemoryRepositoryOptions = {}) {}
 
-  async apply(change: ChangeSet): Promise<void> {
+  async apply(change: ChangeSet): Promise<AppliedChange> {
     this.options.beforeApply?.(change);
-    const c = copy(change);
-    this.validate(c);
+    const requested = plainCopy(change);
+    this.validate(requested);
+    const c = await settle(requested, this.reader());
     for (const id of c.deleteSessions ?? []) this.sessions.delete(id);
     for (const id of c.deleteTurns ?? []) this.turns.delete(id);
     for (const id of c.deleteMemories ?? []) this.memories.delete(id);
@@ -42,14 +43,28 @@ export class InMemoryRepository implements Repository {
     for (const id of c.deleteSegments ?? []) this.segments.delete(id);
     for (const [u, m] of c.deleteVectors ?? []) this.vectors.delete(vectorKey(u, m));
     for (const id of c.deleteJobs ?? []) this.jobs.delete(id);
-    for (const s of c.sessions ?? []) this.sessions.set(s.id, s);
-    for (const t of c.turns ?? []) this.turns.set(t.id, t);
-    for (const m of c.memories ?? []) this.memories.set(m.id, m);
-    for (const e of c.edges ?? []) this.edges.set(e.id, e);
-    for (const s of c.segments ?? []) this.segments.set(s.id, s);
-    for (const v of c.vectors ?? []) this.vectors.set(vectorKey(v.unitId, v.modelId), v);
-    for (const j of c.jobs ?? []) this.jobs.set(j.id, j);
+    for (const s of c.sessions ?? []) this.sessions.set(s.id, copy(s));
+    for (const t of c.turns ?? []) this.turns.set(t.id, copy(t));
+    for (const m of c.memories ?? []) this.memories.set(m.id, copy(m));
+    for (const e of c.edges ?? []) this.edges.set(e.id, copy(e));
+    for (const s of c.segments ?? []) this.segments.set(s.id, copy(s));
+    for (const v of c.vectors ?? []) this.vectors.set(vectorKey(v.unitId, v.modelId), copy(v));
+    for (const j of c.jobs ?? []) this.jobs.set(j.id, copy(j));
     this.commits++;
+    return copy(c);
+  }
+
+  /** Reads of the current state, for the integrity rule (applied synchronously after it). */
+  private reader(): StoreReader {
+    return {
+      memory: async (id) => this.memories.get(id),
+      hasSession: async (id) => this.sessions.has(id),
+      hasSegment: async (id) => this.segments.has(id),
+      job: async (id) => this.jobs.get(id),
+      edgesTouching: async (id) => [...this.edges.values()].filter((e) => e.from === id || e.to === id).map((e) => e.id),
+      vectorKeysOf: async (id) => [...this.vectors.values()].filter((v) => v.unitId === id).map((v) => [v.unitId, v.modelId] as [Id, string]),
+      supersededBy: async (id) => [...this.memories.values()].filter((m) => m.supersededBy === id),
+    };
   }
 
   private validate(c: ChangeSet): void {
@@ -64,14 +79,6 @@ export class InMemoryRepository implements Repository {
     }
     for (const v of c.vectors ?? []) {
       if (!(v.vector instanceof Float32Array)) throw new Error(`invalid vector for ${v.unitId}`);
-    }
-    if (this.options.checkEdgeEnds ?? true) {
-      const deleted = new Set(c.deleteMemories ?? []);
-      const added = new Set((c.memories ?? []).map((m) => m.id));
-      const exists = (id: Id) => added.has(id) || (this.memories.has(id) && !deleted.has(id));
-      for (const e of c.edges ?? []) {
-        if (!exists(e.from) || !exists(e.to)) throw new Error(`edge ${e.id} points at a missing memory`);
-      }
     }
   }
 
@@ -89,6 +96,7 @@ export class InMemoryRepository implements Repository {
   async listSegments() { return copy([...this.segments.values()]); }
   async listSegmentsBySession(sessionId: Id) { return copy([...this.segments.values()].filter((s) => s.sessionId === sessionId)); }
   async listVectors(modelId: string) { return copy([...this.vectors.values()].filter((v) => v.modelId === modelId)); }
+  async listVectorsOfUnit(unitId: Id) { return copy([...this.vectors.values()].filter((v) => v.unitId === unitId)); }
   async getJob(id: Id) { return copy(this.jobs.get(id)); }
   async listJobs() { return copy([...this.jobs.values()]); }
   async getSetting<T>(key: string): Promise<T | undefined> { return copy(this.settings.get(key) as T | undefined); }

@@ -7,7 +7,8 @@
 // and index are updated only after a commit succeeded.
 // Model calls: one summarising call (which also chooses the session's topics for the segment step)
 // plus at most one labelling call per new memory; the segment step makes none.
-import type { ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
+import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
+import { isJobGone } from '../ports';
 import type { Id, Job, JobStatus, Memory, Millis, Segment, Turn } from './types';
 import type { HybridIndex, IndexedUnit } from './retrieval/types';
 import { MemoryGraph } from './graph';
@@ -77,7 +78,8 @@ export interface MemoriseDeps {
 
 export interface MemoriseOutcome {
   job: Job;
-  status: JobStatus;
+  /** cancelled: the job record went away or changed elsewhere (delete-all, import, another tab). */
+  status: JobStatus | 'cancelled';
   /** Why the job is waiting (e.g. no language model loaded). */
   reason?: string;
   modelCalls: number;
@@ -168,13 +170,31 @@ class MemoriseRun {
   }
 
   private advance(job: Job, patch: Partial<Job>, state: MemoriseState): Job {
-    return { ...job, ...patch, state: { ...state }, status: patch.status ?? 'running', attempts: 0, lastError: undefined, updatedAt: this.now() };
+    return { ...job, ...patch, state: { ...state }, status: patch.status ?? 'running', attempts: 0, lastError: undefined, updatedAt: this.version(job) };
+  }
+
+  /** A new updatedAt, later than the job's last one even within the same millisecond. */
+  version(job: Job): Millis {
+    return Math.max(this.now(), job.updatedAt + 1);
+  }
+
+  /** The job's version in the store: each commit expects it unchanged (see ChangeSet.expectJob). */
+  stored?: { id: Id; updatedAt: Millis };
+
+  /**
+   * Commits a step's results with the advanced job record, only if the job is still as this run
+   * last saw it. Returns what the store actually wrote: records whose references went away
+   * meanwhile (a memory the user deleted during a model call) are left out by the store.
+   */
+  async commitApplied(change: ChangeSet, job: Job): Promise<{ job: Job; applied: AppliedChange }> {
+    const applied = await this.deps.repo.apply({ ...change, jobs: [job], ...(this.stored ? { expectJob: this.stored } : {}) });
+    this.stored = { id: job.id, updatedAt: job.updatedAt };
+    this.deps.onProgress?.(job);
+    return { job, applied };
   }
 
   private async commit(change: ChangeSet, job: Job): Promise<Job> {
-    await this.deps.repo.apply({ ...change, jobs: [job] });
-    this.deps.onProgress?.(job);
-    return job;
+    return (await this.commitApplied(change, job)).job;
   }
 
   /** Puts the job's memories into the index if it lacks them (after a reload, or a crash). */
@@ -253,11 +273,11 @@ class MemoriseRun {
       problems: parsed.problems.slice(0, 20),
       ...(topics && topics.length > 0 ? { topics } : {}),
     };
-    const out = await this.commit(
+    const { job: out, applied } = await this.commitApplied(
       { memories: created },
       this.advance(job, { step: 'embed', progress: { done: 0, total: created.length, label: 'embedding' } }, next),
     );
-    for (const m of created) {
+    for (const m of applied.memories ?? []) {
       this.memories.set(m.id, m);
       this.graph.addMemory(m.id, m.time, m.createdAt);
       this.deps.index.upsert(memoryUnit(m));
@@ -276,11 +296,11 @@ class MemoriseRun {
     if (!embedder || batch.length === 0) return this.commit({}, next);
     const vectors = await embedder.embed(batch.map((m) => memoryUnit(m).indexText ?? m.text), this.deps.signal);
     if (vectors.length !== batch.length) throw new Error(`embedder returned ${vectors.length} vectors for ${batch.length} texts`);
-    const out = await this.commit(
+    const { job: out, applied } = await this.commitApplied(
       { vectors: batch.map((m, i) => ({ unitId: m.id, modelId: embedder.modelId, vector: vectors[i] })) },
       next,
     );
-    batch.forEach((m, i) => this.deps.index.setVector(m.id, vectors[i]));
+    for (const v of applied.vectors ?? []) if (this.deps.index.has(v.unitId)) this.deps.index.setVector(v.unitId, v.vector);
     return out;
   }
 
@@ -335,10 +355,17 @@ class MemoriseRun {
       });
       this.modelCalls += plan.modelCalls;
       this.problems.push(...plan.problems);
-      current = await this.commit({ edges: plan.edges, memories: plan.superseded }, this.advance(current, patch, nextState));
+      // Ends are re-checked by the store inside the commit: the labelling call took time, and the
+      // user may have deleted a candidate meanwhile. Supersession is a patch, so an edit the user
+      // made to the older trait during the call is kept.
+      const committed = await this.commitApplied(
+        { edges: plan.edges, memoryPatches: plan.superseded.map((m) => ({ id: m.id, supersededBy: m.supersededBy ?? null })) },
+        this.advance(current, patch, nextState),
+      );
+      current = committed.job;
       state = nextState;
-      for (const e of plan.edges) this.graph.addEdge(e);
-      for (const m of plan.superseded) this.memories.set(m.id, m);
+      for (const e of committed.applied.edges ?? []) if (this.graph.has(e.from) && this.graph.has(e.to)) this.graph.addEdge(e);
+      for (const m of committed.applied.memories ?? []) this.memories.set(m.id, m);
     }
     if (current.step === 'link' && state.linked >= total) {
       current = await this.commit({}, this.advance(current, { step: 'segment', progress: { done: total, total, label: 'segmenting' } }, state));
@@ -378,10 +405,10 @@ export async function runMemoriseJob(job: Job, deps: MemoriseDeps): Promise<Memo
   const memories = deps.memories ?? new Map((await deps.repo.listMemories()).map((m) => [m.id, m]));
   const graph = deps.graph ?? MemoryGraph.from(memories.values(), await deps.repo.listEdges());
   const run = new MemoriseRun(deps, graph, memories);
-  const now = deps.now ?? Date.now;
+  run.stored = { id: job.id, updatedAt: job.updatedAt };
   let current: Job = job.status === 'failed' ? { ...job, status: 'pending', attempts: 0 } : { ...job };
   run.ensureIndexed(readState(current));
-  const outcome = (status: JobStatus, reason?: string): MemoriseOutcome => ({
+  const outcome = (status: MemoriseOutcome['status'], reason?: string): MemoriseOutcome => ({
     job: current,
     status,
     ...(reason ? { reason } : {}),
@@ -394,8 +421,13 @@ export async function runMemoriseJob(job: Job, deps: MemoriseDeps): Promise<Memo
     if (deps.signal?.aborted) throw deps.signal.reason ?? new Error('aborted');
     const step = current.step;
     if (!isStep(step)) {
-      current = { ...current, status: 'failed', lastError: `unknown step ${step}`, updatedAt: now() };
-      await deps.repo.apply({ jobs: [current] });
+      current = { ...current, status: 'failed', lastError: `unknown step ${step}`, updatedAt: run.version(current) };
+      try {
+        await run.commitApplied({}, current);
+      } catch (err) {
+        if (isJobGone(err)) return outcome('cancelled', 'the job was cancelled');
+        throw err;
+      }
       return outcome('failed', current.lastError);
     }
     if (needsModel(step, deps.settings) && !deps.llm) {
@@ -405,6 +437,8 @@ export async function runMemoriseJob(job: Job, deps: MemoriseDeps): Promise<Memo
       current = await run.runStep(step, current);
     } catch (err) {
       if (deps.signal?.aborted) throw err;
+      // Deleted, replaced or advanced elsewhere: nothing of this step was written; stop quietly.
+      if (isJobGone(err)) return outcome('cancelled', 'the job was cancelled');
       const attempts = current.attempts + 1;
       const failed = attempts >= deps.settings.maxStepAttempts;
       current = {
@@ -412,11 +446,12 @@ export async function runMemoriseJob(job: Job, deps: MemoriseDeps): Promise<Memo
         attempts,
         lastError: err instanceof Error ? err.message : String(err),
         status: failed ? 'failed' : 'pending',
-        updatedAt: now(),
+        updatedAt: run.version(current),
       };
       try {
-        await deps.repo.apply({ jobs: [current] });
-      } catch {
+        await run.commitApplied({}, current);
+      } catch (e) {
+        if (isJobGone(e)) return outcome('cancelled', 'the job was cancelled');
         // The store itself is failing: nothing more can be recorded; the in-memory job reports it.
       }
       deps.onProgress?.(current);

@@ -243,7 +243,7 @@ export class ChatService extends Emitter<ChatEvents> {
     let lastSave = started;
     let saving: Promise<void> = Promise.resolve();
     const save = (t: Turn) => {
-      saving = saving.then(() => this.opts.repo.apply({ turns: [t] })).catch((e: unknown) => {
+      saving = saving.then(async () => void (await this.opts.repo.apply({ turns: [t] }))).catch((e: unknown) => {
         this.emit('error', { message: `Could not save the reply: ${errorText(e)}` });
       });
       return saving;

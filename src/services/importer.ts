@@ -188,8 +188,10 @@ export async function importLocomo(json: unknown, deps: LocomoImportDeps): Promi
       continue;
     }
     // History first, in one commit; a session found 'ended' is a cut-off import: resume its job.
-    if (!existing) await deps.repo.apply({ sessions: [session], turns });
-    const job = unfinished.find((j) => j.sessionId === session.id) ?? createMemoriseJob(session.id, now());
+    // The job is stored with them: a job step writes only while its job record is there.
+    const resumed = unfinished.find((j) => j.sessionId === session.id);
+    const job = resumed ?? createMemoriseJob(session.id, now());
+    if (!existing || !resumed) await deps.repo.apply({ ...(existing ? {} : { sessions: [session], turns }), ...(resumed ? {} : { jobs: [job] }) });
     current = s;
     deps.onProgress?.(i, total, `${session.title}: remembering`);
     const out = await runMemoriseJob(job, {

@@ -1,10 +1,10 @@
 // Wires the memory method to the store and the models: keeps the live index and graph (built once
 // at start, updated incrementally), prepares each turn, and runs memorising jobs in the background,
 // one tab at a time.
-import type { ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
+import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
 import type { Edge, Id, Job, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
 import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../memory/corrections';
-import { EMBEDDING_MODELS } from '../models/catalog';
+import { planRepair, REPAIR_LOG_KEY, REPAIR_LOG_SIZE, type RepairLogEntry } from '../memory/repair';
 import { segmentUnit } from '../memory/retrieval/units';
 import { createHybridIndex } from '../memory/retrieval/hybrid';
 import { MemoryGraph } from '../memory/graph';
@@ -31,6 +31,8 @@ type MemoryEvents = {
   jobs: JobSnapshot[];
   graph: undefined;
   error: { message: string };
+  /** Start-up found inconsistent records and repaired them (the lines are in the repair log). */
+  repaired: { notes: string[] };
 };
 
 const STEP_LABEL: Record<string, string> = {
@@ -61,6 +63,11 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   private vectorModelId?: string;
   private running = false;
   private again = false;
+  /** Aborts the job run in progress (import and delete-all stop it before they write). */
+  private jobsController?: AbortController;
+  private jobsRun?: Promise<void>;
+  /** Repairs made at the last start, for Settings. */
+  lastRepair: string[] = [];
   private seed = Math.floor(Math.random() * 2 ** 31);
 
   private readonly channel?: BroadcastChannel;
@@ -77,7 +84,12 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       // Another tab memorised or corrected something: rebuild from the store so this tab's
       // retrieval and linking see it too.
       this.channel = new BroadcastChannel('tealeaf-memory');
-      this.channel.onmessage = () => {
+      this.channel.onmessage = (event: MessageEvent<{ type?: string }>) => {
+        // Another tab is about to import or delete everything: stop writing now.
+        if (event.data?.type === 'cancel-jobs') {
+          this.cancelJobs();
+          return;
+        }
         clearTimeout(this.reloadTimer);
         this.reloadTimer = setTimeout(() => void this.reload().then(() => this.kick()), 100);
       };
@@ -88,18 +100,37 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     this.channel?.postMessage({ type: 'memory-changed' });
   }
 
-  /** Builds the index and graph from the store (once per start). */
+  /**
+   * Builds the index and graph from the store (once per start, and after an import). What does not
+   * fit together is repaired first (planRepair), never refused: the app always starts.
+   */
   async load(): Promise<void> {
     // All reads at once: IndexedDB serves them while this thread deserialises the first ones.
     const embedder = this.getEmbedder();
-    const [memories, edges, segments, vectors] = await Promise.all([
+    const [memories, edges, segments, vectors, jobs, sessions] = await Promise.all([
       this.repo.listMemories(), this.repo.listEdges(), this.repo.listSegments(),
       embedder ? this.repo.listVectors(embedder.modelId) : Promise.resolve([]),
+      this.repo.listJobs(), this.repo.listSessions(),
     ]);
-    this.rebuild(memories, edges, segments);
-    if (embedder) this.attach(embedder, vectors);
+    const repair = planRepair({ memories, edges, segments, vectors, jobs, sessionIds: new Set(sessions.map((x) => x.id)) });
+    if (repair.notes.length > 0) await this.recordRepair(repair.change, repair.notes);
+    await this.rebuild(repair.memories, repair.edges, repair.segments);
+    if (embedder) this.attach(embedder, repair.vectors);
     this.emit('graph', undefined);
     await this.publishJobs();
+  }
+
+  /** Writes a start-up repair and keeps it in the repair log; a failing write must not stop the start. */
+  private async recordRepair(change: ChangeSet, notes: string[]): Promise<void> {
+    this.lastRepair = notes;
+    try {
+      await this.repo.apply(change);
+      const log = (await this.repo.getSetting<RepairLogEntry[]>(REPAIR_LOG_KEY)) ?? [];
+      await this.repo.putSetting(REPAIR_LOG_KEY, [...(Array.isArray(log) ? log : []), { at: Date.now(), notes }].slice(-REPAIR_LOG_SIZE));
+      this.emit('repaired', { notes });
+    } catch (e) {
+      this.emit('error', { message: `Tealeaf found inconsistent records and could not repair them in storage (${e instanceof Error ? e.message : String(e)}); they are left out for now.` });
+    }
   }
 
   private attach(embedder: Embedder, vectors: readonly VectorRecord[]): void {
@@ -109,20 +140,39 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     this.vectorModelId = embedder.modelId;
   }
 
+  /** The repair log, newest last. */
+  async repairLog(): Promise<RepairLogEntry[]> {
+    const log = await this.repo.getSetting<RepairLogEntry[]>(REPAIR_LOG_KEY);
+    return Array.isArray(log) ? log : [];
+  }
+
   /** Jobs that failed last time get a fresh round of attempts when the app opens again. */
   async retryFailedJobs(): Promise<void> {
     const failed = (await this.repo.listJobs()).filter((j) => j.status === 'failed');
     if (failed.length) await this.repo.apply({ jobs: failed.map((j) => ({ ...j, status: 'pending', attempts: 0, updatedAt: Date.now() })) });
   }
 
-  private rebuild(memories: Memory[], edges: Edge[], segments: Segment[]): void {
-    this.index = createHybridIndex();
+  /**
+   * Builds a new index and graph, then swaps them in: readers never see a half-built index. Large
+   * stores are indexed in slices that give the page back between them (no long freeze at start).
+   */
+  private async rebuild(memories: Memory[], edges: Edge[], segments: Segment[]): Promise<void> {
+    const index = createHybridIndex();
+    const graph = MemoryGraph.from(memories, edges);
+    const units = [...memories.map(memoryUnit), ...segments.map(segmentUnit)];
+    let sliceStart = now();
+    for (const unit of units) {
+      index.upsert(unit);
+      if (now() - sliceStart > SLICE_MS) {
+        await yieldToPage();
+        sliceStart = now();
+      }
+    }
+    this.index = index;
+    this.graph = graph;
     this.vectorModelId = undefined;
     this.memories = new Map(memories.map((m) => [m.id, m]));
     this.segments = new Map(segments.map((s) => [s.id, s]));
-    this.graph = MemoryGraph.from(memories, edges);
-    for (const m of memories) this.index.upsert(memoryUnit(m));
-    for (const s of segments) this.index.upsert(segmentUnit(s));
   }
 
   /** Vectors of the current embedding model, when one is loaded. */
@@ -163,9 +213,12 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     return { messages: prepared.messages, usedMemory: prepared.usedMemory };
   }
 
-  /** Writes a change and mirrors it into the live index and graph (retrieval respects it at once). */
-  async applyLive(change: ChangeSet): Promise<void> {
-    await this.repo.apply(change);
+  /**
+   * Writes a change and mirrors what the store actually wrote (cascades included, references that
+   * went away left out) into the live index and graph: retrieval respects it at once.
+   */
+  async applyLive(requested: ChangeSet): Promise<AppliedChange> {
+    const change = await this.repo.apply(requested);
     for (const id of change.deleteEdges ?? []) this.graph.removeEdge(id);
     for (const id of change.deleteMemories ?? []) {
       this.graph.removeMemory(id);
@@ -179,36 +232,61 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     }
     for (const e of change.edges ?? []) {
       if (this.graph.getEdge(e.id)) this.graph.removeEdge(e.id);
-      this.graph.addEdge(e);
+      // The store checked the ends; this tab's graph may lag behind another tab's writes.
+      if (this.graph.has(e.from) && this.graph.has(e.to)) this.graph.addEdge(e);
     }
     const model = this.getEmbedder()?.modelId;
     for (const v of change.vectors ?? []) if (v.modelId === model && this.index.has(v.unitId)) this.index.setVector(v.unitId, v.vector);
     this.refineCache = new RefineCache();
     this.emit('graph', undefined);
     this.announce();
+    return change;
   }
 
   async editMemory(id: Id, text: string): Promise<void> {
     const m = this.memories.get(id);
-    const next = m && editMemoryText(m, text);
-    if (!next) return;
-    const change: ChangeSet = { memories: [next] };
+    const patch = m && editMemoryText(m, text);
+    if (!m || !patch?.text) return;
+    const change: ChangeSet = { memoryPatches: [patch] };
     const embedder = this.getEmbedder();
     if (embedder) {
       // Re-embedded so that search by meaning finds the corrected text.
-      const [vector] = await embedder.embed([next.text]).catch(() => [undefined]);
+      const [vector] = await embedder.embed([memoryUnit({ ...m, text: patch.text }).indexText ?? patch.text]).catch(() => [undefined]);
       if (vector) change.vectors = [{ unitId: id, modelId: embedder.modelId, vector }];
     }
     await this.applyLive(change);
   }
 
-  /** Deletes a memory; returns the change that undoes it. */
+  /** Deletes a memory (the store takes its edges and vectors along); returns the change that undoes it. */
   async deleteMemory(id: Id): Promise<ChangeSet | undefined> {
-    const models = [...new Set([...EMBEDDING_MODELS.map((m) => m.id), this.getEmbedder()?.modelId ?? ''])].filter(Boolean);
-    const d = deleteMemory(id, this.memories, this.graph, models);
+    const d = deleteMemory(id, this.memories, this.graph);
     if (!d) return undefined;
+    const vectors = this.getEmbedder() ? await this.repo.listVectorsOfUnit(id) : undefined;
     await this.applyLive(d.change);
-    return d.undo;
+    // The undo also puts back the search vector, so the memory is found by meaning again.
+    return vectors && vectors.length > 0 ? { ...d.undo, vectors } : d.undo;
+  }
+
+  /**
+   * Runs `fn` (an import, delete-all) with every memorise job stopped, in this tab and in others,
+   * holding the job lock so no job starts until it is done. A job stopped mid-step wrote nothing
+   * of that step; it resumes from its recorded step afterwards if its records still exist.
+   */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    this.channel?.postMessage({ type: 'cancel-jobs' });
+    this.cancelJobs();
+    await this.jobsRun?.catch(() => undefined);
+    let result: { value: T } | undefined;
+    await withJobLock(async () => {
+      result = { value: await fn() };
+    }, true);
+    if (!result) throw new Error('The operation did not run.');
+    this.announce();
+    return result.value;
+  }
+
+  private cancelJobs(): void {
+    this.jobsController?.abort(new DOMException('Memorising was stopped for an import or a deletion.', 'AbortError'));
   }
 
   async changeEdge(id: Id, relation: Relation | null): Promise<void> {
@@ -232,7 +310,12 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     void this.runJobs();
   }
 
-  private async runJobs(): Promise<void> {
+  private runJobs(): Promise<void> {
+    this.jobsRun = this.runJobsLoop();
+    return this.jobsRun;
+  }
+
+  private async runJobsLoop(): Promise<void> {
     this.running = true;
     try {
       do {
@@ -240,12 +323,21 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         // Wait for the lock rather than give up: the tab holding it may have listed its jobs
         // before this tab queued one.
         await withJobLock(async () => {
-          const ran = await this.runPending();
-          const embedded = await this.embedMissing();
-          // New vectors made the packed copy stale: repack now, while idle, so the next start
-          // reads a few packs instead of every vector.
-          const embedder = this.getEmbedder();
-          if ((ran || embedded) && embedder) await this.repo.listVectors(embedder.modelId);
+          const controller = new AbortController();
+          this.jobsController = controller;
+          try {
+            const ran = await this.runPending(controller.signal);
+            const embedded = await this.embedMissing(controller.signal);
+            // New vectors made the packed copy stale: repack now, while idle, so the next start
+            // reads a few packs instead of every vector.
+            const embedder = this.getEmbedder();
+            if ((ran || embedded) && embedder && !controller.signal.aborted) await this.repo.listVectors(embedder.modelId);
+          } catch (e) {
+            // Stopped on purpose (import, delete-all): not a failure to report.
+            if (!controller.signal.aborted) throw e;
+          } finally {
+            if (this.jobsController === controller) this.jobsController = undefined;
+          }
         }, true);
       } while (this.again);
     } catch (e) {
@@ -256,10 +348,11 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   }
 
   /** Runs every runnable job; true when at least one ran. */
-  private async runPending(): Promise<boolean> {
+  private async runPending(signal: AbortSignal): Promise<boolean> {
     const tried = new Set<Id>();
     // Re-list after every job: another tab may have queued one meanwhile.
     for (;;) {
+      if (signal.aborted) break;
       const job = (await this.repo.listJobs())
         .filter((j) => (j.status === 'pending' || j.status === 'running') && !tried.has(j.id))
         .sort((a, b) => a.createdAt - b.createdAt)[0];
@@ -278,6 +371,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         memories: this.memories,
         settings: this.settings.value.memory,
         segmenter,
+        signal,
         onProgress: (j) => this.emit('jobs', [jobSnapshot(j)]),
       });
       if (outcome.status === 'failed') this.emit('error', { message: `Could not memorise a session: ${outcome.job.lastError ?? 'unknown error'}. It will be retried next time Tealeaf opens.` });
@@ -301,18 +395,20 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    * first download, a model switch, or an import. Resumable by construction: it only looks at what
    * is missing, and each batch is committed on its own.
    */
-  private async embedMissing(): Promise<boolean> {
+  private async embedMissing(signal: AbortSignal): Promise<boolean> {
     const embedder = this.getEmbedder();
     if (!embedder) return false;
     const ids = [...this.memories.keys(), ...this.segments.keys()].filter((id) => !this.index.vectors?.has(id));
     const BATCH = 32;
     for (let i = 0; i < ids.length; i += BATCH) {
+      if (signal.aborted) return true;
       if (this.getEmbedder() !== embedder) return true; // the model changed: the next run starts over
       const batch = ids.slice(i, i + BATCH).filter((id) => this.index.has(id));
       const units = batch.map((id) => this.index.get(id)!);
-      const vectors = await embedder.embed(units.map((u) => u.text));
-      await this.repo.apply({ vectors: batch.map((unitId, j) => ({ unitId, modelId: embedder.modelId, vector: vectors[j] })) });
-      batch.forEach((id, j) => this.index.has(id) && this.index.setVector(id, vectors[j]));
+      const vectors = await embedder.embed(units.map((u) => u.text), signal);
+      // The store leaves out vectors of units deleted during the call.
+      const applied = await this.repo.apply({ vectors: batch.map((unitId, j) => ({ unitId, modelId: embedder.modelId, vector: vectors[j] })) });
+      for (const v of applied.vectors ?? []) if (this.index.has(v.unitId)) this.index.setVector(v.unitId, v.vector);
       this.emit('jobs', [{ id: 'reembed', status: 'running', step: 'embed', progress: `${Math.min(i + BATCH, ids.length)}/${ids.length}`, label: 'Indexing memories for search by meaning' }]);
     }
     if (ids.length) await this.publishJobs();
@@ -324,6 +420,11 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     this.emit('jobs', jobs.filter((j) => j.status !== 'done').map(jobSnapshot));
   }
 }
+
+const SLICE_MS = 30;
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+/** Gives the page a chance to paint and handle input between slices of long work. */
+const yieldToPage = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 /** Only one tab runs jobs (Web Locks); where locks are unsupported, this tab just runs them. */
 export async function withJobLock(fn: () => Promise<void>, wait = false): Promise<void> {

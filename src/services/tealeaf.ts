@@ -2,7 +2,7 @@
 import { IdbRepository } from '../store/repository';
 import { BLOCKED_MESSAGE } from '../store/db';
 import { ChatService } from './chat';
-import { MemoryService, withJobLock } from './memory';
+import { MemoryService } from './memory';
 import { ModelService } from './models';
 import { SettingsService } from './settings';
 
@@ -66,13 +66,13 @@ export class Tealeaf {
     }
     const m = this.memory;
     let result: Awaited<ReturnType<typeof importLocomo>> | undefined;
-    // The import runs memorise jobs itself: hold the job lock so no other runner picks them up.
-    await withJobLock(async () => {
+    // The import runs memorise jobs itself: other runners stop and wait until it is done.
+    await m.exclusive(async () => {
       result = await importLocomo(json, {
         repo: this.repo, index: m.index, graph: m.graph, memories: m.memories, settings: this.settings.value.memory,
         llm: this.models.languageModel, embedder: this.models.embedder, onProgress,
       });
-    }, true);
+    });
     if (!result) throw new Error('The import did not run.');
     await m.reload();
     await this.chat.refresh();
@@ -89,7 +89,9 @@ export class Tealeaf {
   /** Validates, then writes in one transaction: on any error nothing changes. */
   async importBackup(text: string, mode: 'merge' | 'replace') {
     const { importBackup } = await import('../store/backup');
-    const summary = await importBackup(this.repo.db, text, { mode });
+    // Running jobs (here and in other tabs) stop first and wait: a job holding the graph it read
+    // before a replace would otherwise write links to memories that are no longer there.
+    const summary = await this.memory.exclusive(() => importBackup(this.repo.db, text, { mode }));
     await this.settings.load();
     await this.memory.reload();
     await this.chat.refresh();
@@ -99,7 +101,9 @@ export class Tealeaf {
   /** Deletes every conversation, memory and setting; model downloads too when asked. */
   async deleteAllData(includeModels: boolean): Promise<void> {
     this.chat.stop();
-    await this.repo.wipeAll();
+    // Jobs stop and wait (in every tab) so nothing is written after the wipe; the wipe itself is
+    // one transaction over every store.
+    await this.memory.exclusive(() => this.repo.wipeAll());
     if (typeof caches !== 'undefined') {
       const names = await caches.keys();
       const modelCaches = /^(webllm\/|transformers-cache|tealeaf-wasm)/;

@@ -1,10 +1,11 @@
 // The Repository port (src/ports.ts) over IndexedDB, plus the queries the UI needs.
 import type { IDBPTransaction, StoreKey, StoreValue } from 'idb';
-import type { ChangeSet, Repository } from '../ports';
+import type { AppliedChange, ChangeSet, Repository } from '../ports';
 import type { Edge, Id, Job, JobStatus, Memory, Segment, Session, Turn, VectorRecord } from '../memory/types';
 import { openTealeafDb } from './db';
 import type { OpenTealeafDbOptions, TealeafDb } from './db';
 import { toStoreError } from './errors';
+import { plainCopy, settle, type StoreReader } from './integrity';
 import { STORE_NAMES } from './schema';
 import type { StoreName, TealeafDB, VectorPack } from './schema';
 
@@ -92,20 +93,23 @@ export class IdbRepository implements Repository {
     this.db.close();
   }
 
-  /** One transaction across the stores involved; deletes run before puts. */
-  async apply(change: ChangeSet): Promise<void> {
-    const parts = changesOf(change);
-    if (parts.length === 0) return;
-    // A model whose vectors change loses its packs in the same transaction (they are derived).
-    const staleModels = new Set([...(change.vectors ?? []).map((v) => v.modelId), ...(change.deleteVectors ?? []).map((k) => k[1])]);
-    const stores: StoreName[] = parts.map((p) => p.store);
-    if (staleModels.size > 0) stores.push('vectorPacks');
-    await runWrite(this.db, stores, async (tx) => {
+  /**
+   * One transaction; inside it the change is settled against the store as it is (integrity.ts)
+   * and then written, deletes before puts. Returns what was written.
+   */
+  async apply(input: ChangeSet): Promise<AppliedChange> {
+    const request = plainCopy(input);
+    return runWrite(this.db, DATA_STORES, async (tx) => {
+      const change = await settle(request, idbReader(tx));
+      const parts = changesOf(change);
+      // A model whose vectors change loses its packs in the same transaction (they are derived).
+      const staleModels = new Set([...(change.vectors ?? []).map((v) => v.modelId), ...(change.deleteVectors ?? []).map((k) => k[1])]);
       const requests: Promise<unknown>[] = [];
       for (const m of staleModels) requests.push(tracked(tx.objectStore('vectorPacks').delete(packRange(m))));
       for (const p of parts) queueDeletes(tx, p as StoreChanges<StoreName>, requests);
       for (const p of parts) queuePuts(tx, p as StoreChanges<StoreName>, requests);
       await Promise.all(requests);
+      return change;
     });
   }
 
@@ -238,35 +242,6 @@ export class IdbRepository implements Repository {
     });
   }
 
-  /**
-   * The change that deletes a memory with its edges and vectors, and clears `supersededBy` on
-   * memories that pointed at it (they become current again). Apply it with `apply`.
-   */
-  async deleteMemoryCascade(id: Id): Promise<ChangeSet> {
-    const tx = this.db.transaction(['memories', 'edges', 'vectors']);
-    const memories = tx.objectStore('memories');
-    const edges = tx.objectStore('edges');
-    const [from, to, vectorKeys, superseded] = await Promise.all([
-      edges.index('byFrom').getAllKeys(id),
-      edges.index('byTo').getAllKeys(id),
-      tx.objectStore('vectors').getAllKeys(unitRange(id)),
-      memories.index('bySupersededBy').getAll(id),
-    ]);
-    const restored = superseded
-      .filter((m) => m.id !== id)
-      .map((m) => {
-        const copy: Memory = { ...m };
-        delete copy.supersededBy;
-        return copy;
-      });
-    return {
-      deleteMemories: [id],
-      deleteEdges: [...new Set([...from, ...to])],
-      deleteVectors: vectorKeys,
-      ...(restored.length > 0 ? { memories: restored } : {}),
-    };
-  }
-
   /** Empties every store (settings and jobs included) in one transaction. */
   async wipeAll(): Promise<void> {
     await runWrite(this.db, STORE_NAMES, async (tx) => {
@@ -280,6 +255,26 @@ export class IdbRepository implements Repository {
     const counts = await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).count()));
     return Object.fromEntries(STORE_NAMES.map((name, i) => [name, counts[i]])) as Record<StoreName, number>;
   }
+}
+
+/** Every store a change can touch or read (settings are written apart). */
+const DATA_STORES: StoreName[] = STORE_NAMES.filter((n) => n !== 'settings');
+
+/** The integrity rule's reads, inside the write transaction. */
+function idbReader(tx: WriteTx): StoreReader {
+  return {
+    memory: (id) => tx.objectStore('memories').get(id),
+    hasSession: async (id) => (await tx.objectStore('sessions').getKey(id)) !== undefined,
+    hasSegment: async (id) => (await tx.objectStore('segments').getKey(id)) !== undefined,
+    job: (id) => tx.objectStore('jobs').get(id),
+    edgesTouching: async (id) => {
+      const edges = tx.objectStore('edges');
+      const [from, to] = await Promise.all([edges.index('byFrom').getAllKeys(id), edges.index('byTo').getAllKeys(id)]);
+      return [...new Set([...from, ...to])];
+    },
+    vectorKeysOf: (id) => tx.objectStore('vectors').getAllKeys(unitRange(id)),
+    supersededBy: (id) => tx.objectStore('memories').index('bySupersededBy').getAll(id),
+  };
 }
 
 const PACK_SIZE = 4096;

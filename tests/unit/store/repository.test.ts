@@ -62,7 +62,7 @@ describe('IdbRepository reads and writes', () => {
   it('returns what was written; vectors come back as Float32Array with the same bytes', async () => {
     const repo = await open();
     const vector = new Float32Array([0.1, -0, NaN, 3.4e38, -Infinity]);
-    await repo.apply({ sessions: [session('s1', 5)], vectors: [{ unitId: 'm1', modelId: 'minilm', vector }] });
+    await repo.apply({ sessions: [session('s1', 5)], memories: [memory('m1', 1)], vectors: [{ unitId: 'm1', modelId: 'minilm', vector }] });
     expect(await repo.getSession('s1')).toEqual(session('s1', 5));
     expect(await repo.getSession('nope')).toBeUndefined();
     const [stored] = await repo.listVectors('minilm');
@@ -255,7 +255,7 @@ describe('full disk', () => {
   });
 });
 
-describe('deleteMemoryCascade', () => {
+describe('deleting a memory cascades inside the transaction', () => {
   it('removes the memory, its edges and vectors, and un-supersedes what pointed at it', async () => {
     const repo = await open();
     await repo.apply({
@@ -273,14 +273,14 @@ describe('deleteMemoryCascade', () => {
         { unitId: 'c', modelId: 'minilm', vector: new Float32Array([4]) },
       ],
     });
-    const change = await repo.deleteMemoryCascade('b');
+    const change = await repo.apply({ deleteMemories: ['b'] });
     expect(change.deleteMemories).toEqual(['b']);
     expect([...(change.deleteEdges ?? [])].sort()).toEqual(['e-b-c', 'e-old-b', 'loop']);
     expect(change.deleteVectors).toEqual([
       ['b', 'bge'],
       ['b', 'minilm'],
     ]);
-    await repo.apply(change);
+    expect(change.memories?.map((m) => m.id)).toEqual(['old']);
 
     expect(await repo.getMemory('b')).toBeUndefined();
     const old = await repo.getMemory('old');
@@ -295,7 +295,7 @@ describe('deleteMemoryCascade', () => {
   it('of a memory that does not exist is a harmless change', async () => {
     const repo = await seeded();
     const before = await dump(repo.db);
-    await repo.apply(await repo.deleteMemoryCascade('ghost'));
+    await repo.apply({ deleteMemories: ['ghost'] });
     expect(await dump(repo.db)).toBe(before);
   });
 });
@@ -307,7 +307,7 @@ describe('vector packs', () => {
 
   it('a second read comes from packs with the same content', async () => {
     const repo = await open();
-    await repo.apply({ vectors: [vec('a', 'm', 1), vec('b', 'm', 2), vec('c', 'other', 3)] });
+    await repo.apply({ memories: ['a', 'b', 'c'].map((id) => memory(id, 1)), vectors: [vec('a', 'm', 1), vec('b', 'm', 2), vec('c', 'other', 3)] });
     const first = await repo.listVectors('m');
     expect((await repo.countAll()).vectorPacks).toBe(1);
     const second = await repo.listVectors('m');
@@ -318,7 +318,7 @@ describe('vector packs', () => {
 
   it('every write to a model\'s vectors makes its packs stale, in the same transaction', async () => {
     const repo = await open();
-    await repo.apply({ vectors: [vec('a', 'm', 1), vec('b', 'other', 2)] });
+    await repo.apply({ memories: ['a', 'b', 'n'].map((id) => memory(id, 1)), vectors: [vec('a', 'm', 1), vec('b', 'other', 2)] });
     await repo.listVectors('m');
     await repo.listVectors('other');
     expect((await repo.countAll()).vectorPacks).toBe(2);
@@ -327,7 +327,7 @@ describe('vector packs', () => {
     expect(plain(await repo.listVectors('m'))).toEqual(plain([vec('a', 'm', 1), vec('n', 'm', 5)]));
     await repo.apply({ deleteVectors: [['a', 'm']] });
     expect(plain(await repo.listVectors('m'))).toEqual(plain([vec('n', 'm', 5)]));
-    await repo.apply(await repo.deleteMemoryCascade('n'));
+    await repo.apply({ deleteMemories: ['n'] });
     expect(await repo.listVectors('m')).toEqual([]);
     expect(plain(await repo.listVectors('other'))).toEqual(plain([vec('b', 'other', 2)]));
     repo.close();
@@ -338,10 +338,10 @@ describe('vector packs and backup import', () => {
   it('importing vectors makes the packs stale', async () => {
     const { exportBackup, importBackup } = await import('../../../src/store/backup');
     const source = await open();
-    await source.apply({ vectors: [{ unitId: 'x', modelId: 'm', vector: Float32Array.from([1, 2]) }] });
+    await source.apply({ memories: [memory('x', 1)], vectors: [{ unitId: 'x', modelId: 'm', vector: Float32Array.from([1, 2]) }] });
     const backup = await exportBackup(source.db, { includeVectors: true });
     const target = await open();
-    await target.apply({ vectors: [{ unitId: 'y', modelId: 'm', vector: Float32Array.from([3, 4]) }] });
+    await target.apply({ memories: [memory('y', 1)], vectors: [{ unitId: 'y', modelId: 'm', vector: Float32Array.from([3, 4]) }] });
     expect((await target.listVectors('m')).map((v) => v.unitId)).toEqual(['y']);
     await importBackup(target.db, backup, { mode: 'merge' });
     expect((await target.listVectors('m')).map((v) => v.unitId).sort()).toEqual(['x', 'y']);

@@ -117,11 +117,12 @@ function killableRepo() {
   });
   const apply = repo.apply.bind(repo);
   repo.apply = async (change: ChangeSet) => {
-    await apply(change);
+    const applied = await apply(change);
     if (ctl.armed && ctl.mode === 'after-write' && ctl.writes === ctl.killAt && !ctl.dead) {
       ctl.dead = true;
       throw new Killed(`after write #${ctl.writes}`);
     }
+    return applied;
   };
   return { repo, ctl };
 }
@@ -301,12 +302,13 @@ describe('the memorise job resumes after the tab is closed anywhere', () => {
       await seed(repo);
       const apply = repo.apply.bind(repo);
       repo.apply = async (c) => {
-        await apply(c);
+        const applied = await apply(c);
         if (hit && !fired) {
           fired = true;
           dead = true;
           throw new Killed(name);
         }
+        return applied;
       };
       await pageLife(repo, new Model(), new ToyEmbedder()).catch((e: unknown) => {
         if (!(e instanceof Killed)) throw e;
