@@ -192,7 +192,14 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     this.kick();
   }
 
+  /**
+   * Rebuilds from the store. A job running in this tab holds the graph and memory map it started
+   * with: it is stopped first (it resumes from its recorded step on the next kick), so no job
+   * keeps writing against a graph that is no longer the live one.
+   */
   async reload(): Promise<void> {
+    this.cancelJobs();
+    await this.jobsRun?.catch(() => undefined);
     await this.load();
   }
 
@@ -286,6 +293,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   }
 
   private cancelJobs(): void {
+    // No second round either: whoever cancels kicks again when it is done.
+    this.again = false;
     this.jobsController?.abort(new DOMException('Memorising was stopped for an import or a deletion.', 'AbortError'));
   }
 

@@ -82,7 +82,7 @@ async function jobsSettled(repo: Repository) {
 /** No record points at one that is missing. */
 async function dangling(repo: Repository): Promise<string[]> {
   const [memories, edges, sessions, jobs] = await Promise.all([repo.listMemories(), repo.listEdges(), repo.listSessions(), repo.listJobs()]);
-  const out = checkGraphInvariants(memories, edges).map((v) => `${v.kind}: ${v.detail}`);
+  const out = checkGraphInvariants(memories, edges).map((v) => `${v.kind}: ${v.message}`);
   const ids = new Set(memories.map((m) => m.id));
   for (const m of memories) if (m.supersededBy && !ids.has(m.supersededBy)) out.push(`memory ${m.id} superseded by missing ${m.supersededBy}`);
   const sessionIds = new Set(sessions.map((s) => s.id));

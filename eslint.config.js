@@ -1,0 +1,64 @@
+// Lint rules, and the layers of the architecture enforced as import rules (docs/ARCHITECTURE.md):
+// only src/store imports IndexedDB (idb), only src/models imports model SDKs, src/memory is pure
+// TypeScript that runs in Node (no DOM, no storage, no SDKs, no UI), and nothing in src imports
+// test code.
+import js from '@eslint/js';
+import ts from 'typescript-eslint';
+import svelte from 'eslint-plugin-svelte';
+import globals from 'globals';
+import svelteConfig from './svelte.config.js';
+
+const MODEL_SDKS = ['@mlc-ai/web-llm', '@mlc-ai/web-llm/*', '@huggingface/transformers', '@huggingface/transformers/*', 'onnxruntime-web', 'onnxruntime-web/*'];
+const sdkRule = { group: MODEL_SDKS, message: 'Only src/models imports model SDKs.' };
+const idbRule = { group: ['idb', 'idb/*'], message: 'Only src/store touches IndexedDB.' };
+const testsRule = { group: ['**/tests/**'], message: 'Product code never imports test code.' };
+
+/** no-restricted-imports with the given pattern groups. */
+const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+
+// The DOM and browser storage, which the memory core must not touch.
+const BROWSER_ONLY = ['window', 'document', 'navigator', 'localStorage', 'sessionStorage', 'indexedDB', 'IDBKeyRange', 'caches', 'location', 'HTMLElement', 'Worker'];
+
+export default ts.config(
+  { ignores: ['dist', 'dist-e2e', '.tmp', 'test-results', 'node_modules', 'public', 'coverage', 'dev-dist'] },
+  js.configs.recommended,
+  ...ts.configs.recommended,
+  ...svelte.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.browser, ...globals.node }, ecmaVersion: 2023, sourceType: 'module' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      // Svelte 5 runes: `$state` objects are reassigned through the proxy.
+      'prefer-const': ['error', { destructuring: 'all' }],
+    },
+  },
+  {
+    files: ['**/*.svelte', '**/*.svelte.ts'],
+    languageOptions: { parserOptions: { parser: ts.parser, extraFileExtensions: ['.svelte'], svelteConfig } },
+    rules: {
+      // Keyed each blocks are used where identity matters; plain lists of strings need no key.
+      'svelte/require-each-key': 'off',
+      // Links are hash routes (#/chat), resolved by the app's own router.
+      'svelte/no-navigation-without-resolve': 'off',
+    },
+  },
+  // The layers.
+  { files: ['src/**'], ignores: ['src/store/**'], rules: restrict(idbRule, sdkRule, testsRule) },
+  { files: ['src/store/**'], rules: restrict(sdkRule, testsRule) },
+  { files: ['src/models/**'], rules: restrict(idbRule, testsRule) },
+  {
+    files: ['src/memory/**'],
+    rules: {
+      ...restrict(idbRule, sdkRule, testsRule, {
+        group: ['**/store/**', '**/services/**', '**/app/**', '**/models/**', '**/viz/**', 'd3', 'd3-*', 'svelte', 'svelte/*'],
+        message: 'src/memory is the pure method: it reaches models and storage only through src/ports.ts.',
+      }),
+      'no-restricted-globals': ['error', ...BROWSER_ONLY.map((name) => ({ name, message: 'src/memory runs in Node: no DOM or browser storage.' }))],
+    },
+  },
+  {
+    files: ['src/app/**'],
+    rules: restrict(idbRule, sdkRule, testsRule, { group: ['**/store/**'], message: 'The UI calls services, never the store.' }),
+  },
+);
