@@ -10,16 +10,16 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseLocomoConversation } from '../src/memory/locomo';
-import { memoryUnit } from '../src/memory/pipeline';
-import { timelinesForRetrieved } from '../src/memory/timelines';
+import { memoryUnit } from '../src/memory/ingest/memorise';
+import { timelinesForRetrieved } from '../src/memory/recall/timelines';
 import { seedFrom } from '../src/memory/rng';
 import { createHybridIndex } from '../src/memory/retrieval/hybrid';
 import { packByBudget } from '../src/memory/retrieval/budget';
 import { segmentUnit, turnUnit } from '../src/memory/retrieval/units';
 import type { HybridIndex, IndexedUnit } from '../src/memory/retrieval/types';
 import type { Id } from '../src/memory/types';
-import { prepareTurn } from '../src/memory/turn';
-import { RefineCache } from '../src/memory/refine';
+import { prepareTurn } from '../src/memory/recall/turn';
+import { RefineCache } from '../src/memory/recall/refine';
 import { withDefaults, type RetrievalMode } from '../src/memory/settings';
 import { ingestLocomo, type Ingested } from './lib/locomo-ingest';
 

@@ -16,12 +16,12 @@
 //   timeline through it.
 import { createHybridIndex } from '../src/memory/retrieval/hybrid';
 import { MemoryGraph } from '../src/memory/graph';
-import { linkMemory } from '../src/memory/linking';
-import { timelinesForRetrieved, untangleTimelines } from '../src/memory/timelines';
+import { linkMemory } from '../src/memory/ingest/linking';
+import { timelinesForRetrieved, untangleTimelines } from '../src/memory/recall/timelines';
 import { seededRng, type Rng } from '../src/memory/rng';
 import { withDefaults } from '../src/memory/settings';
-import { prepareTurn } from '../src/memory/turn';
-import { RefineCache } from '../src/memory/refine';
+import { prepareTurn } from '../src/memory/recall/turn';
+import { RefineCache } from '../src/memory/recall/refine';
 import type { LanguageModel } from '../src/ports';
 import type { Edge, Id, Memory } from '../src/memory/types';
 

@@ -12,7 +12,7 @@ import { MemoryService } from '../../src/services/memory';
 import { SettingsService } from '../../src/services/settings';
 import { createHybridIndex } from '../../src/memory/retrieval/hybrid';
 import { MemoryGraph } from '../../src/memory/graph';
-import { memoryUnit } from '../../src/memory/pipeline';
+import { memoryUnit } from '../../src/memory/ingest/memorise';
 import { seededRng, type Rng } from '../../src/memory/rng';
 import type { Embedder } from '../../src/ports';
 import type { Edge, Memory, VectorRecord } from '../../src/memory/types';

@@ -2,14 +2,14 @@
 // segment), with a scripted model whose only job is to answer the summarising call with that
 // session's LoCoMo observations (no LLM runs; relation-aware linking is off, so linking uses the
 // similarity switch and makes no call; segments come from the embedding-free splitter).
-import { InMemoryRepository } from '../../src/memory/in-memory-repository';
+import { InMemoryRepository } from '../../tests/support/in-memory-repository';
 import { MemoryGraph } from '../../src/memory/graph';
-import { createMemoriseJob, runMemoriseJob, type Segmenter } from '../../src/memory/pipeline';
+import { createMemoriseJob, runMemoriseJob, type Segmenter } from '../../src/memory/ingest/memorise';
 import { withDefaults } from '../../src/memory/settings';
 import { locomoSessionRecords, observationSummariser, type LocomoConversation, type LocomoSession } from '../../src/memory/locomo';
 import { createHybridIndex } from '../../src/memory/retrieval/hybrid';
 import type { HybridIndex } from '../../src/memory/retrieval/types';
-import { segmentSession, type SplitterOptions } from '../../src/memory/segments';
+import { segmentSession, type SplitterOptions } from '../../src/memory/ingest/segments';
 import type { Id, Memory, Segment, Turn } from '../../src/memory/types';
 
 export interface Ingested {

@@ -2,7 +2,7 @@
 // reply cut off (stop, error, closed tab) keeps what had arrived, marked so.
 import type { ChangeSet, ChatMessage, LanguageModel, Repository } from '../ports';
 import type { Job, Millis, Session, Turn, UsedMemory } from '../memory/types';
-import { createMemoriseJob } from '../memory/pipeline';
+import { createMemoriseJob } from '../memory/ingest/memorise';
 import { Emitter } from './emitter';
 import { newId } from './ids';
 import { endSession, isEmptySession, isIdleExpired, sessionsToEnd, titleFrom } from './session-rules';

@@ -14,9 +14,9 @@ import {
   type LocomoConversation,
   type LocomoSession,
 } from '../memory/locomo';
-import { createMemoriseJob, runMemoriseJob, type MemoriseState, type Segmenter } from '../memory/pipeline';
+import { createMemoriseJob, runMemoriseJob, type MemoriseState, type Segmenter } from '../memory/ingest/memorise';
 import type { HybridIndex } from '../memory/retrieval/types';
-import { segmentSession } from '../memory/segments';
+import { segmentSession } from '../memory/ingest/segments';
 import type { MemorySettings } from '../memory/settings';
 import type { Id, Job, Memory, Millis, Turn } from '../memory/types';
 

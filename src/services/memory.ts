@@ -8,10 +8,10 @@ import { planRepair, REPAIR_LOG_KEY, REPAIR_LOG_SIZE, type RepairLogEntry } from
 import { segmentUnit } from '../memory/retrieval/units';
 import { createHybridIndex } from '../memory/retrieval/hybrid';
 import { MemoryGraph } from '../memory/graph';
-import { RefineCache } from '../memory/refine';
-import { prepareTurn } from '../memory/turn';
-import { memoryUnit, runMemoriseJob, type Segmenter } from '../memory/pipeline';
-import { segmentSession } from '../memory/segments';
+import { RefineCache } from '../memory/recall/refine';
+import { prepareTurn } from '../memory/recall/turn';
+import { memoryUnit, runMemoriseJob, type Segmenter } from '../memory/ingest/memorise';
+import { segmentSession } from '../memory/ingest/segments';
 import type { PreparedTurn, TurnPreparer } from './chat';
 import { Emitter } from './emitter';
 import type { SettingsService } from './settings';

@@ -6,7 +6,7 @@
 // - 'tokens': an approximation of subword tokens, ceil(characters / 4), the usual rule of thumb
 //   for English BPE vocabularies; good enough to keep a prompt inside a context window with margin.
 import type { Id, RetrievalScore } from '../types';
-import { countWords } from './text';
+import { countWords } from './tokenize';
 import type { IndexedUnit, SearchHit } from './types';
 
 export type BudgetMeasure = 'words' | 'tokens';

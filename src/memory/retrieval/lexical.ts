@@ -15,7 +15,7 @@
 // Terms are interned to small integers: per-document term lists and postings hold numbers, not a
 // string per token (the difference is tens of MB at 100k documents).
 import type { Id } from '../types';
-import { tokenize, type TokenizeOptions } from './text';
+import { tokenize, type TokenizeOptions } from './tokenize';
 
 export interface Bm25Params {
   /** Term-frequency saturation. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../../../src/memory/corrections';
 import { MemoryGraph } from '../../../src/memory/graph';
-import { checkGraphInvariants } from '../../../src/memory/invariants';
-import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
+import { checkGraphInvariants } from '../../support/invariants';
+import { InMemoryRepository } from '../../support/in-memory-repository';
 import type { Edge, Memory } from '../../../src/memory/types';
 
 const mem = (id: string, time: number, kind: Memory['kind'] = 'event', extra: Partial<Memory> = {}): Memory => ({

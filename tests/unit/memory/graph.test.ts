@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryGraph } from '../../../src/memory/graph';
-import { checkGraphInvariants } from '../../../src/memory/invariants';
+import { checkGraphInvariants } from '../../support/invariants';
 import { edge, mem } from './helpers';
 
 describe('MemoryGraph', () => {

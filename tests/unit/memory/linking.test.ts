@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryGraph } from '../../../src/memory/graph';
-import { linkMemory, findCandidates } from '../../../src/memory/linking';
-import { memoryUnit } from '../../../src/memory/pipeline';
+import { linkMemory, findCandidates } from '../../../src/memory/ingest/linking';
+import { memoryUnit } from '../../../src/memory/ingest/memorise';
 import { withDefaults } from '../../../src/memory/settings';
-import { checkGraphInvariants } from '../../../src/memory/invariants';
+import { checkGraphInvariants } from '../../support/invariants';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import type { Memory, RelationLabel } from '../../../src/memory/types';
 import { candidatesInPrompt, edge, FixedIndex, mem, ScriptedModel } from './helpers';

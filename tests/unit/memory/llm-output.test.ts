@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { extractJson, normaliseRelation } from '../../../src/memory/llm-output';
-import { parseRelationLabels } from '../../../src/memory/labelling';
-import { parseSummary, type TranscriptTurn } from '../../../src/memory/summarise';
-import { parseTimelineNotes } from '../../../src/memory/refine';
+import { parseRelationLabels } from '../../../src/memory/ingest/labelling';
+import { parseSummary, type TranscriptTurn } from '../../../src/memory/ingest/summarise';
+import { parseTimelineNotes } from '../../../src/memory/recall/refine';
 
 const turns: TranscriptTurn[] = [
   { id: 'turn-a', role: 'user', text: 'I adopted a puppy called Biscuit yesterday', time: 1000 },

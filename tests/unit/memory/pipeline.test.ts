@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
-import { createMemoriseJob, memoryUnit, runMemoriseJob, type MemoriseDeps, type MemoriseState, type Segmenter } from '../../../src/memory/pipeline';
-import { segmentSession, splitByCohesion } from '../../../src/memory/segments';
+import { InMemoryRepository } from '../../support/in-memory-repository';
+import { createMemoriseJob, memoryUnit, runMemoriseJob, type MemoriseDeps, type MemoriseState, type Segmenter } from '../../../src/memory/ingest/memorise';
+import { segmentSession, splitByCohesion } from '../../../src/memory/ingest/segments';
 import { withDefaults, type MemorySettings } from '../../../src/memory/settings';
-import { checkGraphInvariants } from '../../../src/memory/invariants';
+import { checkGraphInvariants } from '../../support/invariants';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import { wordOverlap } from '../../../src/memory/text';
 import type { Embedder } from '../../../src/ports';

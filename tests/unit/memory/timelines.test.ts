@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { MemoryGraph } from '../../../src/memory/graph';
-import { formatTimeline, timelineKey, timelinesForRetrieved, untangleTimelines } from '../../../src/memory/timelines';
+import { formatTimeline, timelineKey, timelinesForRetrieved, untangleTimelines } from '../../../src/memory/recall/timelines';
 import type { Edge, Memory, Timeline } from '../../../src/memory/types';
 import { edge, mem } from './helpers';
 

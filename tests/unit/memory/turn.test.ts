@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryGraph } from '../../../src/memory/graph';
-import { RefineCache, refineTimelines } from '../../../src/memory/refine';
-import { fitTimeline, prepareTurn } from '../../../src/memory/turn';
+import { RefineCache, refineTimelines } from '../../../src/memory/recall/refine';
+import { fitTimeline, prepareTurn } from '../../../src/memory/recall/turn';
 import { segmentUnit } from '../../../src/memory/retrieval/units';
-import { countWords } from '../../../src/memory/retrieval/text';
-import { formatTimeline } from '../../../src/memory/timelines';
+import { countWords } from '../../../src/memory/retrieval/tokenize';
+import { formatTimeline } from '../../../src/memory/recall/timelines';
 import fc from 'fast-check';
-import { memoryUnit } from '../../../src/memory/pipeline';
+import { memoryUnit } from '../../../src/memory/ingest/memorise';
 import { withDefaults } from '../../../src/memory/settings';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import type { Memory, Segment, Timeline } from '../../../src/memory/types';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { LexicalIndex } from '../../../src/memory/retrieval/lexical';
-import { stem, tokenize } from '../../../src/memory/retrieval/text';
+import { stem, tokenize } from '../../../src/memory/retrieval/tokenize';
 
 describe('tokenize', () => {
   it('lowercases, drops stopwords and folds inflections', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseSegmentation, type TurnRange } from '../../../src/memory/segments/parse';
-import { splitByCohesion } from '../../../src/memory/segments/fallback';
-import { denoiseForIndex, isFillerTurn } from '../../../src/memory/segments/denoise';
-import { segmentSession, segmentSessionDetailed, SEGMENTATION_SCHEMA } from '../../../src/memory/segments';
+import { parseSegmentation, type TurnRange } from '../../../src/memory/ingest/segments/parse';
+import { splitByCohesion } from '../../../src/memory/ingest/segments/fallback';
+import { denoiseForIndex, isFillerTurn } from '../../../src/memory/ingest/segments/denoise';
+import { segmentSession, segmentSessionDetailed, SEGMENTATION_SCHEMA } from '../../../src/memory/ingest/segments';
 import type { LanguageModel } from '../../../src/ports';
 import type { Turn } from '../../../src/memory/types';
 

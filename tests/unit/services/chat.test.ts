@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ChatService, plainPreparer } from '../../../src/services/chat';
-import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
+import { InMemoryRepository } from '../../support/in-memory-repository';
 import type { ChatMessage, GenerateOptions, LanguageModel } from '../../../src/ports';
 
 const H = 3600_000;

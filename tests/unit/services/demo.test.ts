@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { openFresh } from '../store/helpers';
 import { MemoryGraph } from '../../../src/memory/graph';
-import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
-import { checkGraphInvariants } from '../../../src/memory/invariants';
+import { InMemoryRepository } from '../../support/in-memory-repository';
+import { checkGraphInvariants } from '../../support/invariants';
 import { RELATIONS } from '../../../src/memory/types';
 import { buildDemo, DEMO_PREFIX } from '../../../src/services/demo';
 import { BACKUP_FORMAT, BACKUP_VERSION, importBackup, validateBackup, type TealeafBackup } from '../../../src/store/backup';

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
+import { InMemoryRepository } from '../../support/in-memory-repository';
 import { MemoryGraph } from '../../../src/memory/graph';
-import { checkGraphInvariants } from '../../../src/memory/invariants';
+import { checkGraphInvariants } from '../../support/invariants';
 import { parseLocomoConversation } from '../../../src/memory/locomo';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import { withDefaults, type MemorySettings } from '../../../src/memory/settings';

@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryService } from '../../../src/services/memory';
 import { SettingsService } from '../../../src/services/settings';
-import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
-import { createMemoriseJob } from '../../../src/memory/pipeline';
-import { checkGraphInvariants } from '../../../src/memory/invariants';
+import { InMemoryRepository } from '../../support/in-memory-repository';
+import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
+import { checkGraphInvariants } from '../../support/invariants';
 import { ScriptedModel } from '../memory/helpers';
 import type { Session, Turn } from '../../../src/memory/types';
 

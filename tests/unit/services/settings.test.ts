@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, SettingsService } from '../../../src/services/settings';
-import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
+import { InMemoryRepository } from '../../support/in-memory-repository';
 
 describe('SettingsService', () => {
   it('falls back field by field when the stored record is broken', async () => {

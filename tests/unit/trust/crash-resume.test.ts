@@ -11,12 +11,12 @@
 // Compared: memories, edges, segments, vectors, session status, job state; and no duplicates.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
-import { createMemoriseJob, memoryUnit, runMemoriseJob, type MemoriseOutcome } from '../../../src/memory/pipeline';
+import { InMemoryRepository } from '../../support/in-memory-repository';
+import { createMemoriseJob, memoryUnit, runMemoriseJob, type MemoriseOutcome } from '../../../src/memory/ingest/memorise';
 import { withDefaults } from '../../../src/memory/settings';
-import { checkGraphInvariants } from '../../../src/memory/invariants';
+import { checkGraphInvariants } from '../../support/invariants';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
-import { segmentSession } from '../../../src/memory/segments';
+import { segmentSession } from '../../../src/memory/ingest/segments';
 import { wordOverlap } from '../../../src/memory/text';
 import type { ChangeSet, ChatMessage, Embedder, GenerateOptions, JsonSchema, LanguageModel } from '../../../src/ports';
 import type { Session, Turn } from '../../../src/memory/types';

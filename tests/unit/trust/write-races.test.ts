@@ -5,11 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryService } from '../../../src/services/memory';
 import { SettingsService } from '../../../src/services/settings';
-import { InMemoryRepository } from '../../../src/memory/in-memory-repository';
+import { InMemoryRepository } from '../../support/in-memory-repository';
 import { IdbRepository } from '../../../src/store/repository';
 import { exportBackup, importBackup } from '../../../src/store/backup';
-import { createMemoriseJob } from '../../../src/memory/pipeline';
-import { checkGraphInvariants } from '../../../src/memory/invariants';
+import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
+import { checkGraphInvariants } from '../../support/invariants';
 import { REPAIR_LOG_KEY, type RepairLogEntry } from '../../../src/memory/repair';
 import type { Repository } from '../../../src/ports';
 import type { Memory, Session, Turn } from '../../../src/memory/types';

@@ -6,10 +6,10 @@
 // The same call also splits the session into topics (SeCom segments, METHOD.md section 5): it
 // already reads the whole transcript, so a separate segmentation call would only repeat it.
 import { z } from 'zod';
-import type { ChatMessage, JsonSchema } from '../ports';
-import type { Id, MemoryKind, Millis, Role } from './types';
-import { cleanText, extractJson, pickArray } from './llm-output';
-import { formatDate, wordOverlap } from './text';
+import type { ChatMessage, JsonSchema } from '../../ports';
+import type { Id, MemoryKind, Millis, Role } from '../types';
+import { cleanText, extractJson, pickArray } from '../llm-output';
+import { formatDate, wordOverlap } from '../text';
 import { repairCover, type TurnRange } from './segments/parse';
 
 export interface TranscriptTurn {

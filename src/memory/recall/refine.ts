@@ -3,9 +3,9 @@
 // of their memories: while the dialogue stays on the same timelines, no further call is made.
 // (The dialogue itself is deliberately not part of the key; that is what makes the cache hit.)
 import { z } from 'zod';
-import type { ChatMessage, JsonSchema, LanguageModel } from '../ports';
-import type { Id, Memory, Timeline } from './types';
-import { cleanText, extractJson, pickArray, readIndex } from './llm-output';
+import type { ChatMessage, JsonSchema, LanguageModel } from '../../ports';
+import type { Id, Memory, Timeline } from '../types';
+import { cleanText, extractJson, pickArray, readIndex } from '../llm-output';
 import { formatTimeline, timelineKey } from './timelines';
 
 /** A small LRU of refined notes, keyed per timeline within a set of timelines. */

@@ -1,7 +1,7 @@
 // The graph invariants the method relies on (issue 3, property tests). A violation means a bug
 // or a corrupted store, never a model's fault: model output is repaired before it reaches here.
-import type { Edge, Memory } from './types';
-import { compareChronological } from './order';
+import type { Edge, Memory } from '../../src/memory/types';
+import { compareChronological } from '../../src/memory/order';
 
 export type InvariantKind =
   | 'edge-direction'

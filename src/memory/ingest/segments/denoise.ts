@@ -2,7 +2,7 @@
 // SeCom compresses with a learned model; here, without one, the noise removed is what BM25
 // would otherwise reward or be diluted by: greetings and sign-offs, filler-only turns
 // ("haha yes!", "thanks!"), and addressing the other speaker by name.
-import { STOPWORDS, tokenize } from '../retrieval/text';
+import { STOPWORDS, tokenize } from '../../retrieval/tokenize';
 
 /** Openers and closers that say nothing about the topic. */
 const BOILERPLATE = new Set([

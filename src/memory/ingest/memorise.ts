@@ -7,16 +7,16 @@
 // and index are updated only after a commit succeeded.
 // Model calls: one summarising call (which also chooses the session's topics for the segment step)
 // plus at most one labelling call per new memory; the segment step makes none.
-import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
-import { isJobGone } from '../ports';
-import type { Id, Job, JobStatus, Memory, Millis, Segment, Turn } from './types';
-import type { HybridIndex, IndexedUnit } from './retrieval/types';
-import { MemoryGraph } from './graph';
-import type { MemorySettings } from './settings';
+import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../../ports';
+import { isJobGone } from '../../ports';
+import type { Id, Job, JobStatus, Memory, Millis, Segment, Turn } from '../types';
+import type { HybridIndex, IndexedUnit } from '../retrieval/types';
+import { MemoryGraph } from '../graph';
+import type { MemorySettings } from '../settings';
 import { linkMemory } from './linking';
 import { parseSummary, summariseMessages, summarySchema, type TranscriptTurn } from './summarise';
 import { repairCover, type TurnRange } from './segments/parse';
-import { duplicateKey } from './text';
+import { duplicateKey } from '../text';
 
 export const MEMORISE_STEPS = ['summarise', 'embed', 'link', 'segment', 'done'] as const;
 export type MemoriseStep = (typeof MEMORISE_STEPS)[number];

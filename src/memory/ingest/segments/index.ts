@@ -2,8 +2,8 @@
 // call already chose (`ranges`), so no second call reads the session again; without them, one
 // segmentation call when a model is given, the lexical-cohesion splitter otherwise (or when the
 // model's answer is unusable).
-import type { LanguageModel } from '../../ports';
-import type { Segment, Turn } from '../types';
+import type { LanguageModel } from '../../../ports';
+import type { Segment, Turn } from '../../types';
 import { denoiseForIndex } from './denoise';
 import { splitByCohesion, type SplitterOptions } from './fallback';
 import { parseSegmentation, repairCover, type TurnRange } from './parse';

@@ -2,9 +2,9 @@
 // commits a ChangeSet all or nothing: the change is validated and copied first, then applied.
 // Values are deep-copied on the way in and out, so callers cannot mutate the stored state.
 // Every change is settled by the same integrity rule as the IndexedDB store (src/store/integrity.ts).
-import type { AppliedChange, ChangeSet, Repository } from '../ports';
-import { plainCopy, settle, type StoreReader } from '../store/integrity';
-import type { Edge, Id, Job, Memory, Segment, Session, Turn, VectorRecord } from './types';
+import type { AppliedChange, ChangeSet, Repository } from '../../src/ports';
+import { plainCopy, settle, type StoreReader } from '../../src/store/integrity';
+import type { Edge, Id, Job, Memory, Segment, Session, Turn, VectorRecord } from '../../src/memory/types';
 
 export interface InMemoryRepositoryOptions {
   /** Called with each change before it is applied; throwing here aborts it (crash simulation). */

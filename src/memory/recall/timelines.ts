@@ -4,10 +4,10 @@
 // backwards to a source and forwards to a sink (cost: the path's length), a bounded number of
 // walks is tried to find a path not already chosen for another retrieved memory, and each side
 // of the walk stops after maxSteps memories (a very long timeline would not fit a prompt anyway).
-import type { Edge, Id, Memory, Relation, Timeline } from './types';
-import type { MemoryGraph } from './graph';
-import { seededRng, type Rng } from './rng';
-import { formatDate } from './text';
+import type { Edge, Id, Memory, Relation, Timeline } from '../types';
+import type { MemoryGraph } from '../graph';
+import { seededRng, type Rng } from '../rng';
+import { formatDate } from '../text';
 
 export interface UntangleOptions {
   rng?: Rng;

@@ -3,15 +3,15 @@
 // memories and refined in one cached call, everything packed under the context budget and put in
 // the prompt in time order (SeCom). The caller streams the reply and stores `usedMemory` with the
 // assistant turn.
-import type { ChatMessage, Embedder, LanguageModel } from '../ports';
-import type { Id, Memory, Millis, RetrievalScore, Role, Timeline, UsedMemory } from './types';
-import type { HybridIndex, SearchHit } from './retrieval/types';
-import type { MemoryGraph } from './graph';
-import type { MemorySettings } from './settings';
+import type { ChatMessage, Embedder, LanguageModel } from '../../ports';
+import type { Id, Memory, Millis, RetrievalScore, Role, Timeline, UsedMemory } from '../types';
+import type { HybridIndex, SearchHit } from '../retrieval/types';
+import type { MemoryGraph } from '../graph';
+import type { MemorySettings } from '../settings';
 import { RefineCache, refineTimelines } from './refine';
 import { formatTimeline, timelineKey, timelinesForRetrieved } from './timelines';
-import { countWords } from './retrieval/text';
-import { approxTokens, formatDate } from './text';
+import { countWords } from '../retrieval/tokenize';
+import { approxTokens, formatDate } from '../text';
 
 export interface DialogueTurn {
   role: Role;

@@ -2,10 +2,10 @@
 // associative candidates. Each pair is shown in time order (earlier, later) and the model names
 // the relation read from the earlier memory to the later one, so the label always matches the
 // direction of the edge we store (older -> newer), whichever of the two is the new memory.
-import type { ChatMessage, JsonSchema } from '../ports';
-import { RELATIONS, type RelationLabel } from './types';
-import { extractJson, normaliseRelation, pickArray, readIndex } from './llm-output';
-import { formatDate } from './text';
+import type { ChatMessage, JsonSchema } from '../../ports';
+import { RELATIONS, type RelationLabel } from '../types';
+import { extractJson, normaliseRelation, pickArray, readIndex } from '../llm-output';
+import { formatDate } from '../text';
 
 export interface LabelledEvent {
   text: string;

@@ -1,6 +1,6 @@
 // The one model call that splits a whole session into topical segments (SeCom, METHOD.md 5).
-import type { ChatMessage, JsonSchema } from '../../ports';
-import type { Turn } from '../types';
+import type { ChatMessage, JsonSchema } from '../../../ports';
+import type { Turn } from '../../types';
 
 /** What the model must return: contiguous, inclusive turn ranges covering every turn once. */
 export const SEGMENTATION_SCHEMA: JsonSchema = {

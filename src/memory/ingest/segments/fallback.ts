@@ -1,7 +1,7 @@
 // Embedding-free segmentation for when no model is loaded: TextTiling (Hearst 1997) over turns.
 // Lexical cohesion between the window of turns before and after each gap; a boundary goes where
 // cohesion dips deepest relative to the peaks around it, with segment lengths kept in bounds.
-import { tokenize } from '../retrieval/text';
+import { tokenize } from '../../retrieval/tokenize';
 import type { TurnRange } from './parse';
 
 export interface SplitterOptions {

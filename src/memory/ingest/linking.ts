@@ -8,14 +8,14 @@
 //    labelled candidate in it. Edges go older -> newer; the label was asked in that direction.
 //    (One exception, for persona updates: see "Changed" traits below.)
 // Nothing is written here: the caller commits the returned plan and then updates graph and index.
-import type { LanguageModel } from '../ports';
-import type { Edge, Id, Memory, Millis, Relation, RelationLabel } from './types';
-import type { HybridIndex, SearchHit } from './retrieval/types';
-import type { MemoryGraph } from './graph';
-import type { MemorySettings } from './settings';
-import { compareChronological, isOlder } from './order';
+import type { LanguageModel } from '../../ports';
+import type { Edge, Id, Memory, Millis, Relation, RelationLabel } from '../types';
+import type { HybridIndex, SearchHit } from '../retrieval/types';
+import type { MemoryGraph } from '../graph';
+import type { MemorySettings } from '../settings';
+import { compareChronological, isOlder } from '../order';
 import { labellingMessages, parseRelationLabels, relationLabelSchema } from './labelling';
-import { cosine, wordOverlap } from './text';
+import { cosine, wordOverlap } from '../text';
 
 export interface LinkCandidate {
   id: Id;
