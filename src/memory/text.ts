@@ -54,6 +54,8 @@ export function approxTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-export function formatDate(time: number): string {
-  return new Date(time).toISOString().slice(0, 10);
+/** A memory's date as prompts show it (YYYY-MM-DD); a time outside the Date range never throws. */
+export function promptDate(time: number): string {
+  const d = new Date(time);
+  return Number.isNaN(d.getTime()) ? 'unknown date' : d.toISOString().slice(0, 10);
 }

@@ -1,6 +1,7 @@
 // Main-thread client of the LLM worker. Implements LanguageModel once a model is loaded.
 // Imports no SDK: web-llm is only in llm.worker.ts, so the app shell stays small.
 
+import { errorText } from '../errors';
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
 import { LLM_MODELS, llmModelById, type LlmModelInfo } from './catalog';
 import { classifyModelError, ModelRuntimeError, USER_MESSAGES, type ClassifiedError } from './errors';
@@ -258,5 +259,5 @@ export class LlmRuntime implements LanguageModel {
 }
 
 function cancelled(err: unknown): ClassifiedError {
-  return { kind: 'cancelled', message: USER_MESSAGES.cancelled, detail: err instanceof Error ? err.message : String(err) };
+  return { kind: 'cancelled', message: USER_MESSAGES.cancelled, detail: errorText(err) };
 }

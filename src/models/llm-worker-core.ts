@@ -2,6 +2,7 @@
 // one generation at a time (web-llm's interruptGenerate stops whatever runs, so an abort for a
 // queued call must not reach it), JSON mode, Qwen3 thinking off, device-lost detection.
 
+import { errorText } from '../errors';
 import type { Handlers } from './rpc';
 import type { LlmChatParams, LlmChatResult, LlmFinishReason, LlmMethods, ModelRecordLite, LlmCacheBackend } from './messages';
 import type { WebLlmReport } from './progress';
@@ -89,7 +90,7 @@ export function createLlmWorkerCore(backend: LlmBackend): LlmWorkerCore {
         }
       }
     } catch (err) {
-      const msg = err instanceof Error ? err.message : String(err);
+      const msg = errorText(err);
       if (NOT_LOADED_RE.test(msg) || DEVICE_LOST_RE.test(msg)) {
         loadedId = undefined;
         throw new Error(`The WebGPU device was lost during generation (${msg})`);

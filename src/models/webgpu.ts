@@ -1,6 +1,7 @@
 // WebGPU capability probe. Runs BEFORE any model download: web-llm fetches the model library
 // wasm before it looks for a GPU, so without this check a user without WebGPU would download
 // megabytes only to be told it cannot work. No SDK imports here: it is part of the app shell.
+import { errorText } from '../errors';
 
 export type GpuUnavailableReason = 'no-webgpu' | 'insecure-context' | 'no-adapter' | 'limits-too-low' | 'error';
 
@@ -90,7 +91,7 @@ export async function probeWebGpu(envIn?: ProbeEnvironment): Promise<GpuProbe> {
     // Same preference as web-llm, so we see the adapter it will get.
     adapter = await nav.gpu.requestAdapter({ powerPreference: 'high-performance' });
   } catch (err) {
-    const message = `${reasonMessage('error')} (${err instanceof Error ? err.message : String(err)})`;
+    const message = `${reasonMessage('error')} (${errorText(err)})`;
     return { ok: false, reason: 'error', message, advice: webGpuAdvice('error', browser), browser };
   }
   if (!adapter) {

@@ -1,5 +1,6 @@
 // The chat loop: every turn is saved the moment it exists, replies stream into the store, and a
 // reply cut off (stop, error, closed tab) keeps what had arrived, marked so.
+import { errorText } from '../errors';
 import type { ChangeSet, ChatMessage, LanguageModel, Repository } from '../ports';
 import type { Job, Millis, Session, Turn, UsedMemory } from '../memory/types';
 import { createMemoriseJob } from '../memory/ingest/memorise';
@@ -319,7 +320,3 @@ function isConstraintError(e: unknown): boolean {
   return false;
 }
 
-export function errorText(e: unknown): string {
-  if (e instanceof Error) return e.message;
-  return String(e);
-}

@@ -1,6 +1,7 @@
 // Wires the memory method to the store and the models: keeps the live index and graph (built once
 // at start, updated incrementally), prepares each turn, and runs memorising jobs in the background,
 // one tab at a time.
+import { errorText } from '../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
 import type { Edge, Id, Job, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
 import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../memory/corrections';
@@ -129,7 +130,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       await this.repo.putSetting(REPAIR_LOG_KEY, [...(Array.isArray(log) ? log : []), { at: Date.now(), notes }].slice(-REPAIR_LOG_SIZE));
       this.emit('repaired', { notes });
     } catch (e) {
-      this.emit('error', { message: `Tealeaf found inconsistent records and could not repair them in storage (${e instanceof Error ? e.message : String(e)}); they are left out for now.` });
+      this.emit('error', { message: `Tealeaf found inconsistent records and could not repair them in storage (${errorText(e)}); they are left out for now.` });
     }
   }
 
@@ -350,7 +351,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         }, true);
       } while (this.again);
     } catch (e) {
-      this.emit('error', { message: `Memorising failed: ${e instanceof Error ? e.message : String(e)}` });
+      this.emit('error', { message: `Memorising failed: ${errorText(e)}` });
     } finally {
       this.running = false;
     }

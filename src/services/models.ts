@@ -1,5 +1,6 @@
 // The models as the UI sees them: the WebGPU check, the curated choices for this device, download
 // progress, cache, storage, and errors turned into what the user can do next.
+import { errorText } from '../errors';
 import type { Embedder, LanguageModel } from '../ports';
 import { probeWebGpu, type GpuProbe } from '../models/webgpu';
 import {
@@ -200,7 +201,7 @@ export class ModelService extends Emitter<ModelEvents> {
       await this.settings.update({ pendingModelId: undefined });
       const kind = e instanceof ModelRuntimeError ? e.kind : 'unknown';
       if (kind === 'cancelled') return;
-      this.failed(id, kind, e instanceof Error ? e.message : String(e), e instanceof ModelRuntimeError ? e.detail : undefined);
+      this.failed(id, kind, errorText(e), e instanceof ModelRuntimeError ? e.detail : undefined);
     } finally {
       void this.refreshStorage();
     }
@@ -236,7 +237,7 @@ export class ModelService extends Emitter<ModelEvents> {
     try {
       await this.runtime().deleteCached(id);
     } catch (e) {
-      this.emit('error', { message: e instanceof Error ? e.message : String(e) });
+      this.emit('error', { message: errorText(e) });
     }
     await this.refreshCached();
     await this.refreshStorage();
@@ -279,7 +280,7 @@ export class ModelService extends Emitter<ModelEvents> {
       if (this.settings.value.embeddingModelId !== model.id) await this.settings.update({ embeddingModelId: model.id });
       this.emit('embedder', this.embedderRt);
     } catch (e) {
-      this.set({ embedder: { state: 'error', modelId: model.id, message: e instanceof Error ? e.message : String(e), sizeMB: model.downloadMB } });
+      this.set({ embedder: { state: 'error', modelId: model.id, message: errorText(e), sizeMB: model.downloadMB } });
     } finally {
       void this.refreshStorage();
     }

@@ -3,9 +3,9 @@ import { wrap } from 'idb';
 import type { IDBPDatabase, IDBPTransaction } from 'idb';
 import { DatabaseTooNewError } from './errors';
 import { DB_NAME, MIGRATIONS } from './schema';
-import type { Migration, TealeafDB } from './schema';
+import type { Migration, TealeafSchema } from './schema';
 
-export type TealeafDb = IDBPDatabase<TealeafDB>;
+export type TealeafDb = IDBPDatabase<TealeafSchema>;
 
 export const BLOCKED_MESSAGE =
   'Tealeaf is being updated, but another tab still has the old version open. ' +

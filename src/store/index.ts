@@ -22,4 +22,4 @@ export {
 } from './backup';
 export type { TealeafBackup, BackupData, BackupVector, ImportMode, ImportOptions, ImportSummary, ExportOptions } from './backup';
 export { DB_NAME, DB_VERSION, MIGRATIONS, STORE_NAMES } from './schema';
-export type { Migration, StoreName, TealeafDB } from './schema';
+export type { Migration, StoreName, TealeafSchema } from './schema';

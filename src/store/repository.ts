@@ -7,15 +7,15 @@ import type { OpenTealeafDbOptions, TealeafDb } from './db';
 import { toStoreError } from './errors';
 import { plainCopy, settle, type StoreReader } from './integrity';
 import { STORE_NAMES } from './schema';
-import type { StoreName, TealeafDB, VectorPack } from './schema';
+import type { StoreName, TealeafSchema, VectorPack } from './schema';
 
-type WriteTx = IDBPTransaction<TealeafDB, StoreName[], 'readwrite'>;
+type WriteTx = IDBPTransaction<TealeafSchema, StoreName[], 'readwrite'>;
 
 /** Puts and deletes per store, in the order ChangeSet names them. */
 interface StoreChanges<S extends StoreName> {
   store: S;
-  puts?: readonly StoreValue<TealeafDB, S>[];
-  deletes?: readonly StoreKey<TealeafDB, S>[];
+  puts?: readonly StoreValue<TealeafSchema, S>[];
+  deletes?: readonly StoreKey<TealeafSchema, S>[];
 }
 type AnyStoreChanges = { [S in StoreName]: StoreChanges<S> }[StoreName];
 

@@ -32,7 +32,7 @@ export const STORE_NAMES = [
 export type StoreName = (typeof STORE_NAMES)[number];
 
 /** Typed view of the current schema, for idb. Index names are prefixed `by` to read as queries. */
-export interface TealeafDB extends DBSchema {
+export interface TealeafSchema extends DBSchema {
   sessions: {
     key: Id;
     value: Session;
@@ -94,7 +94,7 @@ export interface VectorPack {
 
 /**
  * One step of the schema: migrations[i] takes the database from version i to i + 1.
- * Migrations see the untyped database, because the typed TealeafDB only describes the newest
+ * Migrations see the untyped database, because the typed TealeafSchema only describes the newest
  * version. They may return a promise, but must only await requests on `tx` (anything else lets
  * the upgrade transaction commit early).
  */

@@ -33,12 +33,13 @@ const dateTimeFmt = new Intl.DateTimeFormat(undefined, {
   year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit',
 });
 
+/** A date for the user; a time outside the Date range shows as unknown instead of throwing. */
 export function formatDate(t: Millis): string {
-  return dateFmt.format(t);
+  return Number.isNaN(new Date(t).getTime()) ? 'unknown date' : dateFmt.format(t);
 }
 
 export function formatDateTime(t: Millis): string {
-  return dateTimeFmt.format(t);
+  return Number.isNaN(new Date(t).getTime()) ? 'unknown date' : dateTimeFmt.format(t);
 }
 
 export function excerpt(text: string, max = 160): string {

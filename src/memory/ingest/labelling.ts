@@ -5,7 +5,7 @@
 import type { ChatMessage, JsonSchema } from '../../ports';
 import { RELATIONS, type RelationLabel } from '../types';
 import { extractJson, normaliseRelation, pickArray, readIndex } from '../llm-output';
-import { formatDate } from '../text';
+import { promptDate } from '../text';
 
 export interface LabelledEvent {
   text: string;
@@ -58,7 +58,7 @@ const RELATION_GUIDE = [
 
 function describe(label: string, e: LabelledEvent): string {
   const excerpt = e.excerpt ? `\n  said: "${e.excerpt}"` : '';
-  return `${label} (${formatDate(e.time)}): ${e.text}${excerpt}`;
+  return `${label} (${promptDate(e.time)}): ${e.text}${excerpt}`;
 }
 
 export function labellingMessages(newMemory: LabelledEvent, candidates: readonly LabellingCandidate[]): ChatMessage[] {

@@ -7,6 +7,7 @@
 // and index are updated only after a commit succeeded.
 // Model calls: one summarising call (which also chooses the session's topics for the segment step)
 // plus at most one labelling call per new memory; the segment step makes none.
+import { errorText } from '../../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../../ports';
 import { isJobGone } from '../../ports';
 import type { Id, Job, JobStatus, Memory, Millis, Segment, Turn } from '../types';
@@ -444,7 +445,7 @@ export async function runMemoriseJob(job: Job, deps: MemoriseDeps): Promise<Memo
       current = {
         ...current,
         attempts,
-        lastError: err instanceof Error ? err.message : String(err),
+        lastError: errorText(err),
         status: failed ? 'failed' : 'pending',
         updatedAt: run.version(current),
       };

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { ChatMessage, JsonSchema } from '../../ports';
 import type { Id, MemoryKind, Millis, Role } from '../types';
 import { cleanText, extractJson, pickArray } from '../llm-output';
-import { formatDate, wordOverlap } from '../text';
+import { promptDate, wordOverlap } from '../text';
 import { repairCover, type TurnRange } from './segments/parse';
 
 export interface TranscriptTurn {
@@ -97,7 +97,7 @@ function speakerName(t: TranscriptTurn): string {
 export function summariseMessages(turns: readonly TranscriptTurn[], options: SummariseOptions = {}): ChatMessage[] {
   const includeNotes = options.includeNotes ?? true;
   const transcript = turns
-    .map((t, i) => `${turnLabel(i)} [${speakerName(t)}, ${formatDate(t.time)}]: ${t.text}`)
+    .map((t, i) => `${turnLabel(i)} [${speakerName(t)}, ${promptDate(t.time)}]: ${t.text}`)
     .join('\n');
   const system = [
     'You keep the long-term memory of a conversational assistant.',

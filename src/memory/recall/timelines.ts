@@ -7,7 +7,7 @@
 import type { Edge, Id, Memory, Relation, Timeline } from '../types';
 import type { MemoryGraph } from '../graph';
 import { seededRng, type Rng } from '../rng';
-import { formatDate } from '../text';
+import { promptDate } from '../text';
 
 export interface UntangleOptions {
   rng?: Rng;
@@ -103,7 +103,7 @@ export function timelinesForRetrieved(
 function describeMemory(m: Memory | undefined, id: Id): string {
   if (!m) return `[missing memory ${id}]`;
   const past = m.supersededBy ? ' (no longer true: changed later)' : '';
-  return `[${formatDate(m.time)}: ${m.text}${past}]`;
+  return `[${promptDate(m.time)}: ${m.text}${past}]`;
 }
 
 /** "[2023-05-08: event A] -(Cause)-> [2023-06-01: event B] ..." */

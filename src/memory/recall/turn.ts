@@ -11,7 +11,8 @@ import type { MemorySettings } from '../settings';
 import { RefineCache, refineTimelines } from './refine';
 import { formatTimeline, timelineKey, timelinesForRetrieved } from './timelines';
 import { countWords } from '../retrieval/tokenize';
-import { approxTokens, formatDate } from '../text';
+import { BudgetPacker } from '../retrieval/budget';
+import { approxTokens, promptDate } from '../text';
 
 export interface DialogueTurn {
   role: Role;
@@ -101,12 +102,12 @@ function dialogueText(dialogue: readonly DialogueTurn[]): string {
 
 function memoryLine(m: Memory): string {
   const past = m.supersededBy ? ' (this is no longer true; it changed later)' : '';
-  return `${formatDate(m.time)}: ${m.text}${past}`;
+  return `${promptDate(m.time)}: ${m.text}${past}`;
 }
 
 function segmentBlock(time: Millis, text: string): string {
   // Only the date as header: every header word is paid from the budget.
-  return `${formatDate(time)}:\n${text
+  return `${promptDate(time)}:\n${text
     .split('\n')
     .map((l) => `  ${l}`)
     .join('\n')}`;
@@ -116,7 +117,7 @@ function noteBlock(t: Timeline, note: string, memoriesById: ReadonlyMap<Id, Memo
   const first = memoriesById.get(t.memoryIds[0]!)?.time;
   const last = memoriesById.get(t.memoryIds[t.memoryIds.length - 1]!)?.time;
   if (first === undefined || last === undefined) return note;
-  const span = formatDate(first) === formatDate(last) ? formatDate(first) : `${formatDate(first)} to ${formatDate(last)}`;
+  const span = promptDate(first) === promptDate(last) ? promptDate(first) : `${promptDate(first)} to ${promptDate(last)}`;
   return `${span}: ${note}`;
 }
 
@@ -147,7 +148,7 @@ export function fitTimeline(t: Timeline, memoriesById: ReadonlyMap<Id, Memory>, 
 }
 
 export function buildSystemPrompt(now: Millis, memoryBlocks: readonly string[], persona = DEFAULT_PERSONA): string {
-  const parts = [persona, `Today is ${formatDate(now)}.`];
+  const parts = [persona, `Today is ${promptDate(now)}.`];
   if (memoryBlocks.length > 0) {
     parts.push(
       'What you remember from earlier conversations is below, in the order it happened: single memories, ' +
@@ -270,23 +271,15 @@ function pack(
   irrelevant: ReadonlySet<Id>,
   memoriesById: ReadonlyMap<Id, Memory>,
 ): PromptUnit[] {
-  const taken: PromptUnit[] = [];
-  const covered = new Set<Id>();
+  const packer = new BudgetPacker<PromptUnit>(limit);
   const inTimeline = new Set<Id>();
-  let used = 0;
-  const take = (u: PromptUnit) => {
-    taken.push(u);
-    used += u.cost;
-    for (const t of u.sourceTurnIds) covered.add(t);
-  };
-  const isCovered = (turns: readonly Id[]) => turns.length > 0 && turns.every((t) => covered.has(t));
   ranked.forEach((hit, rank) => {
     const unit = hit.unit;
     if (unit.kind === 'segment') {
       // Never skipped for coverage: memories summarise, the segment has the original words.
       const text = segmentBlock(unit.time, unit.text);
       const cost = countWords(text);
-      if (used + cost <= limit) take({ kind: 'segment', id: unit.id, text, cost, time: unit.time, rank, score: hit.score, sourceTurnIds: unit.sourceTurnIds, memoryIds: [] });
+      if (packer.fits(cost)) packer.take({ kind: 'segment', id: unit.id, text, cost, time: unit.time, rank, score: hit.score, sourceTurnIds: unit.sourceTurnIds, memoryIds: [] });
       return;
     }
     const m = memoriesById.get(unit.id)!;
@@ -295,25 +288,22 @@ function pack(
     if (tl) {
       const ids = tl.timeline.memoryIds;
       // Memories of the timeline already in the prompt on their own give their place back.
-      const dup = taken.filter((u) => u.kind === 'memory' && ids.includes(u.id));
+      const dup = packer.taken.filter((u) => u.kind === 'memory' && ids.includes(u.id));
       const cost = countWords(tl.text);
       const refund = dup.reduce((a, u) => a + u.cost, 0);
-      if (used - refund + cost <= limit) {
-        for (const d of dup) {
-          taken.splice(taken.indexOf(d), 1);
-          used -= d.cost;
-        }
+      if (packer.fits(cost, refund)) {
+        for (const d of dup) packer.remove(d);
         const turns = [...new Set(ids.flatMap((id) => memoriesById.get(id)?.sourceTurnIds ?? []))];
         for (const id of ids) inTimeline.add(id);
-        take({ kind: 'timeline', id: m.id, text: tl.text, cost, time: m.time, rank, score: hit.score, sourceTurnIds: turns, memoryIds: [m.id, ...ids.filter((id) => id !== m.id)] });
+        packer.take({ kind: 'timeline', id: m.id, text: tl.text, cost, time: m.time, rank, score: hit.score, sourceTurnIds: turns, memoryIds: [m.id, ...ids.filter((id) => id !== m.id)] });
         return;
       }
     }
-    if (isCovered(m.sourceTurnIds)) return;
+    if (packer.isCovered(m.sourceTurnIds)) return;
     const text = memoryLine(m);
     const cost = countWords(text);
-    if (used + cost <= limit) take({ kind: 'memory', id: m.id, text, cost, time: m.time, rank, score: hit.score, sourceTurnIds: m.sourceTurnIds, memoryIds: [m.id] });
+    if (packer.fits(cost)) packer.take({ kind: 'memory', id: m.id, text, cost, time: m.time, rank, score: hit.score, sourceTurnIds: m.sourceTurnIds, memoryIds: [m.id] });
   });
   // Time order for the prompt (SeCom).
-  return taken.sort((a, b) => a.time - b.time || a.rank - b.rank);
+  return packer.inTimeOrder();
 }

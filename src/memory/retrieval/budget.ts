@@ -43,6 +43,56 @@ export interface Packed {
   turnIds: Id[];
 }
 
+/** What the packing rule needs of an item: its cost, its place in time and rank, its evidence. */
+export interface PackItem {
+  cost: number;
+  time: number;
+  rank: number;
+  sourceTurnIds: readonly Id[];
+}
+
+/**
+ * The one packing rule, shared by the reply turn (recall/turn.ts) and the benchmark baselines
+ * (packByBudget): items are offered best first; each is taken while it fits in what is left of
+ * the budget (a big one is skipped and smaller ones after it may still fit); an item whose source
+ * turns are all covered by items already taken can be skipped; the prompt gets them in time order
+ * (SeCom), ties by rank.
+ */
+export class BudgetPacker<T extends PackItem> {
+  readonly taken: T[] = [];
+  readonly covered = new Set<Id>();
+  used = 0;
+
+  constructor(readonly budget: number) {}
+
+  fits(cost: number, refund = 0): boolean {
+    return this.used - refund + cost <= this.budget;
+  }
+
+  /** Every source turn of these items is already in the prompt (never true for no turns). */
+  isCovered(turnIds: readonly Id[]): boolean {
+    return turnIds.length > 0 && turnIds.every((t) => this.covered.has(t));
+  }
+
+  take(item: T): void {
+    this.taken.push(item);
+    this.used += item.cost;
+    for (const t of item.sourceTurnIds) this.covered.add(t);
+  }
+
+  /** Gives an item's place back (its turns stay covered: what replaces it holds them). */
+  remove(item: T): void {
+    const i = this.taken.indexOf(item);
+    if (i < 0) return;
+    this.taken.splice(i, 1);
+    this.used -= item.cost;
+  }
+
+  inTimeOrder(): T[] {
+    return [...this.taken].sort((a, b) => a.time - b.time || a.rank - b.rank);
+  }
+}
+
 /**
  * Greedy by rank: take each unit that still fits (a unit too big for what is left is skipped, and
  * smaller ones after it may still fit), then order the taken units by time, as SeCom does, so the
@@ -54,22 +104,18 @@ export function packByBudget(
   options: PackOptions = {},
 ): Packed {
   const measure = options.measure ?? 'words';
-  const taken: PackedUnit[] = [];
-  const covered = new Set<Id>();
+  const packer = new BudgetPacker<PackedUnit & PackItem>(budget);
   const seen = new Set<Id>();
-  let used = 0;
   ranked.forEach((item, rank) => {
     const unit = 'unit' in item ? item.unit : item;
     const score = 'unit' in item ? item.score : undefined;
     if (seen.has(unit.id)) return;
-    if (options.skipCovered && unit.sourceTurnIds.length > 0 && unit.sourceTurnIds.every((t) => covered.has(t))) return;
+    if (options.skipCovered && packer.isCovered(unit.sourceTurnIds)) return;
     const cost = options.cost ? options.cost(unit) : unitCost(unit.text, measure);
-    if (used + cost > budget) return;
-    used += cost;
+    if (!packer.fits(cost)) return;
     seen.add(unit.id);
-    for (const t of unit.sourceTurnIds) covered.add(t);
-    taken.push({ unit, score, cost, rank });
+    packer.take({ unit, score, cost, rank, time: unit.time, sourceTurnIds: unit.sourceTurnIds });
   });
-  taken.sort((a, b) => a.unit.time - b.unit.time || a.rank - b.rank);
-  return { units: taken, used, budget, turnIds: [...covered] };
+  const units = packer.inTimeOrder().map(({ unit, score, cost, rank }) => ({ unit, score, cost, rank }));
+  return { units, used: packer.used, budget, turnIds: [...packer.covered] };
 }

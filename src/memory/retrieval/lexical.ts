@@ -16,6 +16,7 @@
 // string per token (the difference is tens of MB at 100k documents).
 import type { Id } from '../types';
 import { tokenize, type TokenizeOptions } from './tokenize';
+import { TopSlots } from './top-k';
 
 export interface Bm25Params {
   /** Term-frequency saturation. */
@@ -352,38 +353,14 @@ export class LexicalIndex {
 
   /** The k-th largest accumulated score among accepted touched documents (-Infinity if fewer). */
   private kthBest(touched: readonly number[], k: number, accept?: (id: Id) => boolean): number {
-    // A min-heap of the k best so far: O(candidates x log k).
-    const heap = new Float64Array(k);
-    let size = 0;
+    const top = new TopSlots(k, (slot) => this.acc[slot]!);
     for (const slot of touched) {
-      const v = this.acc[slot]!;
-      if (size === k && v <= heap[0]!) continue;
+      // The score test first: the filter runs only for documents that would enter.
+      if (!top.admits(this.acc[slot]!)) continue;
       if (accept && !accept(this.ids[slot]!)) continue;
-      if (size < k) {
-        let i = size++;
-        heap[i] = v;
-        while (i > 0) {
-          const parent = (i - 1) >> 1;
-          if (heap[parent]! <= heap[i]!) break;
-          [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
-          i = parent;
-        }
-      } else {
-        heap[0] = v;
-        let i = 0;
-        for (;;) {
-          const l = 2 * i + 1;
-          const r = l + 1;
-          let m = i;
-          if (l < size && heap[l]! < heap[m]!) m = l;
-          if (r < size && heap[r]! < heap[m]!) m = r;
-          if (m === i) break;
-          [heap[m], heap[i]] = [heap[i]!, heap[m]!];
-          i = m;
-        }
-      }
+      top.offer(slot);
     }
-    return size < k ? -Infinity : heap[0]!;
+    return top.floor;
   }
 
   private grow(min: number): void {

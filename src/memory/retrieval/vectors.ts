@@ -11,6 +11,7 @@
 //   It is approximate, so it is used only above `exactBelow` vectors, followed by exact re-scoring
 //   of a generous candidate list.
 import type { Id } from '../types';
+import { TopSlots } from './top-k';
 
 const CHUNK_BITS = 10;
 const CHUNK = 1 << CHUNK_BITS;
@@ -341,36 +342,9 @@ function popcount(x: number): number {
 /** Slots of the m largest values (unordered), by a bounded selection. */
 function topSlots(values: Float32Array, n: number, m: number): number[] {
   if (m >= n) return Array.from({ length: n }, (_, i) => i);
-  // Find a threshold by sampling is overkill here; a binary min-heap of size m is O(n log m).
-  const heap = new Int32Array(m);
-  let size = 0;
-  const less = (a: number, b: number) => values[a]! < values[b]!;
-  for (let s = 0; s < n; s++) {
-    if (size < m) {
-      let i = size++;
-      heap[i] = s;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        if (!less(heap[i]!, heap[parent]!)) break;
-        const tmp = heap[i]!; heap[i] = heap[parent]!; heap[parent] = tmp;
-        i = parent;
-      }
-    } else if (values[s]! > values[heap[0]!]!) {
-      heap[0] = s;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m2 = i;
-        if (l < size && less(heap[l]!, heap[m2]!)) m2 = l;
-        if (r < size && less(heap[r]!, heap[m2]!)) m2 = r;
-        if (m2 === i) break;
-        const tmp = heap[i]!; heap[i] = heap[m2]!; heap[m2] = tmp;
-        i = m2;
-      }
-    }
-  }
-  return Array.from(heap.subarray(0, size));
+  const top = new TopSlots(m, (slot) => values[slot]!);
+  for (let s = 0; s < n; s++) top.offer(s);
+  return top.slots();
 }
 
 /** The k best (score, id) pairs seen so far; ties broken by id for determinism. */

@@ -2,6 +2,7 @@
 // call already chose (`ranges`), so no second call reads the session again; without them, one
 // segmentation call when a model is given, the lexical-cohesion splitter otherwise (or when the
 // model's answer is unusable).
+import { errorText } from '../../../errors';
 import type { LanguageModel } from '../../../ports';
 import type { Segment, Turn } from '../../types';
 import { denoiseForIndex } from './denoise';
@@ -78,7 +79,7 @@ export async function segmentSessionDetailed(
       else error = 'unusable segmentation answer';
     } catch (e) {
       if (options.signal?.aborted) throw e;
-      error = e instanceof Error ? e.message : String(e);
+      error = errorText(e);
     }
   }
   const source = ranges ? 'model' : 'fallback';
