@@ -44,11 +44,12 @@ export async function ingestLocomo(conv: LocomoConversation, prefix: string, spl
   for (const s of conv.sessions) {
     current = s;
     const { session, turns } = locomoSessionRecords(conv, s, prefix);
-    await repo.apply({ sessions: [session], turns });
-    allTurns.push(...turns);
     // Fixed clock: the benchmark is deterministic.
     const now = () => session.lastActivityAt + 1;
     const job = createMemoriseJob(session.id, now());
+    // Stored with its session, as the app does: a job step writes only while its job record exists.
+    await repo.apply({ sessions: [session], turns, jobs: [job] });
+    allTurns.push(...turns);
     const out = await runMemoriseJob(job, { repo, llm, index: memoryIndex, graph, memories: memoriesMap, settings, segmenter, includeNotes: false, now });
     if (out.status !== 'done') throw new Error(`memorise ${session.id}: ${out.status} ${out.reason ?? ''} ${out.job.lastError ?? ''}`);
     modelCalls += out.modelCalls;

@@ -156,7 +156,7 @@ export class IdbRepository implements Repository {
   /** Oldest first (by memory time). */
   /** By time. Read by primary key and sorted here: reading through the time index is ~1.7x slower. */
   async listMemories(): Promise<Memory[]> {
-    const all = await this.db.getAll('memories');
+    const all = await this.readAll('memories');
     return all.sort((a, b) => a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
@@ -165,7 +165,23 @@ export class IdbRepository implements Repository {
   }
 
   listEdges(): Promise<Edge[]> {
-    return this.db.getAll('edges');
+    return this.readAll('edges');
+  }
+
+  /**
+   * Every record of a store keyed by `id`, read in pages inside one transaction (one consistent
+   * snapshot): each page is deserialised in a task of its own, so 100k records never freeze the page.
+   */
+  private async readAll<S extends 'memories' | 'edges' | 'segments'>(name: S, page = 2000): Promise<StoreValue<TealeafSchema, S>[]> {
+    const store = this.db.transaction(name).store;
+    const out: StoreValue<TealeafSchema, S>[] = [];
+    let after: IDBKeyRange | undefined;
+    for (;;) {
+      const batch = await store.getAll(after, page);
+      for (const r of batch) out.push(r);
+      if (batch.length < page) return out;
+      after = IDBKeyRange.lowerBound(batch[batch.length - 1]!.id, true);
+    }
   }
 
   /** Edges from or to a memory, each once (a self-loop matches both indexes). */
@@ -181,8 +197,9 @@ export class IdbRepository implements Repository {
   }
 
   /** Oldest first (by segment time). */
-  listSegments(): Promise<Segment[]> {
-    return this.db.getAllFromIndex('segments', 'byTime');
+  async listSegments(): Promise<Segment[]> {
+    const all = await this.readAll('segments');
+    return all.sort((a, b) => a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   listSegmentsBySession(sessionId: Id): Promise<Segment[]> {
