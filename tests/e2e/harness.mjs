@@ -8,7 +8,7 @@ import { chromium } from 'playwright-core';
 import { CSP } from '../../src/csp.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-export const DIST = join(ROOT, 'dist-e2e');
+export const DIST = process.env.E2E_DIST ? resolve(process.env.E2E_DIST) : join(ROOT, 'dist-e2e');
 export const TEST_MODELS = join(ROOT, '.tmp/test-models');
 export const SHOTS = join(ROOT, 'test-results/shots');
 
