@@ -115,8 +115,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     ]);
     const repair = planRepair({ memories, edges, segments, vectors, jobs, sessionIds: new Set(sessions.map((x) => x.id)) });
     if (repair.notes.length > 0) await this.recordRepair(repair.change, repair.notes);
-    await this.rebuild(repair.memories, repair.edges, repair.segments);
-    if (embedder) this.attach(embedder, repair.vectors);
+    await this.rebuild(repair.memories, repair.edges, repair.segments, embedder, repair.vectors);
     this.emit('graph', undefined);
     await this.publishJobs();
   }
@@ -134,10 +133,10 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     }
   }
 
-  private attach(embedder: Embedder, vectors: readonly VectorRecord[]): void {
-    for (const v of vectors) {
-      if (this.index.has(v.unitId) && v.vector.length === embedder.dimension) this.index.setVector(v.unitId, v.vector);
-    }
+  private async attach(embedder: Embedder, vectors: readonly VectorRecord[], index = this.index): Promise<void> {
+    await inSlices(vectors, (v) => {
+      if (index.has(v.unitId) && v.vector.length === embedder.dimension) index.setVector(v.unitId, v.vector);
+    });
     this.vectorModelId = embedder.modelId;
   }
 
@@ -157,21 +156,20 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    * Builds a new index and graph, then swaps them in: readers never see a half-built index. Large
    * stores are indexed in slices that give the page back between them (no long freeze at start).
    */
-  private async rebuild(memories: Memory[], edges: Edge[], segments: Segment[]): Promise<void> {
+  private async rebuild(memories: Memory[], edges: Edge[], segments: Segment[], embedder?: Embedder, vectors: readonly VectorRecord[] = []): Promise<void> {
     const index = createHybridIndex();
-    const graph = MemoryGraph.from(memories, edges);
-    const units = [...memories.map(memoryUnit), ...segments.map(segmentUnit)];
-    let sliceStart = now();
-    for (const unit of units) {
-      index.upsert(unit);
-      if (now() - sliceStart > SLICE_MS) {
-        await yieldToPage();
-        sliceStart = now();
-      }
-    }
+    const graph = new MemoryGraph();
+    await inSlices(memories, (m) => graph.addMemory(m.id, m.time, m.createdAt));
+    // planRepair has left out edges whose ends are missing; the check stays so a bad edge is skipped.
+    await inSlices(edges, (e) => {
+      if (graph.has(e.from) && graph.has(e.to)) graph.addEdge(e);
+    });
+    await inSlices(memories, (m) => index.upsert(memoryUnit(m)));
+    await inSlices(segments, (s) => index.upsert(segmentUnit(s)));
+    this.vectorModelId = undefined;
+    if (embedder) await this.attach(embedder, vectors, index);
     this.index = index;
     this.graph = graph;
-    this.vectorModelId = undefined;
     this.memories = new Map(memories.map((m) => [m.id, m]));
     this.segments = new Map(segments.map((s) => [s.id, s]));
   }
@@ -179,7 +177,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   /** Vectors of the current embedding model, when one is loaded. */
   async attachVectors(): Promise<void> {
     const embedder = this.getEmbedder();
-    if (embedder) this.attach(embedder, await this.repo.listVectors(embedder.modelId));
+    if (embedder) await this.attach(embedder, await this.repo.listVectors(embedder.modelId));
   }
 
   /**
@@ -435,6 +433,18 @@ const SLICE_MS = 30;
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 /** Gives the page a chance to paint and handle input between slices of long work. */
 const yieldToPage = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+/** Runs `fn` over every item, giving the page back every SLICE_MS (no long task at 100k records). */
+async function inSlices<T>(items: Iterable<T>, fn: (item: T) => void): Promise<void> {
+  let sliceStart = now();
+  for (const item of items) {
+    fn(item);
+    if (now() - sliceStart > SLICE_MS) {
+      await yieldToPage();
+      sliceStart = now();
+    }
+  }
+}
 
 /** Only one tab runs jobs (Web Locks); where locks are unsupported, this tab just runs them. */
 export async function withJobLock(fn: () => Promise<void>, wait = false): Promise<void> {
