@@ -1,7 +1,7 @@
 // UI state: mirrors what the services publish into Svelte runes. No IndexedDB or model SDK here.
 import type { Memory, Session, Timeline, Turn } from '../memory/types';
 import type { ModelsSnapshot } from '../services/models';
-import type { JobSnapshot } from '../services/memory';
+import type { JobSnapshot } from '../services/jobs';
 import type { AppSettings } from '../services/settings';
 import type { Tealeaf } from '../services/tealeaf';
 

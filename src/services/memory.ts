@@ -15,18 +15,8 @@ import { memoryUnit, runMemoriseJob, type Segmenter } from '../memory/ingest/mem
 import { segmentSession } from '../memory/ingest/segments';
 import type { PreparedTurn, TurnPreparer } from './chat';
 import { Emitter } from './emitter';
+import { inSlices, jobSnapshot, withJobLock, type JobSnapshot } from './jobs';
 import type { SettingsService } from './settings';
-
-export interface JobSnapshot {
-  id: Id;
-  sessionId?: Id;
-  status: Job['status'];
-  step: string;
-  /** e.g. "2/5" */
-  progress: string;
-  label: string;
-  lastError?: string;
-}
 
 type MemoryEvents = {
   jobs: JobSnapshot[];
@@ -35,24 +25,6 @@ type MemoryEvents = {
   /** Start-up found inconsistent records and repaired them (the lines are in the repair log). */
   repaired: { notes: string[] };
 };
-
-const STEP_LABEL: Record<string, string> = {
-  summarise: 'Summarising the session',
-  embed: 'Embedding new memories',
-  link: 'Linking memories',
-  segment: 'Splitting the session into topics',
-  done: 'Done',
-};
-
-export function jobSnapshot(j: Job): JobSnapshot {
-  const p = j.progress;
-  return {
-    id: j.id, sessionId: j.sessionId, status: j.status, step: j.step,
-    progress: p ? `${p.done}/${p.total}` : '',
-    label: p?.label ?? STEP_LABEL[j.step] ?? j.step,
-    lastError: j.lastError,
-  };
-}
 
 export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer {
   index = createHybridIndex();
@@ -427,30 +399,4 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     const jobs = await this.repo.listJobs();
     this.emit('jobs', jobs.filter((j) => j.status !== 'done').map(jobSnapshot));
   }
-}
-
-const SLICE_MS = 30;
-const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
-/** Gives the page a chance to paint and handle input between slices of long work. */
-const yieldToPage = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
-
-/** Runs `fn` over every item, giving the page back every SLICE_MS (no long task at 100k records). */
-async function inSlices<T>(items: Iterable<T>, fn: (item: T) => void): Promise<void> {
-  let sliceStart = now();
-  for (const item of items) {
-    fn(item);
-    if (now() - sliceStart > SLICE_MS) {
-      await yieldToPage();
-      sliceStart = now();
-    }
-  }
-}
-
-/** Only one tab runs jobs (Web Locks); where locks are unsupported, this tab just runs them. */
-export async function withJobLock(fn: () => Promise<void>, wait = false): Promise<void> {
-  const locks = (globalThis.navigator as Navigator | undefined)?.locks;
-  if (!locks) return fn();
-  await locks.request('tealeaf-jobs', { ifAvailable: !wait }, async (lock) => {
-    if (lock) await fn();
-  });
 }

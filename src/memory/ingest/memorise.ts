@@ -16,28 +16,11 @@ import { MemoryGraph } from '../graph';
 import type { MemorySettings } from '../settings';
 import { linkMemory } from './linking';
 import { parseSummary, summariseMessages, summarySchema, type TranscriptTurn } from './summarise';
-import { repairCover, type TurnRange } from './segments/parse';
+import { isStep, readState, topicRanges, type MemoriseState, type MemoriseStep } from './memorise-state';
+import type { TurnRange } from './segments/parse';
 import { duplicateKey } from '../text';
 
-export const MEMORISE_STEPS = ['summarise', 'embed', 'link', 'segment', 'done'] as const;
-export type MemoriseStep = (typeof MEMORISE_STEPS)[number];
-
-/** What the job carries between steps (Job.state). */
-export interface MemoriseState {
-  /** Ids of the memories the summary created, in summary order. */
-  memoryIds: Id[];
-  /** How many of them are linked (the link step resumes here). */
-  linked: number;
-  /** Summary items not stored because an identical memory exists. */
-  duplicates: number;
-  problems: string[];
-  /**
-   * The session's topics from the summarising call, by their first and last turn ids (ids, not
-   * positions, so they still mean the same turns when the segment step runs after a reload).
-   * Absent when the summary gave none usable: the segmenter falls back to its splitter.
-   */
-  topics?: Array<{ first: Id; last: Id }>;
-}
+export { MEMORISE_STEPS, topicRanges, type MemoriseState, type MemoriseStep } from './memorise-state';
 
 /** Splits a session into segments (built elsewhere); the step commits what it returns. */
 export type Segmenter = (input: {
@@ -115,46 +98,6 @@ export function memoryUnit(m: Memory): IndexedUnit {
     sessionId: m.sessionId,
     sourceTurnIds: m.sourceTurnIds,
   };
-}
-
-function readTopics(raw: unknown): MemoriseState['topics'] {
-  if (!Array.isArray(raw)) return undefined;
-  const topics = raw.flatMap((t: unknown) => {
-    if (!t || typeof t !== 'object') return [];
-    const { first, last } = t as Record<string, unknown>;
-    return typeof first === 'string' && typeof last === 'string' ? [{ first, last }] : [];
-  });
-  return topics.length > 0 ? topics : undefined;
-}
-
-/** Stored topics (turn ids) as a repaired cover of positions in `turns`; empty if none resolve. */
-export function topicRanges(topics: MemoriseState['topics'], turns: readonly Turn[]): TurnRange[] {
-  if (!topics || turns.length === 0) return [];
-  const position = new Map(turns.map((t, i) => [t.id, i]));
-  const pairs: Array<[number, number]> = [];
-  for (const t of topics) {
-    const first = position.get(t.first);
-    const last = position.get(t.last);
-    if (first !== undefined && last !== undefined) pairs.push([first, last]);
-  }
-  const cover = repairCover(pairs, turns.length);
-  return cover.usable ? cover.ranges : [];
-}
-
-function readState(job: Job): MemoriseState {
-  const s = (job.state ?? {}) as Partial<MemoriseState>;
-  const topics = readTopics(s.topics);
-  return {
-    memoryIds: Array.isArray(s.memoryIds) ? s.memoryIds.filter((x): x is Id => typeof x === 'string') : [],
-    linked: typeof s.linked === 'number' ? s.linked : 0,
-    duplicates: typeof s.duplicates === 'number' ? s.duplicates : 0,
-    problems: Array.isArray(s.problems) ? s.problems.filter((x): x is string => typeof x === 'string').slice(-50) : [],
-    ...(topics ? { topics } : {}),
-  };
-}
-
-function isStep(step: string): step is MemoriseStep {
-  return (MEMORISE_STEPS as readonly string[]).includes(step);
 }
 
 class MemoriseRun {
