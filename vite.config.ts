@@ -8,6 +8,15 @@ import { CSP } from './src/csp.js';
 export default defineConfig(({ mode }) => ({
   plugins: [
     svelte(),
+    // The e2e build starts from an entry that first registers the scripted test model
+    // (tests/support/e2e-main.ts); no file in src imports test code.
+    {
+      name: 'tealeaf-e2e-entry',
+      transformIndexHtml: {
+        order: 'pre' as const,
+        handler: (html: string) => (mode === 'e2e' ? html.replace('/src/main.ts', '/tests/support/e2e-main.ts') : html),
+      },
+    },
     {
       name: 'tealeaf-csp',
       apply: 'build',

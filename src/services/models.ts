@@ -50,8 +50,20 @@ type ModelEvents = {
   embedder: Embedder | undefined;
 };
 
+// The e2e build serves a tiny test embedding model from the app's own server (a real model through
+// the real runtime). The scripted chat double is not in src: the e2e entry point registers it.
 const IS_E2E = import.meta.env.MODE === 'e2e';
-const TEST_MODEL_ID = 'tealeaf-test-scripted';
+
+/** A chat engine added by a build's entry point (the e2e build adds its scripted test double). */
+export interface ExtraChatModel {
+  choice: ModelChoice;
+  create: () => LanguageModel;
+}
+const extraChatModels: ExtraChatModel[] = [];
+
+export function registerChatModel(model: ExtraChatModel): void {
+  extraChatModels.push(model);
+}
 
 const ERROR_TITLES: Record<string, string> = {
   'download-failed': 'The model could not be downloaded',
@@ -121,7 +133,7 @@ export class ModelService extends Emitter<ModelEvents> {
   async start(): Promise<void> {
     const gpu = await probeWebGpu();
     const choices = gpu.ok ? modelsFor(gpu).map(choiceOf) : [];
-    if (IS_E2E) choices.push({ id: TEST_MODEL_ID, label: 'Scripted test model', description: 'Test double for automated tests (e2e builds only).', sizeMB: 0, needsGpu: false });
+    choices.push(...extraChatModels.map((m) => m.choice));
     this.set({
       gpu, choices, recommendedId: recommendModel(gpu)?.id, embedder: { state: 'none', sizeMB: this.embedderSizeMB },
       embedderChoices: EMBEDDING_MODELS.map((m) => ({ id: m.id, label: m.label, sizeMB: m.downloadMB, description: m.description })),
@@ -168,9 +180,9 @@ export class ModelService extends Emitter<ModelEvents> {
 
   async load(id: string): Promise<void> {
     this.set({ error: undefined });
-    if (IS_E2E && id === TEST_MODEL_ID) {
-      const { ScriptedModel } = await import('../../tests/support/scripted-model');
-      this.test = new ScriptedModel();
+    const extra = extraChatModels.find((m) => m.choice.id === id);
+    if (extra) {
+      this.test = extra.create();
       this.set({ loadedId: id, loadedLabel: this.label(id), loading: undefined });
       await this.settings.update({ chatModelId: id });
       this.emit('llm', this.test);

@@ -1,0 +1,12 @@
+// The e2e build's entry point (vite.config.ts swaps it in for src/main.ts in mode "e2e"): it
+// registers the scripted test double as a chat model, then starts the app as usual. The production
+// build never sees this file.
+import { registerChatModel } from '../../src/services/models';
+import { SCRIPTED_MODEL_ID, ScriptedModel } from './scripted-model';
+
+registerChatModel({
+  choice: { id: SCRIPTED_MODEL_ID, label: 'Scripted test model', description: 'Test double for automated tests (e2e builds only).', sizeMB: 0, needsGpu: false },
+  create: () => new ScriptedModel(),
+});
+
+await import('../../src/main');
