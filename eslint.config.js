@@ -20,7 +20,7 @@ const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patter
 const BROWSER_ONLY = ['window', 'document', 'navigator', 'localStorage', 'sessionStorage', 'indexedDB', 'IDBKeyRange', 'caches', 'location', 'HTMLElement', 'Worker'];
 
 export default ts.config(
-  { ignores: ['dist', 'dist-e2e', '.tmp', 'test-results', 'node_modules', 'public', 'coverage', 'dev-dist'] },
+  { ignores: ['dist', 'dist-*', '.tmp', 'test-results', 'node_modules', 'public', 'coverage', 'dev-dist'] },
   js.configs.recommended,
   ...ts.configs.recommended,
   ...svelte.configs.recommended,
@@ -34,9 +34,18 @@ export default ts.config(
     },
   },
   {
+    files: ['**/*.svelte.ts'],
+    rules: { 'svelte/prefer-svelte-reactivity': 'off' },
+  },
+  {
     files: ['**/*.svelte', '**/*.svelte.ts'],
     languageOptions: { parserOptions: { parser: ts.parser, extraFileExtensions: ['.svelte'], svelteConfig } },
     rules: {
+      // The runes-aware variant: `let { x } = $props()` is how Svelte 5 declares props.
+      'prefer-const': 'off',
+      'svelte/prefer-const': 'error',
+      // Sets and Maps built inside $derived are values; state maps are replaced, never mutated.
+      'svelte/prefer-svelte-reactivity': 'off',
       // Keyed each blocks are used where identity matters; plain lists of strings need no key.
       'svelte/require-each-key': 'off',
       // Links are hash routes (#/chat), resolved by the app's own router.

@@ -93,7 +93,7 @@ export function createLlmWorkerCore(backend: LlmBackend): LlmWorkerCore {
       const msg = errorText(err);
       if (NOT_LOADED_RE.test(msg) || DEVICE_LOST_RE.test(msg)) {
         loadedId = undefined;
-        throw new Error(`The WebGPU device was lost during generation (${msg})`);
+        throw new Error(`The WebGPU device was lost during generation (${msg})`, { cause: err });
       }
       throw err;
     } finally {

@@ -3,7 +3,7 @@
 // one tab at a time.
 import { errorText } from '../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
-import type { Edge, Id, Job, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
+import type { Edge, Id, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
 import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../memory/corrections';
 import { planRepair, REPAIR_LOG_KEY, REPAIR_LOG_SIZE, type RepairLogEntry } from '../memory/repair';
 import { segmentUnit } from '../memory/retrieval/units';

@@ -4,7 +4,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, startServer } from './harness.mjs';
-import { assertNoOffHost, lastReply, pollDb, readDb, say, send, setScript, TEST_MODEL } from './flows.mjs';
+import { assertNoOffHost, pollDb, readDb, say, send, setScript, TEST_MODEL } from './flows.mjs';
 
 let server;
 before(async () => { server = await startServer(); });

@@ -53,7 +53,7 @@ async function shot(name, query, { width = 1280, height = 800, act } = {}) {
   console.log('shot', file);
 }
 
-const hoverNode = async (id) => {
+const hoverNode = async (_id) => {
   // The chart has no per-node elements in canvas mode; hover by layout position from the DOM labels instead.
   const box = await page.locator('.chart').boundingBox();
   await page.mouse.move(box.x + box.width * 0.5, box.y + 60);

@@ -333,12 +333,6 @@ function signBits(v: Float32Array, words: number): Int32Array {
   return out;
 }
 
-function popcount(x: number): number {
-  x = x - ((x >>> 1) & 0x55555555);
-  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
-}
-
 /** Slots of the m largest values (unordered), by a bounded selection. */
 function topSlots(values: Float32Array, n: number, m: number): number[] {
   if (m >= n) return Array.from({ length: n }, (_, i) => i);

@@ -48,11 +48,6 @@ function deterministicScript(call: ScriptedCall): string {
   return '{}';
 }
 
-interface World {
-  repo: InMemoryRepository;
-  jobs: Job[];
-}
-
 async function seedWorld(repo: InMemoryRepository, sessions = SESSIONS): Promise<Job[]> {
   const jobs: Job[] = [];
   for (const [i, texts] of sessions.entries()) {

@@ -36,6 +36,7 @@ class FakeBackend implements LlmBackend {
     this.requests.push(req);
     this.interrupted = false;
     const words = this.reply.split(/(?<= )/);
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the generator below has its own `this`
     const self = this;
     return (async function* () {
       for (const w of words) {

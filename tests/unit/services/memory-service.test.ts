@@ -48,7 +48,7 @@ describe('MemoryService', () => {
   it('waits for a model, then memorises pending sessions and keeps index and graph live', async () => {
     const repo = new InMemoryRepository();
     await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!', 'Biscuit chews my shoes', 'Oh no']);
-    let llm: ScriptedModel | undefined;
+    let llm: ScriptedModel | undefined = undefined; // no model until the test loads one
     const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
     await service.load();
     service.kick();

@@ -228,7 +228,7 @@ describe('the memorise job resumes after the tab is closed anywhere', () => {
         const embedder = new ToyEmbedder();
         // First life: dies at write k. Failures are retried in-process until the store is dead,
         // so the life ends either with a throw or with a failed job.
-        let died = false;
+        let died: boolean;
         try {
           const outs = await pageLife(repo, llm, embedder);
           died = outs.some((o) => o.status !== 'done');

@@ -25,7 +25,7 @@ const END_KEYS = ['end', 'last', 'to', 'end_turn', 'endTurn', 'stop'];
 export function parseSegmentation(raw: unknown, turnCount: number): ParsedSegmentation {
   const n = Math.max(0, Math.floor(turnCount));
   if (n === 0) return { ranges: [], usable: false, repaired: false };
-  let candidates: Array<[number, number]> = [];
+  let candidates: Array<[number, number]>;
   let repaired = false;
   try {
     const parsed = typeof raw === 'string' ? parseLoose(raw) : { value: raw, loose: false };
