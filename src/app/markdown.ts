@@ -14,22 +14,37 @@ function getPurifier(win?: WindowLike): Purifier {
   return purifier;
 }
 
+/** Link targets a reply may carry: the web, mail, and anchors within the reply. */
+const SAFE_HREF = /^(?:https?:|mailto:|#)/i;
+
 function configure(p: Purifier): Purifier {
-  // Links open outside the app and never leak the referrer; images are not fetched (privacy:
-  // a model-written <img src=http://...> would make an off-device request).
+  // Links open outside the app and never leak the referrer. No other element may carry a URL:
+  // an attribute allow-list (below) keeps every URL-bearing attribute out (background, src,
+  // poster, cite, action, xlink:href, ...) and a new one cannot slip through; `href` survives
+  // only on <a>, and only with a safe scheme (DOMPurify checks it against SAFE_HREF).
   p.addHook('afterSanitizeAttributes', (node) => {
     if (node.tagName === 'A') {
       node.setAttribute('target', '_blank');
       node.setAttribute('rel', 'noopener noreferrer nofollow');
+    } else if (node.hasAttribute('href')) {
+      node.removeAttribute('href');
     }
   });
   return p;
 }
 
 const SANITIZE = {
-  FORBID_TAGS: ['style', 'img', 'svg', 'math', 'iframe', 'form', 'input', 'button', 'textarea', 'select', 'video', 'audio', 'source', 'object', 'embed', 'link', 'meta', 'base'],
-  FORBID_ATTR: ['style', 'srcset', 'formaction'],
-  ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|#)/i,
+  // Markdown's own output (plus a few harmless inline tags a model may write).
+  ALLOWED_TAGS: [
+    'p', 'br', 'hr', 'strong', 'b', 'em', 'i', 'del', 's', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li',
+    'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'a', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'sup', 'sub', 'kbd', 'span', 'div',
+  ],
+  // No URL-bearing attribute but <a href>; no style (CSS url()); no event handlers, no ids or names
+  // that could clobber the page's globals.
+  ALLOWED_ATTR: ['href', 'title', 'align', 'start', 'colspan', 'rowspan', 'lang', 'class'],
+  ALLOW_DATA_ATTR: false,
+  ALLOW_ARIA_ATTR: false,
+  ALLOWED_URI_REGEXP: SAFE_HREF,
 };
 
 /** Markdown to safe HTML. `win` lets tests pass a jsdom window. */

@@ -41,3 +41,42 @@ describe('renderMarkdown', () => {
     expect(html).toContain('rel="noopener noreferrer nofollow"');
   });
 });
+
+describe('renderMarkdown drops every URL but a safe link href (issue 9, defect 7)', () => {
+  const URL_ATTRS = ['background', 'src', 'href', 'action', 'formaction', 'poster', 'cite', 'longdesc', 'lowsrc', 'dynsrc', 'usemap', 'xlink:href', 'ping', 'data', 'codebase', 'manifest', 'profile', 'srcset', 'icon', 'style'];
+  const TAGS = ['table', 'td', 'div', 'span', 'p', 'blockquote', 'q', 'ins', 'body', 'video', 'object', 'html'];
+  const hostile = ['https://evil.example/x.png', 'HTTPS://EVIL.EXAMPLE/x', '//evil.example/x', 'javascript:alert(1)', 'jav&#x61;script:alert(1)', 'data:image/png;base64,AAAA'];
+  const parse = (html: string) => new JSDOM(`<body>${html}</body>`).window.document.body;
+
+  it('no element but <a> keeps a URL attribute, whatever the tag, attribute, case or value', () => {
+    for (const tag of TAGS) {
+      for (const value of hostile) {
+        for (const upper of [false, true]) {
+          const attrs = URL_ATTRS.map((a) => `${upper ? a.toUpperCase() : a}="${value}"`).join(' ');
+          const body = parse(render(`<${tag} ${attrs}>x</${tag}>`));
+          for (const el of body.querySelectorAll('*')) {
+            for (const a of el.getAttributeNames()) {
+              const v = el.getAttribute(a) ?? '';
+              const bad = (el.tagName !== 'A' || a !== 'href') && (URL_ATTRS.includes(a) || /evil|javascript|data:|url\(/i.test(v));
+              expect(bad, `<${tag} ...="${value}"> kept ${a}="${v}" on <${el.tagName}>`).toBe(false);
+            }
+          }
+        }
+      }
+    }
+  });
+
+  it('CSS url() cannot come through style attributes or <style>', () => {
+    for (const p of ['<div style="background:url(https://evil.example/a)">x</div>', '<style>p{background:url(https://evil.example/a)}</style>', '<span style="background-image: url(//evil.example)">x</span>']) {
+      expect(render(p)).not.toMatch(/url\(|evil/i);
+    }
+  });
+
+  it('a link keeps http, https and mailto hrefs only', () => {
+    expect(render('<a href="https://example.org/a">x</a>')).toContain('href="https://example.org/a"');
+    expect(render('<a href="mailto:me@example.org">x</a>')).toContain('href="mailto:me@example.org"');
+    for (const bad of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'jav&#x09;ascript:alert(1)', 'data:text/html,x', 'vbscript:x', 'file:///etc/passwd']) {
+      expect(render(`<a href="${bad}">x</a>`)).not.toContain('href=');
+    }
+  });
+});
