@@ -1,7 +1,7 @@
 import { defineConfig } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { VitePWA } from 'vite-plugin-pwa';
-import { CSP } from './src/csp.js';
+import { CSP, SECURITY_HEADERS } from './src/csp.js';
 
 // mode "e2e" builds the same app into dist-e2e with the scripted test model reachable
 // (tests only, see tests/support/scripted-model.ts); the production build never contains it.
@@ -58,5 +58,7 @@ export default defineConfig(({ mode }) => ({
     chunkSizeWarningLimit: 8000,
   },
   worker: { format: 'es' },
-  preview: { host: '127.0.0.1', headers: { 'Content-Security-Policy': CSP } },
+  // Both servers the README names send the page's policy plus frame-ancestors as headers.
+  preview: { host: '127.0.0.1', headers: SECURITY_HEADERS },
+  server: { headers: SECURITY_HEADERS },
 }));

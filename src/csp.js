@@ -27,3 +27,17 @@ export const CSP = [
   "frame-src 'none'",
   "manifest-src 'self'",
 ].join('; ');
+
+/**
+ * The policy as an HTTP header: a <meta> policy cannot carry frame-ancestors, so only the header
+ * stops another site from framing the app (and clicking "Delete all my data" inside the frame).
+ */
+export const CSP_HEADER = `${CSP}; frame-ancestors 'none'`;
+
+/** Every header a server of Tealeaf must send with each response (README, "Hosting it yourself"). */
+export const SECURITY_HEADERS = {
+  'Content-Security-Policy': CSP_HEADER,
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};

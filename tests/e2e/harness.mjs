@@ -5,7 +5,7 @@ import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync 
 import { tmpdir } from 'node:os';
 import { extname, join, normalize, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
-import { CSP } from '../../src/csp.js';
+import { SECURITY_HEADERS } from '../../src/csp.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 export const DIST = process.env.E2E_DIST ? resolve(process.env.E2E_DIST) : join(ROOT, 'dist-e2e');
@@ -19,7 +19,7 @@ const TYPES = {
 };
 
 function sendFile(res, file) {
-  res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache', 'content-security-policy': CSP });
+  res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
   createReadStream(file).pipe(res);
 }
 
