@@ -1,6 +1,7 @@
 // The Content Security Policy, in one place: injected as a <meta> into index.html at build time and
-// sent as a header by `npm start` (vite preview) and the e2e server, so the model workers are
-// covered too. No inline or remote script; connections only to this site and the model hosts.
+// sent as a header (CSP_HEADER, with frame-ancestors) by `npm start` (vite preview), `npm run dev`
+// and the e2e server, so the model workers are covered too. No inline or remote script;
+// connections only to this site and the model hosts.
 export const MODEL_HOSTS = [
   'https://huggingface.co',
   'https://*.huggingface.co',

@@ -1,6 +1,7 @@
 // Reader for LoCoMo conversation files (../shared/data/README.md): sessions with their dates,
 // turns with dia_ids, the per-speaker observations with their source turns, and the questions.
 // Generic and shared: the call-count benchmark and the retrieval benchmark both read it.
+import { clampText } from './limits';
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
 import type { Id, Millis, Session, Turn } from './types';
 
@@ -121,7 +122,8 @@ export function parseLocomoConversation(json: unknown): LocomoConversation {
 
 /** The text of a turn as the app stores it (a shared photo becomes a bracketed caption). */
 export function locomoTurnText(t: LocomoTurn): string {
-  return t.imageCaption ? `${t.text} [shares a photo: ${t.imageCaption}]` : t.text;
+  // Clamped after the caption is added: the stored text must fit what a backup may hold.
+  return clampText(t.imageCaption ? `${t.text} [shares a photo: ${t.imageCaption}]` : t.text);
 }
 
 /**

@@ -1,5 +1,6 @@
 // The chat loop: every turn is saved the moment it exists, replies stream into the store, and a
 // reply cut off (stop, error, closed tab) keeps what had arrived, marked so.
+import { clampText } from '../memory/limits';
 import { errorText } from '../errors';
 import type { ChangeSet, ChatMessage, LanguageModel, Repository } from '../ports';
 import type { Job, Millis, Session, Turn, UsedMemory } from '../memory/types';
@@ -162,7 +163,8 @@ export class ChatService extends Emitter<ChatEvents> {
 
   /** Sends a user message and streams the reply. Resolves when the reply is done or cut off. */
   async send(text: string): Promise<void> {
-    const clean = text.trim();
+    // A message longer than a record may hold is cut with a note, never refused or lost.
+    const clean = clampText(text.trim());
     if (!clean || this.busy) return;
     const now = this.now();
     let session = this.current;
@@ -244,7 +246,7 @@ export class ChatService extends Emitter<ChatEvents> {
     let lastSave = started;
     let saving: Promise<void> = Promise.resolve();
     const save = (t: Turn) => {
-      saving = saving.then(async () => void (await this.opts.repo.apply({ turns: [t] }))).catch((e: unknown) => {
+      saving = saving.then(async () => void (await this.opts.repo.apply({ turns: [{ ...t, text: clampText(t.text) }] }))).catch((e: unknown) => {
         this.emit('error', { message: `Could not save the reply: ${errorText(e)}` });
       });
       return saving;

@@ -5,13 +5,15 @@ import type { Edge, Id, Memory, Segment, Session, Setting, Turn, VectorRecord } 
 import type { TealeafDb } from './db';
 import { runWrite, tracked } from './repository';
 import { STORE_NAMES } from './schema';
+import { MAX_TEXT, MAX_TIME, MIN_TIME } from '../memory/limits';
 
 export const BACKUP_FORMAT = 'tealeaf-backup';
 export const BACKUP_VERSION = 1;
 
 /** What an import accepts; anything larger is rejected before it reaches the store. */
 export const BACKUP_LIMITS = {
-  maxString: 100_000,
+  /** The longest text the app itself stores (src/store/limits.ts), so its own backups import. */
+  maxString: MAX_TEXT,
   maxArray: 1_000_000,
   maxId: 200,
   /** Nesting depth of any value (settings values are free-form JSON). */
@@ -165,7 +167,8 @@ const id = z.string().min(1).max(BACKUP_LIMITS.maxId);
 // not make a whole life's backup unimportable.
 const refId = z.string().max(BACKUP_LIMITS.maxId);
 const text = z.string().max(BACKUP_LIMITS.maxString);
-const time = z.number(); // zod 4 numbers are finite
+// Within the Date range: a time outside cannot be formatted or compared (zod 4 numbers are finite).
+const time = z.number().min(MIN_TIME).max(MAX_TIME);
 const position = z.number().int().min(0);
 const list = <T extends z.ZodType>(item: T) => z.array(item).max(BACKUP_LIMITS.maxArray);
 
@@ -485,6 +488,39 @@ function checkConsistency(data: BackupData): string[] {
 // ---------------------------------------------------------------------------------------------
 // Import
 
+/** What the store keeps of each kind, by key, when the import writes. */
+interface ExistingKeys {
+  sessions: Set<string>;
+  memories: Set<string>;
+  segments: Set<string>;
+}
+
+/** References in the file that resolve neither in the file nor in the store: one line each. */
+function checkImportReferences(data: BackupData, vectors: readonly VectorRecord[], existing: ExistingKeys): string[] {
+  const sessionIds = new Set([...existing.sessions, ...data.sessions.map((s) => s.id)]);
+  const memoryIds = new Set([...existing.memories, ...data.memories.map((m) => m.id)]);
+  const unitIds = new Set([...memoryIds, ...existing.segments, ...data.segments.map((s) => s.id)]);
+  const issues: string[] = [];
+  const q = JSON.stringify;
+  data.turns.forEach((t, i) => {
+    if (!sessionIds.has(t.sessionId)) issues.push(`turns[${i}].sessionId: no session ${q(t.sessionId)} in the file or in your data`);
+  });
+  data.segments.forEach((s, i) => {
+    if (!sessionIds.has(s.sessionId)) issues.push(`segments[${i}].sessionId: no session ${q(s.sessionId)} in the file or in your data`);
+  });
+  data.memories.forEach((m, i) => {
+    if (m.supersededBy !== undefined && !memoryIds.has(m.supersededBy)) issues.push(`memories[${i}].supersededBy: no memory ${q(m.supersededBy)} in the file or in your data`);
+  });
+  data.edges.forEach((e, i) => {
+    if (!memoryIds.has(e.from)) issues.push(`edges[${i}].from: no memory ${q(e.from)} in the file or in your data`);
+    if (!memoryIds.has(e.to)) issues.push(`edges[${i}].to: no memory ${q(e.to)} in the file or in your data`);
+  });
+  vectors.forEach((v, i) => {
+    if (!unitIds.has(v.unitId)) issues.push(`vectors[${i}].unitId: no memory or passage ${q(v.unitId)} in the file or in your data`);
+  });
+  return issues;
+}
+
 export interface ImportOptions {
   /** merge: keep what exists and skip records whose id is taken. replace: wipe, then write. */
   mode: ImportMode;
@@ -551,17 +587,9 @@ export async function importBackup(
       };
     }
 
-    // References resolve against the file plus what the store keeps.
-    const sessionIds = new Set([...existing.sessions, ...data.sessions.map((s) => s.id)]);
-    const memoryIds = new Set([...existing.memories, ...data.memories.map((m) => m.id)]);
-    const refIssues: string[] = [];
-    data.turns.forEach((t, i) => {
-      if (!sessionIds.has(t.sessionId)) refIssues.push(`turns[${i}].sessionId: no session ${JSON.stringify(t.sessionId)} in the file or in your data`);
-    });
-    data.edges.forEach((e, i) => {
-      if (!memoryIds.has(e.from)) refIssues.push(`edges[${i}].from: no memory ${JSON.stringify(e.from)} in the file or in your data`);
-      if (!memoryIds.has(e.to)) refIssues.push(`edges[${i}].to: no memory ${JSON.stringify(e.to)} in the file or in your data`);
-    });
+    // Every reference resolves against the file plus what the store keeps, checked inside the
+    // write's transaction (the same rule as every other write, src/store/integrity.ts).
+    const refIssues = checkImportReferences(data, vectors, existing);
     if (refIssues.length > 0) throw new BackupError(refIssues.slice(0, 20));
 
     // Merge: a new turn at a position its session already fills is skipped like an existing id.

@@ -30,6 +30,14 @@ export interface ForceOptions {
   seed?: number;
   /** Pull toward x-by-time (0..1), so the graph still reads left (old) to right (new). */
   timePull?: number;
+  /**
+   * Where memories were before (e.g. the previous layout when a few memories come in or go):
+   * they start there instead of near their time position, so the picture does not reshuffle.
+   * New memories start next to a placed neighbour when they have one.
+   */
+  initial?: ReadonlyMap<Id, { x: number; y: number }>;
+  /** Starting heat (d3's alpha, 0..1); lower when most memories are already placed. */
+  alpha?: number;
 }
 
 export interface ForceLayout {
@@ -70,6 +78,25 @@ export function runForceLayout(memories: readonly Memory[], edges: readonly Edge
     const target = byId.get(e.to);
     if (source && target) links.push({ id: e.id, from: e.from, to: e.to, relation: e.relation, source, target });
   }
+  const initial = options.initial;
+  if (initial && initial.size > 0) {
+    const placed = new Set<Id>();
+    for (const node of nodes) {
+      const p = initial.get(node.id);
+      if (!p) continue;
+      node.x = p.x;
+      node.y = p.y;
+      placed.add(node.id);
+    }
+    for (const l of links) {
+      const [a, b] = placed.has(l.source.id) ? [l.source, l.target] : [l.target, l.source];
+      if (placed.has(a.id) && !placed.has(b.id)) {
+        b.x = a.x + (rand() - 0.5) * 30;
+        b.y = a.y + (rand() - 0.5) * 30;
+        placed.add(b.id);
+      }
+    }
+  }
   // Repulsion shrinks with size so large graphs stay inside the viewport.
   const n = Math.max(1, nodes.length);
   const charge = -Math.max(4, Math.min(60, (width * height) / n / 40));
@@ -81,6 +108,7 @@ export function runForceLayout(memories: readonly Memory[], edges: readonly Edge
     .force('y', forceY<ForceNode>(height / 2).strength(0.04))
     .force('center', forceCenter(width / 2, height / 2))
     .stop();
+  if (options.alpha !== undefined) simulation.alpha(options.alpha);
   for (let i = 0; i < ticks; i++) simulation.tick();
   return { nodes, links, simulation };
 }

@@ -92,3 +92,68 @@ export async function pollDb(page, predicate, { timeout = 30_000, what = 'state'
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+// ---- Added for tests/e2e/trust-matrix.spec.mjs (issue 9): UI steps a user takes on memories. ----
+
+const DETAIL = 'aside[aria-label="Memory details"]';
+
+/**
+ * Opens the Memory view afresh (the view reads the live graph when it mounts), shows the List tab
+ * with every thread expanded, and selects the memory whose text contains `text`.
+ */
+export async function openMemory(page, text, { timeout = 5_000 } = {}) {
+  await page.getByTestId('nav-chat').click();
+  await page.getByTestId('nav-memory').click();
+  await page.getByRole('tab', { name: /list/i }).click({ timeout });
+  const item = page.locator('.tl button.item').filter({ hasText: text }).first();
+  if (!(await item.isVisible())) {
+    // Long threads and many threads are folded: unfold them all.
+    for (let i = 0; i < 20; i++) {
+      const more = page.locator('button.more').filter({ hasText: /Show all|Show more/ });
+      if ((await more.count()) === 0) break;
+      await more.first().click();
+    }
+  }
+  await item.click({ timeout });
+  await page.locator(`${DETAIL} h3`).filter({ hasText: text }).first().waitFor({ timeout });
+}
+
+/** Deletes the selected memory through its Delete button and the confirmation. */
+export async function deleteOpenMemory(page) {
+  await page.locator(DETAIL).getByRole('button', { name: 'Delete', exact: true }).first().click();
+  await page.locator(`${DETAIL} .confirm`).getByRole('button', { name: 'Delete' }).click();
+}
+
+/** Replaces the selected memory's text through Edit / Save; resolves once the panel shows it. */
+export async function editOpenMemory(page, text) {
+  await page.locator(DETAIL).getByRole('button', { name: 'Edit', exact: true }).click();
+  await page.locator(`${DETAIL} textarea`).fill(text);
+  await page.locator(DETAIL).getByRole('button', { name: 'Save', exact: true }).click();
+  await page.locator(`${DETAIL} h3`).filter({ hasText: text }).first().waitFor({ timeout: 5_000 });
+}
+
+/** The relation picker of one edge in the selected memory's detail panel. */
+export function edgeSelect(page, edgeId) {
+  return page.locator(`${DETAIL} select[id="rel-${edgeId.replace(/["\\]/g, '\\$&')}"]`);
+}
+
+/** Sets an edge's relation (a value of RELATIONS) or, with null, removes the link (confirmed). */
+export async function setEdgeRelation(page, edgeId, relation) {
+  const select = edgeSelect(page, edgeId);
+  if (relation === null) {
+    await select.selectOption('__delete');
+    await page.locator(`${DETAIL} .confirm`).getByRole('button', { name: 'Remove' }).click();
+    await select.waitFor({ state: 'detached', timeout: 5_000 });
+  } else {
+    await select.selectOption(relation);
+  }
+}
+
+/** Loads the test embedding model from the Models view unless it is already ready (or loading). */
+export async function loadTestEmbedder(page, { timeout = 30_000 } = {}) {
+  const state = page.getByTestId('embedder-state');
+  await state.waitFor({ timeout });
+  const button = page.getByTestId('load-embedder');
+  if (!/Ready|Loading/.test(await state.textContent()) && (await button.count()) > 0) await button.click();
+  await state.filter({ hasText: 'Ready' }).waitFor({ timeout });
+}

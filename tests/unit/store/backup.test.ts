@@ -4,6 +4,7 @@ import { datasetArb, dump, freshFactory } from './helpers';
 import type { Dataset } from './helpers';
 import { IdbRepository } from '../../../src/store/repository';
 import {
+  BACKUP_LIMITS,
   BACKUP_FORMAT,
   BackupError,
   encodeVector,
@@ -57,6 +58,11 @@ async function rejection(p: Promise<unknown>): Promise<BackupError> {
 
 describe('export -> import round trip', () => {
   it('property: replace into an empty database reproduces every record exactly', async () => {
+    // Distinct datasets that went through the whole round trip, and of them how many held a text
+    // over 100,000 characters or a time at the edge of the Date range (the cases issue 9 found).
+    const seen = new Set<string>();
+    let longText = 0;
+    let extremeTime = 0;
     await fc.assert(
       fc.asyncProperty(datasetArb('r', 5), async (d) => {
         const a = await open();
@@ -86,9 +92,16 @@ describe('export -> import round trip', () => {
         expect(await dump(a.db)).toBe(before);
         a.close();
         b.close();
+        if (!seen.has(text)) {
+          seen.add(text);
+          if (/"[^"]{100001,}"/.test(text)) longText++;
+          if (text.includes('8640000000000000')) extremeTime++;
+        }
       }),
       { numRuns: 150 },
     );
+    console.log(`[trust] backup round trips: ${seen.size} distinct datasets (${longText} with a text over 100,000 characters, ${extremeTime} with a time at the Date range's edge)`);
+    expect(longText).toBeGreaterThan(0);
   });
 
   it('exports the documented shape; vectors only on request; jobs never', async () => {
@@ -207,7 +220,9 @@ describe('import rejects with a message and touches nothing', () => {
     ['an unknown relation', () => set(['data', 'edges', 0, 'relation'], 'Loves'), 'edges[0].relation: expected one of'],
     ['an unknown version', () => set(['version'], 2), 'backup version 2 is not supported'],
     ['another format', () => set(['format'], 'other-app'), 'not a Tealeaf backup'],
-    ['a huge string', () => set(['data', 'turns', 0, 'text'], 'x'.repeat(100_001)), 'turns[0].text: text is too long'],
+    ['a huge string', () => set(['data', 'turns', 0, 'text'], 'x'.repeat(BACKUP_LIMITS.maxString + 1)), 'turns[0].text: text is too long'],
+    ['a time outside the Date range', () => set(['data', 'memories', 0, 'time'], 1e16), 'memories[0].time: too large'],
+    ['a negative time outside the Date range', () => set(['data', 'sessions', 0, 'startedAt'], -1e16), 'sessions[0].startedAt: too small'],
     ['a long id', () => set(['data', 'sessions', 0, 'id'], 'i'.repeat(201)), 'sessions[0].id: too long'],
     ['an empty id', () => set(['data', 'memories', 0, 'id'], ''), 'memories[0].id: must not be empty'],
     ['a fractional index', () => set(['data', 'turns', 0, 'index'], 1.5), 'turns[0].index: expected an integer'],
@@ -304,8 +319,9 @@ describe('import rejects with a message and touches nothing', () => {
   };
   const WRONG: Record<Kind, unknown[]> = {
     id: [42, null, '', 'i'.repeat(201), {}, [], true],
-    string: [42, null, true, [], {}, 's'.repeat(100_001)],
-    number: ['1', null, true, [], {}],
+    string: [42, null, true, [], {}, 's'.repeat(BACKUP_LIMITS.maxString + 1)],
+    // 1e16: finite, but outside the Date range (a time the UI cannot format).
+    number: ['1', null, true, [], {}, 1e16, -1e16],
     int: ['1', 1.5, -1, null, []],
     enum: ['NotAValue', 7, null, ''],
     boolean: ['true', 0, null, 'false'],
@@ -330,7 +346,7 @@ describe('import rejects with a message and touches nothing', () => {
   function ensure(data: Data, name: string): void {
     data[name] ??= [];
     if (data[name].length > 0) return;
-    const needs: Record<string, string[]> = { turns: ['sessions'], edges: ['memories'], vectors: ['memories'] };
+    const needs: Record<string, string[]> = { turns: ['sessions'], edges: ['memories'], vectors: ['memories'], segments: ['sessions'] };
     for (const dep of needs[name] ?? []) if (!data[dep].some((r) => r.id === TEMPLATE[dep].id)) data[dep].push({ ...TEMPLATE[dep] });
     if (name === 'turns' && !data.sessions.some((s) => s.id === 'tpl-s')) data.sessions.push({ ...TEMPLATE.sessions });
     data[name].push({ ...TEMPLATE[name] });
@@ -425,7 +441,7 @@ describe('import rejects with a message and touches nothing', () => {
         const i = r[1] % data[coll].length;
         const stringFields = Object.entries(FIELDS[coll]).filter(([, [t]]) => t === 'string' || t === 'id' || t === 'base64');
         const [field] = pick(stringFields, 2);
-        data[coll][i][field] = 'h'.repeat(100_001 + (r[3] % 1000));
+        data[coll][i][field] = 'h'.repeat(BACKUP_LIMITS.maxString + 1 + (r[3] % 1000));
         return [JSON.stringify(b), `${coll}[${i}].${field}: text is too long`];
       }
     }

@@ -7,6 +7,7 @@ import type { Edge, Memory, Segment, Session, Setting, Turn, UsedMemory, VectorR
 import { openTealeafDb } from '../../../src/store/db';
 import type { OpenTealeafDbOptions, TealeafDb } from '../../../src/store/db';
 import { STORE_NAMES } from '../../../src/store/schema';
+import { MAX_TIME, MIN_TIME } from '../../../src/memory/limits';
 
 export function freshFactory(): IDBFactory {
   return new IDBFactory();
@@ -20,11 +21,14 @@ function hex(v: Float32Array): string {
   return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex');
 }
 
-/** Every record of every store, in key order, as text: equal dumps mean byte-identical data. */
-export async function dump(db: TealeafDb): Promise<string> {
-  const tx = db.transaction([...STORE_NAMES]);
-  const all = await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).getAll()));
-  return JSON.stringify(Object.fromEntries(STORE_NAMES.map((n, i) => [n, all[i]])), (_k, v: unknown) => {
+/**
+ * Every record of every store (or of `names`), in key order, as text: equal dumps mean
+ * byte-identical data.
+ */
+export async function dump(db: TealeafDb, names: readonly (typeof STORE_NAMES)[number][] = STORE_NAMES): Promise<string> {
+  const tx = db.transaction([...names]);
+  const all = await Promise.all(names.map((name) => tx.objectStore(name).getAll()));
+  return JSON.stringify(Object.fromEntries(names.map((n, i) => [n, all[i]])), (_k, v: unknown) => {
     if (v instanceof Float32Array) return { f32: hex(v) };
     if (typeof v === 'number' && !Number.isFinite(v)) return `number:${String(v)}`;
     if (v === undefined) return '<undefined>';
@@ -36,8 +40,18 @@ export async function dump(db: TealeafDb): Promise<string> {
 // Generators of valid data. Ids get a positional prefix so they are unique, plus arbitrary text
 // (any Unicode, lone surrogates included) to exercise encoding.
 
+// Mostly short text; now and then one longer than the old 100,000-character backup limit (a long
+// pasted message), which the app stores and so must export and import again.
+const longText = fc.string({ unit: 'binary', minLength: 1, maxLength: 4 }).map((s) => s.repeat(Math.ceil(120_000 / s.length)));
 const anyText = fc.string({ unit: 'binary', maxLength: 30 });
-const time = fc.integer({ min: 0, max: 4_102_444_800_000 });
+/** Text fields (messages, memories, passages, titles): any text, sometimes a very long one. */
+const bodyText = fc.oneof({ arbitrary: anyText, weight: 40 }, { arbitrary: longText, weight: 1 });
+// Ordinary times, and the extremes JavaScript's Date can still represent.
+const time = fc.oneof(
+  { arbitrary: fc.integer({ min: 0, max: 4_102_444_800_000 }), weight: 8 },
+  { arbitrary: fc.constantFrom(MIN_TIME, MAX_TIME), weight: 1 },
+  { arbitrary: fc.integer({ min: MIN_TIME, max: MAX_TIME }), weight: 1 },
+);
 const score = fc.double({ min: 0, max: 1, noNaN: true });
 const idSuffix = fc.string({ unit: 'binary', maxLength: 8 });
 
@@ -95,7 +109,10 @@ const settingValue = fc.oneof(
   fc.record({ model: anyText, k: fc.nat(100), on: fc.boolean() }),
 );
 
-/** A consistent dataset: turns point at sessions, edges at memories, (session, index) unique. */
+/**
+ * A consistent dataset, as the app can store it: turns and segments point at sessions, edges,
+ * supersededBy and vectors at memories, (session, index) unique.
+ */
 export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
   return fc
     .record({
@@ -111,7 +128,7 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
           fc.record(
             {
               id: fc.constant(id),
-              title: anyText,
+              title: bodyText,
               startedAt: time,
               lastActivityAt: time,
               endedAt: time,
@@ -128,7 +145,7 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
             fc.record(
               {
                 role: fc.constantFrom('user' as const, 'assistant' as const),
-                text: anyText,
+                text: bodyText,
                 time,
                 status: fc.constantFrom(
                   'complete' as const,
@@ -157,7 +174,7 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
             {
               id: fc.constant(id),
               kind: fc.constantFrom('event' as const, 'user-trait' as const, 'assistant-trait' as const, 'note' as const),
-              text: anyText,
+              text: bodyText,
               subject: anyText,
               time,
               sourceTurnIds: fc.array(anyText.map((s) => `t-${s}`), { maxLength: 3 }),
@@ -165,7 +182,7 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
               supersededBy: memoryPick,
               edited: fc.boolean(),
               createdAt: time,
-              context: anyText,
+              context: bodyText,
             },
             { requiredKeys: ['id', 'kind', 'text', 'time', 'sourceTurnIds', 'sessionId', 'edited', 'createdAt'] },
           ),
@@ -187,15 +204,15 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
                 { maxLength: max * 2 },
               )
               .map((es) => es.map(({ suffix, ...e }, i): Edge => ({ ...e, id: `${prefix}e${i}-${suffix}` })));
-      const segments = fc
+      const segments = sessionIds.length === 0 ? fc.constant([] as Segment[]) : fc
         .array(
           fc.record({
             sessionId: sessionPick,
             firstTurn: fc.nat(10),
             lastTurn: fc.nat(10),
             turnIds: fc.array(anyText, { maxLength: 3 }),
-            text: anyText,
-            indexText: anyText,
+            text: bodyText,
+            indexText: bodyText,
             time,
             suffix: idSuffix,
           }),
@@ -208,7 +225,7 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
           maxLength: 4,
         })
         .map((ss) => ss.map((s): Setting => ({ key: `${prefix}${s.key}`, value: s.value })));
-      const vectors = fc
+      const vectors = memoryIds.length === 0 ? fc.constant([] as VectorRecord[]) : fc
         .uniqueArray(
           fc.record({
             unitId: memoryIds.length > 0 ? memoryPick : fc.constant(`${prefix}m-none`),
@@ -223,7 +240,7 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
     .map((d) => ({
       ...d,
       sessions: [...d.sessions],
-      memories: d.memories.map((m) => (m.supersededBy === '' ? withoutSuperseded(m) : m)),
+      memories: d.memories.map((m) => (m.supersededBy === '' || m.supersededBy === m.id ? withoutSuperseded(m) : m)),
     }));
 }
 
