@@ -1,5 +1,6 @@
 // The composition root: opens the store and wires chat, memory, models and settings together.
 import { IdbRepository } from '../store/repository';
+import type { BackupRunOptions } from '../store/backup-client';
 import { BLOCKED_MESSAGE } from '../store/db';
 import { ChatService } from './chat';
 import { MemoryService } from './memory';
@@ -79,22 +80,27 @@ export class Tealeaf {
     return result;
   }
 
-  /** Everything as one versioned JSON file (vectors optional: they can be recomputed). */
-  async exportBackup(includeVectors: boolean): Promise<Blob> {
-    const { exportBackup, serializeBackup } = await import('../store/backup');
-    const backup = await exportBackup(this.repo.db, { includeVectors });
-    return new Blob([serializeBackup(backup)], { type: 'application/json' });
+  /**
+   * Everything as one versioned JSON file (vectors optional: they can be recomputed), built in a
+   * worker so the page stays responsive; cancellable.
+   */
+  async exportBackup(includeVectors: boolean, options: BackupRunOptions = {}): Promise<Blob> {
+    const { exportBackupInWorker } = await import('../store/backup-client');
+    return exportBackupInWorker(includeVectors, options);
   }
 
-  /** Validates, then writes in one transaction: on any error nothing changes. */
-  async importBackup(text: string, mode: 'merge' | 'replace') {
-    const { importBackup } = await import('../store/backup');
-    // Running jobs (here and in other tabs) stop first and wait: a job holding the graph it read
-    // before a replace would otherwise write links to memories that are no longer there.
-    const summary = await this.memory.exclusive(() => importBackup(this.repo.db, text, { mode }));
+  /**
+   * Reads, validates and writes a backup file in a worker, in one transaction: on any error or a
+   * cancel nothing changes. Running jobs (here and in other tabs) stop first and wait: a job holding
+   * the graph it read before a replace would otherwise write links to memories that are gone.
+   */
+  async importBackup(file: Blob, mode: 'merge' | 'replace', options: BackupRunOptions = {}) {
+    const { importBackupInWorker } = await import('../store/backup-client');
+    const summary = await this.memory.exclusive(() => importBackupInWorker(file, mode, options));
     await this.settings.load();
     await this.memory.reload();
     await this.chat.refresh();
+    this.memory.kick();
     return summary;
   }
 

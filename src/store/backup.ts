@@ -308,15 +308,7 @@ export interface ValidBackup {
  * format and version, field types, duplicates, vector encoding. Throws BackupError.
  */
 export function validateBackup(input: unknown): ValidBackup {
-  let value: unknown = input;
-  if (typeof input === 'string') {
-    try {
-      value = JSON.parse(input);
-    } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
-      throw new BackupError([`the file is not valid JSON (${detail})`]);
-    }
-  }
+  const value = typeof input === 'string' ? parseBackupText(input) : input;
 
   const limitIssues = checkLimits(value);
   if (limitIssues.length > 0) throw new BackupError(limitIssues);
@@ -349,6 +341,15 @@ export function validateBackup(input: unknown): ValidBackup {
   });
   if (issues.length > 0) throw new BackupError(issues);
   return { backup, vectors };
+}
+
+function parseBackupText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new BackupError([`the file is not valid JSON (${detail})`]);
+  }
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -524,7 +525,12 @@ function checkImportReferences(data: BackupData, vectors: readonly VectorRecord[
 export interface ImportOptions {
   /** merge: keep what exists and skip records whose id is taken. replace: wipe, then write. */
   mode: ImportMode;
+  /** Called as the import moves from one phase to the next. */
+  onPhase?: (phase: BackupPhase) => void;
 }
+
+/** The phases of an import or export, for a progress bar. */
+export type BackupPhase = 'reading' | 'parsing' | 'checking' | 'writing' | 'done';
 
 function zeroCounts(): BackupCounts {
   return { sessions: 0, turns: 0, memories: 0, edges: 0, segments: 0, settings: 0, vectors: 0 };
@@ -539,7 +545,14 @@ export async function importBackup(
   input: unknown,
   options: ImportOptions,
 ): Promise<ImportSummary> {
-  const { backup, vectors } = validateBackup(input);
+  let value = input;
+  if (typeof input === 'string') {
+    options.onPhase?.('parsing');
+    value = parseBackupText(input);
+  }
+  options.onPhase?.('checking');
+  const { backup, vectors } = validateBackup(value);
+  options.onPhase?.('writing');
   const data = backup.data;
   const added = zeroCounts();
   const skipped = zeroCounts();
