@@ -8,7 +8,7 @@
 // For each session, every turn of speaker A (the "user") is first replayed through prepareTurn
 // against the memory of the earlier sessions (refinement + reply = the turn's calls), then the
 // session ends and is memorised (construction calls).
-// Usage: npx tsx bench/calls.ts --data ../shared/data/locomo/26.json [--json]
+// Usage: npx tsx bench/calls.ts --data <path to your LoCoMo json> [--json]
 //        [--similarity] (relation-aware linking off) [--no-refine] [--plain] (plain top-k)
 //        [--no-segments] (no segmentation step, memories only in the index)
 // As in the app (MemoryService), session end also segments the session along the topics of the

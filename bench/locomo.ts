@@ -1,10 +1,11 @@
-// LoCoMo evidence recall under a context budget (METHOD.md, "The offline retrieval benchmark").
+// LoCoMo evidence recall under a context budget (docs/METHOD.md, section 6, "The offline retrieval
+// benchmark").
 //   npx tsx bench/locomo.ts --data <file or directory of LoCoMo json> [--json]
 // LLM-free and embedding-free: each conversation goes through the real memorise pipeline
 // (bench/lib/locomo-ingest.ts), then every question of categories 1-4 retrieves under budgets of
 // 300 and 1000 words; recall = share of the question's evidence turns among the source turns of
 // the packed units, averaged over questions. The modes 'turn' and 'turn-plain-topk' run the app's
-// own per-turn code (prepareTurn, src/memory/turn.ts) with contextBudgetWords = the budget; "best"
+// own per-turn code (prepareTurn, src/memory/recall/turn.ts) with contextBudgetWords = the budget; "best"
 // is the better of those two. Evidence ids that name no turn of the conversation
 // (a handful of LoCoMo annotation errors) are dropped; questions left with no evidence are skipped.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -54,7 +55,7 @@ const turnUnits = (c: Ingested) => c.turns.map((t) => turnUnit(t, c.speakerOf(t)
 const segUnits = (c: Ingested) => c.segments.map(segmentUnit);
 const memUnits = (c: Ingested) => c.memories.map(memoryUnit);
 
-/** Retrieved memories, each followed by the other memories of its timeline (METHOD.md II-1). */
+/** Retrieved memories, each followed by the other memories of its timeline (docs/METHOD.md, II-1). */
 function withTimelines(c: Ingested, base: IndexedUnit[], k: number): IndexedUnit[] {
   const byId = new Map(c.memories.map((m) => [m.id, memoryUnit(m)]));
   const top = base.filter((u) => u.kind === 'memory').slice(0, k).map((u) => u.id);
@@ -86,7 +87,7 @@ function interleave(a: IndexedUnit[], b: IndexedUnit[]): IndexedUnit[] {
 }
 
 /**
- * The product's per-turn flow (src/memory/turn.ts) over one index of memories and segments, as
+ * The product's per-turn flow (src/memory/recall/turn.ts) over one index of memories and segments, as
  * MemoryService builds it; no model, so timelines go in raw (the refinement-off switch).
  */
 function productTurn(retrievalMode: RetrievalMode): Mode['turn'] {

@@ -1,5 +1,5 @@
-// The user's corrections to the memory graph (METHOD.md: traits must be visible, editable and
-// deletable). Pure: each returns the ChangeSet to apply and, for deletions, the one that undoes it.
+// The user's corrections to the memory graph (docs/METHOD.md, section 2: traits must be visible,
+// editable and deletable). Pure: each returns the ChangeSet to apply and, for deletions, the one that undoes it.
 // Changes to existing memories are patches: the store applies them to the record as it is when
 // the write lands, so a correction and a running memorise job never undo each other's fields.
 import type { ChangeSet, MemoryPatch } from '../ports';

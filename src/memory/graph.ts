@@ -1,4 +1,4 @@
-// The memory graph G = (V, E) of METHOD.md, in memory: adjacency both ways and connected
+// The memory graph G = (V, E) of docs/METHOD.md (section 1.1), in memory: adjacency both ways and connected
 // components (direction ignored) kept up to date on insert with a union-find, so that neither
 // linking nor timeline retrieval recomputes anything per query. Deletions (rare: the user deletes
 // by hand) only mark the components stale; they are rebuilt once, on the next component query.

@@ -1,4 +1,4 @@
-// Reader for LoCoMo conversation files (../shared/data/README.md): sessions with their dates,
+// Reader for LoCoMo conversation files (docs/METHOD.md, section 6): sessions with their dates,
 // turns with dia_ids, the per-speaker observations with their source turns, and the questions.
 // Generic and shared: the call-count benchmark and the retrieval benchmark both read it.
 import { clampText } from './limits';

@@ -1,5 +1,5 @@
-// The method's parameters and ablation switches (METHOD.md "Ablations"). Benchmarks flip these;
-// every switch runs through the same code path.
+// The method's parameters and ablation switches (docs/METHOD.md, section 1.7 "Ablations").
+// Benchmarks flip these; every switch runs through the same code path.
 
 export type RetrievalMode = 'timelines' | 'plain-topk';
 

@@ -1,4 +1,4 @@
-// Domain model shared by every layer (ARCHITECTURE.md, "Data model").
+// Domain model shared by every layer (docs/ARCHITECTURE.md, "Data model").
 // Pure types: no DOM, no IndexedDB, no SDKs.
 
 export type Id = string;
@@ -59,7 +59,7 @@ export interface Memory {
   /** The user edited the text by hand. */
   edited: boolean;
   createdAt: Millis;
-  /** For notes (METHOD.md section 3): why the user said it. */
+  /** For notes (docs/METHOD.md, section 3): why the user said it. */
   context?: string;
 }
 

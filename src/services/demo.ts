@@ -255,7 +255,8 @@ export function buildDemo(now: Millis): DemoData {
   const edges: Edge[] = EDGES.map(([from, relation, to]) => {
     const a = byKey.get(from)!;
     const b = byKey.get(to)!;
-    // A Changed edge between two traits of one kind marks the older one superseded (METHOD.md 4).
+    // A Changed edge between two traits of one kind marks the older one superseded
+    // (docs/METHOD.md, section 4).
     if (relation === 'Changed' && a.kind === b.kind && (a.kind === 'user-trait' || a.kind === 'assistant-trait')) a.supersededBy = b.id;
     return { id: `${DEMO_PREFIX}e:${from}->${to}`, from: a.id, to: b.id, relation, origin: 'model', createdAt: b.createdAt };
   });

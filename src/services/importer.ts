@@ -1,4 +1,4 @@
-// Imports one LoCoMo conversation file (../shared/data/README.md) as demo data: its sessions and
+// Imports one LoCoMo conversation file (docs/METHOD.md, section 6) as demo data: its sessions and
 // turns, with their dates, become history; its observations become memories through the REAL
 // memorise pipeline (summarise -> embed -> link -> segment), with a summariser that answers with
 // the file's observations instead of asking a model. Linking runs as in Phase I: by the model when

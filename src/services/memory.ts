@@ -385,7 +385,9 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       if (this.getEmbedder() !== embedder) return true; // the model changed: the next run starts over
       const batch = ids.slice(i, i + BATCH).filter((id) => this.index.has(id));
       const units = batch.map((id) => this.index.get(id)!);
-      const vectors = await embedder.embed(units.map((u) => u.text), signal);
+      // The same text the memorise job embeds (context + text for notes), so a vector never depends
+      // on which path made it.
+      const vectors = await embedder.embed(units.map((u) => (u.kind === 'memory' ? (u.indexText ?? u.text) : u.text)), signal);
       // The store leaves out vectors of units deleted during the call.
       const applied = await this.repo.apply({ vectors: batch.map((unitId, j) => ({ unitId, modelId: embedder.modelId, vector: vectors[j] })) });
       for (const v of applied.vectors ?? []) if (this.index.has(v.unitId)) this.index.setVector(v.unitId, v.vector);

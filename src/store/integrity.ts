@@ -1,7 +1,10 @@
 // The one writer rule: every change is settled against the store as it is inside the write's own
 // transaction before anything is written. Both repositories (IndexedDB and the in-memory one used
-// by tests and benchmarks) run every write through `settle`, so no caller (a job step, a user
-// correction, an undo, an import, a new kind of write) can leave a reference to a missing record.
+// by tests and benchmarks) run every `apply` through `settle`, so no caller (a job step, a user
+// correction, an undo, a LoCoMo import, a new kind of write) can leave a reference to a missing
+// record. A backup import is the one bulk write that does not go through `apply`: it checks every
+// reference of the file against the store in its own transaction and refuses the whole file
+// (checkImportReferences in backup.ts) rather than dropping records. Delete-all clears every store.
 // Pure: it reads through a StoreReader and returns the change to write.
 import type { AppliedChange, ChangeSet, MemoryPatch } from '../ports';
 import { JobGoneError } from '../ports';

@@ -1,4 +1,4 @@
-// The IndexedDB schema (ARCHITECTURE.md, "Data model") and its versioned migrations.
+// The IndexedDB schema (docs/ARCHITECTURE.md, "Data model") and its versioned migrations.
 import type { DBSchema, IDBPDatabase, IDBPTransaction } from 'idb';
 import type {
   Edge,

@@ -337,7 +337,8 @@ export class GraphIndex {
   }
 
   /**
-   * Linear timelines through `id` (METHOD.md Phase II-1): source -> ... -> id -> ... -> sink.
+   * Linear timelines through `id` (docs/METHOD.md, Phase II-1, section 1.4):
+   * source -> ... -> id -> ... -> sink.
    * Bounded: at most `limit` paths each way and `budget` visited steps, never all paths.
    */
   timelinesThrough(id: Id, limit = 3, budget = 5000): Timeline[] {

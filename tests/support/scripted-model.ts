@@ -1,6 +1,6 @@
 // TEST DOUBLE of the LanguageModel port, for e2e tests only. It is compiled into the e2e build
-// (vite --mode e2e) and never into the production build: src/services/models.ts imports it behind
-// `import.meta.env.MODE === 'e2e'`, which Vite replaces by a constant and tree-shakes away.
+// (vite --mode e2e) and never into the production build: the e2e entry point
+// (tests/support/e2e-main.ts) registers it with registerChatModel before the app starts.
 //
 // Replies stream word by word. A test scripts it through localStorage 'tealeaf-test-script':
 //   { "replies": [{ "when": "substring of the user message", "say": "reply text" }], "delayMs": 30 }

@@ -1,4 +1,4 @@
-// Phase I (METHOD.md): link one new memory into the graph.
+// Phase I (docs/METHOD.md, section 1.3): link one new memory into the graph.
 // 1. Associative candidates: top-j memories by hybrid similarity. Excluded: the memory itself and
 //    memories of the same batch (session) that are not older than it. Those newer batch members
 //    consider this memory when they are linked themselves, so each pair is looked at once.
@@ -134,8 +134,8 @@ export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
 
   // One exception to "one edge per component": a trait that the model says Changed into the new
   // trait of the same kind (or vice versa) always gets its Changed edge, even when a more recent
-  // labelled memory shares its component. Otherwise a persona update could go unrecorded (METHOD.md
-  // section 4: the old trait is marked superseded, kept, and linked to its new version).
+  // labelled memory shares its component. Otherwise a persona update could go unrecorded
+  // (docs/METHOD.md, section 4: the old trait is marked superseded, kept, and linked to its new version).
   const chosen = new Set(bestPerComponent.values());
   labels.forEach((label, i) => {
     if (label !== 'Changed' || chosen.has(i)) return;

@@ -53,7 +53,7 @@ export interface MemoriseDeps {
   memories?: Map<Id, Memory>;
   settings: MemorySettings;
   segmenter?: Segmenter;
-  /** Ask for notes in the summary (METHOD.md section 3). Default true. */
+  /** Ask for notes in the summary (docs/METHOD.md, section 3). Default true. */
   includeNotes?: boolean;
   onProgress?: (job: Job) => void;
   signal?: AbortSignal;

@@ -1,9 +1,9 @@
 // Phase 0: one schema-constrained call turns a finished session into memory sentences (events),
 // user and assistant traits (LD-Agent's persona banks, extracted at session end instead of per
-// utterance) and optional notes (METHOD.md section 3: context + knowledge), each with its source
+// utterance) and optional notes (docs/METHOD.md, section 3: context + knowledge), each with its source
 // turns. Turns are shown to the model as short labels (T1, T2, ...) to save tokens; the parser
 // maps them back and drops anything that is not a turn of this session.
-// The same call also splits the session into topics (SeCom segments, METHOD.md section 5): it
+// The same call also splits the session into topics (SeCom segments, docs/METHOD.md, section 5): it
 // already reads the whole transcript, so a separate segmentation call would only repeat it.
 import { z } from 'zod';
 import type { ChatMessage, JsonSchema } from '../../ports';

@@ -1,4 +1,4 @@
-// Retrievable units for segments and single turns (memories: memoryUnit in pipeline.ts).
+// Retrievable units for segments and single turns (memories: memoryUnit in ingest/memorise.ts).
 import type { Segment, Turn } from '../types';
 import type { IndexedUnit } from './types';
 

@@ -1,4 +1,5 @@
-// The one model call that splits a whole session into topical segments (SeCom, METHOD.md 5).
+// The one model call that splits a whole session into topical segments (SeCom, docs/METHOD.md,
+// section 5).
 import type { ChatMessage, JsonSchema } from '../../../ports';
 import type { Turn } from '../../types';
 
