@@ -58,7 +58,9 @@ export default defineConfig(({ mode }) => ({
     chunkSizeWarningLimit: 8000,
   },
   worker: { format: 'es' },
-  // Both servers the README names send the page's policy plus frame-ancestors as headers.
+  // Both servers the README names send the page's policy plus frame-ancestors as headers. The dev
+  // server runs under the full policy too: its client is a same-origin module and HMR a same-origin
+  // WebSocket (connect-src 'self'); tests/e2e/trust-headers.spec.mjs loads the app through it.
   preview: { host: '127.0.0.1', headers: SECURITY_HEADERS },
   server: { headers: SECURITY_HEADERS },
 }));

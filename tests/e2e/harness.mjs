@@ -25,7 +25,7 @@ function sendFile(res, file) {
 
 /**
  * Static server for dist-e2e. App routes fall back to index.html; /models/ (test embedding
- * models) and /mlc/ (a model mirror with nothing in it) answer real 404s, as TESTING.md advises.
+ * models) and /mlc/ (a model mirror with nothing in it) answer real 404s, as docs/TESTING.md advises.
  */
 export async function startServer({ dir = DIST } = {}) {
   if (!existsSync(join(dir, 'index.html'))) throw new Error(`${dir} is missing: build the app first`);

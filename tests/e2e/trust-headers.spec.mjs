@@ -17,20 +17,21 @@ import { assertNoOffHost } from './flows.mjs';
 const ROOT = resolve(import.meta.dirname, '../..');
 const VITE = resolve(ROOT, 'node_modules/vite/bin/vite.js');
 
-// Every vite child runs in its own process group, killed whole (vite may start helpers) after
-// the tests, and on any exit of this process, so no server outlives a failing run.
+// Vite children are killed after the tests and on any exit of this process (a failed assertion,
+// a signal), so no server outlives a run. They stay in this process's group (not detached), so
+// killing the whole test run takes them along too.
 const children = new Set();
 function killChildren() {
-  for (const c of children) {
-    try {
-      process.kill(-c.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
   children.clear();
 }
 process.on('exit', killChildren);
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    killChildren();
+    process.exit(1);
+  });
+}
 
 function freePort() {
   return new Promise((ok, fail) => {
@@ -45,7 +46,7 @@ function freePort() {
 async function startVite(args) {
   const port = await freePort();
   const child = spawn(process.execPath, [VITE, ...args, '--host', '127.0.0.1', '--port', String(port), '--strictPort', '--logLevel', 'warn'], {
-    cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
   let log = '';
@@ -223,7 +224,7 @@ test('a page on another origin cannot show Tealeaf in a frame (preview, dev, e2e
       // The server did answer; Chromium refused to render the answer in a foreign frame.
       assert.equal(r.status, 200, `${name}: the framed page was served`);
       assert.equal(r.appInside, false, `${name}: the app rendered inside a foreign frame`);
-      assert.ok(!r.url.startsWith(url), `${name}: the frame holds ${r.url}, not an error page`);
+      assert.ok(!r.url.startsWith(url), `${name}: the frame kept the app's document (${r.url})`);
       blocked.add(name);
     }
     assert.equal(blocked.size, 3);

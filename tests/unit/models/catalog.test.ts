@@ -32,7 +32,7 @@ function probe(gpu: Partial<GpuInfo>): GpuProbe {
     },
   };
 }
-// What Chromium's SwiftShader adapter reports with --enable-unsafe-webgpu (TESTING.md).
+// What Chromium's SwiftShader adapter reports with --enable-unsafe-webgpu (docs/TESTING.md).
 const swiftshader = probe({ vendor: 'google', architecture: 'swiftshader', isFallbackAdapter: true, shaderF16: false, maxBufferSize: GiB });
 const noGpu: GpuProbe = { ok: false, reason: 'no-adapter', message: '', advice: [], browser: { name: 'chrome', os: 'linux' } };
 
