@@ -5,7 +5,7 @@
 // maps them back and drops anything that is not a turn of this session.
 // The same call also splits the session into topics (SeCom segments, docs/METHOD.md, section 5): it
 // already reads the whole transcript, so a separate segmentation call would only repeat it.
-import { z } from 'zod';
+import { z } from '../zod';
 import type { ChatMessage, JsonSchema } from '../../ports';
 import type { Id, MemoryKind, Millis, Role } from '../types';
 import { cleanText, extractJson, pickArray } from '../llm-output';

@@ -2,7 +2,7 @@
 // all timelines (the paper makes one per timeline), cached by the set of timelines and the texts
 // of their memories: while the dialogue stays on the same timelines, no further call is made.
 // (The dialogue itself is deliberately not part of the key; that is what makes the cache hit.)
-import { z } from 'zod';
+import { z } from '../zod';
 import type { ChatMessage, JsonSchema, LanguageModel } from '../../ports';
 import type { Id, Memory, Timeline } from '../types';
 import { cleanText, extractJson, pickArray, readIndex } from '../llm-output';
