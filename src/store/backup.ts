@@ -308,7 +308,11 @@ export interface ValidBackup {
  * format and version, field types, duplicates, vector encoding. Throws BackupError.
  */
 export function validateBackup(input: unknown): ValidBackup {
-  const value = typeof input === 'string' ? parseBackupText(input) : input;
+  return validateParsed(typeof input === 'string' ? parseBackupText(input) : input);
+}
+
+/** validateBackup for a value already parsed (a JSON string here is a value, not a file). */
+function validateParsed(value: unknown): ValidBackup {
 
   const limitIssues = checkLimits(value);
   if (limitIssues.length > 0) throw new BackupError(limitIssues);
@@ -551,7 +555,7 @@ export async function importBackup(
     value = parseBackupText(input);
   }
   options.onPhase?.('checking');
-  const { backup, vectors } = validateBackup(value);
+  const { backup, vectors } = validateParsed(value);
   options.onPhase?.('writing');
   const data = backup.data;
   const added = zeroCounts();
