@@ -86,7 +86,7 @@ export class Tealeaf {
    */
   async exportBackup(includeVectors: boolean, options: BackupRunOptions = {}): Promise<Blob> {
     const { exportBackupInWorker } = await import('../store/backup-client');
-    return exportBackupInWorker(includeVectors, options);
+    return exportBackupInWorker({ ...options, includeVectors });
   }
 
   /**
@@ -97,6 +97,8 @@ export class Tealeaf {
   async importBackup(file: Blob, mode: 'merge' | 'replace', options: BackupRunOptions = {}) {
     const { importBackupInWorker } = await import('../store/backup-client');
     const summary = await this.memory.exclusive(() => importBackupInWorker(file, mode, options));
+    // The rebuild below runs on this page; the progress bar says so instead of looking stuck.
+    options.onProgress?.({ phase: 'reloading', done: 0, total: 1 });
     await this.settings.load();
     await this.memory.reload();
     await this.chat.refresh();

@@ -1,13 +1,73 @@
-// Messages between the page and the backup worker (backup.worker.ts): typed both ways.
-import type { BackupPhase, ImportMode, ImportSummary } from './backup';
+// What the page and the backup worker (backup.worker.ts) say to each other, and the types both
+// sides share. Kept free of zod and idb so the page's side (backup-client.ts) stays small.
+
+export const BACKUP_COLLECTIONS = ['sessions', 'turns', 'memories', 'edges', 'segments', 'settings', 'vectors'] as const;
+export type BackupCollection = (typeof BACKUP_COLLECTIONS)[number];
+export type BackupCounts = Record<BackupCollection, number>;
+
+export interface ImportSummary {
+  added: BackupCounts;
+  skipped: BackupCounts;
+}
+
+export type ImportMode = 'merge' | 'replace';
+
+/**
+ * Import: reading (bytes of the file), parsing (0 or 1), checking (records), writing (records).
+ * Export: collecting (records read from the store). reloading: the page rebuilds its memory
+ * index after an import (reported by the service, not by the worker).
+ */
+export type BackupPhase = 'reading' | 'parsing' | 'checking' | 'writing' | 'collecting' | 'reloading';
+
+export interface BackupProgress {
+  phase: BackupPhase;
+  done: number;
+  total: number;
+}
+
+/** Progress and cancel for one import or export. */
+export interface BackupControl {
+  onProgress?: (p: BackupProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** The file was refused; `issues` lists what is wrong (path: problem), `message` the first few. */
+export class BackupError extends Error {
+  override readonly name = 'BackupError';
+  constructor(readonly issues: string[]) {
+    super(
+      `This backup cannot be imported: ${issues.slice(0, 3).join('; ')}` +
+        (issues.length > 3 ? ` (and ${issues.length - 3} more problems)` : ''),
+    );
+  }
+}
+
+export function isBackupError(e: unknown): e is BackupError {
+  return e instanceof BackupError;
+}
+
+/** The user cancelled before anything was written: the store is as it was. */
+export class BackupCancelledError extends Error {
+  override readonly name = 'BackupCancelledError';
+  constructor() {
+    super('Cancelled. Nothing was changed.');
+  }
+}
+
+export function isBackupCancelled(e: unknown): e is BackupCancelledError {
+  return e instanceof BackupCancelledError;
+}
 
 export type BackupRequest =
   | { type: 'import'; file: Blob; mode: ImportMode }
-  | { type: 'export'; includeVectors: boolean };
+  | { type: 'export'; includeVectors: boolean }
+  /** Stop at the next safe point; an import's transaction is aborted, never half-committed. */
+  | { type: 'cancel' };
 
 export type BackupReply =
-  | { type: 'phase'; phase: BackupPhase }
+  | { type: 'progress'; progress: BackupProgress }
   | { type: 'imported'; summary: ImportSummary }
   | { type: 'exported'; file: Blob }
-  /** kind: which error the page rebuilds, so its message and type survive the worker boundary. */
+  | { type: 'cancelled' }
+  /** kind: which error the page rebuilds, so its type and message survive the worker boundary. */
   | { type: 'failed'; kind: 'backup' | 'storage-full' | 'other'; message: string; issues?: string[] };

@@ -1,23 +1,63 @@
-// Backup: export everything to one versioned JSON object; import it back, validated and atomic.
+// Backup: export everything to one versioned JSON file; import it back, validated and atomic.
+// In the app both run in a worker (backup.worker.ts, driven by backup-client.ts); the functions
+// here also run directly in Node, which is how the unit tests exercise them.
 import { z } from 'zod';
 import { RELATIONS } from '../memory/types';
 import type { Edge, Id, Memory, Segment, Session, Setting, Turn, VectorRecord } from '../memory/types';
+import { MAX_TEXT, MAX_TIME, MIN_TIME } from '../memory/limits';
 import type { TealeafDb } from './db';
 import { runWrite, tracked } from './repository';
 import { STORE_NAMES } from './schema';
-import { MAX_TEXT, MAX_TIME, MIN_TIME } from '../memory/limits';
+import {
+  BACKUP_COLLECTIONS,
+  BackupCancelledError,
+  BackupError,
+  type BackupControl,
+  type BackupCounts,
+  type BackupPhase,
+  type ImportMode,
+  type ImportSummary,
+} from './backup-messages';
+
+export {
+  BACKUP_COLLECTIONS,
+  BackupCancelledError,
+  BackupError,
+  isBackupCancelled,
+  isBackupError,
+} from './backup-messages';
+export type {
+  BackupCollection,
+  BackupControl,
+  BackupCounts,
+  BackupPhase,
+  BackupProgress,
+  ImportMode,
+  ImportSummary,
+} from './backup-messages';
 
 export const BACKUP_FORMAT = 'tealeaf-backup';
 export const BACKUP_VERSION = 1;
 
-/** What an import accepts; anything larger is rejected before it reaches the store. */
+/**
+ * What an import accepts; anything larger is rejected before it reaches the store. Each bound is
+ * above what the app itself can write (round trip is a law), and low enough that a file cannot
+ * make the app misbehave after it is imported.
+ */
 export const BACKUP_LIMITS = {
-  /** The longest text the app itself stores (src/store/limits.ts), so its own backups import. */
+  /** The longest text the app itself stores (src/memory/limits.ts, clampText). */
   maxString: MAX_TEXT,
+  /** Records per collection and items per list: 1,000,000 turns is decades of daily chat. */
   maxArray: 1_000_000,
+  /** App ids are at most ~80 characters (uuids, LoCoMo and segment ids). */
   maxId: 200,
   /** Nesting depth of any value (settings values are free-form JSON). */
   maxDepth: 64,
+  /**
+   * The file is read as one string, and a JavaScript string holds at most 2^29 - 24 UTF-16 units
+   * in Chromium: 512 MiB is about 1.1 million memories with their turns.
+   */
+  maxFileBytes: 512 * 1024 * 1024,
 } as const;
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
@@ -47,44 +87,38 @@ export interface TealeafBackup {
   data: BackupData;
 }
 
-export const BACKUP_COLLECTIONS = [
-  'sessions',
-  'turns',
-  'memories',
-  'edges',
-  'segments',
-  'settings',
-  'vectors',
-] as const;
-export type BackupCollection = (typeof BACKUP_COLLECTIONS)[number];
-export type BackupCounts = Record<BackupCollection, number>;
+// ---------------------------------------------------------------------------------------------
+// Progress and cancel
 
-export interface ImportSummary {
-  added: BackupCounts;
-  skipped: BackupCounts;
-}
+/** Reports progress at most every `everyMs` within a phase; a phase's first and last always. */
+class Reporter {
+  private last = -Infinity;
+  private phase: BackupPhase | undefined;
+  constructor(
+    private readonly control: BackupControl,
+    private readonly everyMs = 100,
+  ) {}
 
-export type ImportMode = 'merge' | 'replace';
+  report(phase: BackupPhase, done: number, total: number): void {
+    const t = performance.now();
+    if (phase === this.phase && done < total && t - this.last < this.everyMs) return;
+    this.phase = phase;
+    this.last = t;
+    this.control.onProgress?.({ phase, done, total });
+  }
 
-/** The file was refused; `issues` lists what is wrong (path: problem), `message` the first few. */
-export class BackupError extends Error {
-  override readonly name = 'BackupError';
-  constructor(readonly issues: string[]) {
-    super(
-      `This backup cannot be imported: ${issues.slice(0, 3).join('; ')}` +
-        (issues.length > 3 ? ` (and ${issues.length - 3} more problems)` : ''),
-    );
+  stopIfCancelled(): void {
+    if (this.control.signal?.aborted) throw new BackupCancelledError();
   }
 }
 
-export function isBackupError(e: unknown): e is BackupError {
-  return e instanceof BackupError;
-}
+/** Lets a worker see a cancel message (and the page a progress message) during long checks. */
+const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 // ---------------------------------------------------------------------------------------------
 // Export
 
-export interface ExportOptions {
+export interface ExportOptions extends BackupControl {
   /** Vectors can be recomputed by re-embedding, and make the file much larger. */
   includeVectors?: boolean;
   now?: () => number;
@@ -117,6 +151,73 @@ export async function exportBackup(db: TealeafDb, options: ExportOptions = {}): 
 /** The file's text. */
 export function serializeBackup(backup: TealeafBackup): string {
   return JSON.stringify(backup);
+}
+
+const EXPORT_PAGE = 2_000;
+const EXPORT_PART_CHARS = 1 << 20;
+
+/**
+ * The same text as serializeBackup(await exportBackup(...)), as parts of about a million
+ * characters for a Blob: the stores are read page by page inside one snapshot, and no object
+ * holding the whole backup nor one string of the whole file is ever built. Every part is whole
+ * JSON text of whole records, so no surrogate pair is split between parts (a Blob would write each
+ * half as U+FFFD).
+ */
+export async function exportBackupParts(db: TealeafDb, options: ExportOptions = {}): Promise<string[]> {
+  const reporter = new Reporter(options);
+  const collections = BACKUP_COLLECTIONS.filter((c) => c !== 'vectors' || options.includeVectors);
+  const tx = db.transaction([...collections]);
+  const counts = await Promise.all(collections.map((c) => tx.objectStore(c).count()));
+  const total = counts.reduce((a, b) => a + b, 0);
+  const parts: string[] = [];
+  let pending: string[] = [];
+  let pendingChars = 0;
+  const emit = (s: string) => {
+    pending.push(s);
+    pendingChars += s.length;
+    if (pendingChars >= EXPORT_PART_CHARS) {
+      parts.push(pending.join(''));
+      pending = [];
+      pendingChars = 0;
+    }
+  };
+  const exportedAt = (options.now ?? Date.now)();
+  emit(`{"format":${JSON.stringify(BACKUP_FORMAT)},"version":${JSON.stringify(BACKUP_VERSION)},"exportedAt":${JSON.stringify(exportedAt)},"data":{`);
+  let done = 0;
+  reporter.report('collecting', 0, total);
+  for (const [ci, name] of collections.entries()) {
+    emit(`${ci > 0 ? ',' : ''}${JSON.stringify(name)}:[`);
+    const store = tx.objectStore(name);
+    let range: IDBKeyRange | undefined;
+    let first = true;
+    for (;;) {
+      reporter.stopIfCancelled();
+      const page: unknown[] = await store.getAll(range, EXPORT_PAGE);
+      for (const record of page) {
+        const value = name === 'vectors' ? encodeVector(record as VectorRecord) : record;
+        emit((first ? '' : ',') + JSON.stringify(value));
+        first = false;
+      }
+      done += page.length;
+      reporter.report('collecting', done, total);
+      if (page.length < EXPORT_PAGE) break;
+      range = IDBKeyRange.lowerBound(storeKeyOf(name, page[page.length - 1]), true);
+    }
+    emit(']');
+  }
+  emit('}}');
+  await tx.done;
+  if (pending.length > 0) parts.push(pending.join(''));
+  return parts;
+}
+
+function storeKeyOf(name: (typeof BACKUP_COLLECTIONS)[number], record: unknown): IDBValidKey {
+  if (name === 'vectors') {
+    const v = record as VectorRecord;
+    return [v.unitId, v.modelId];
+  }
+  if (name === 'settings') return (record as Setting).key;
+  return (record as { id: Id }).id;
 }
 
 export function encodeVector(v: VectorRecord): BackupVector {
@@ -202,8 +303,8 @@ const usedMemorySchema = z.strictObject({
       lexical: z.number().optional(),
       dense: z.number().optional(),
       fused: z.number(),
-      lexicalRank: z.number().optional(),
-      denseRank: z.number().optional(),
+      lexicalRank: position.optional(),
+      denseRank: position.optional(),
     }),
   ),
 });
@@ -265,20 +366,32 @@ const vectorSchema = z.strictObject({
   data: text,
 });
 
-const backupSchema = z.strictObject({
+// The file's frame: header, and the data object with its collections as lists. Records are
+// checked one by one (recordSchemas) so a large file can report progress and be cancelled.
+const frameSchema = z.strictObject({
   format: z.literal(BACKUP_FORMAT),
   version: z.literal(BACKUP_VERSION),
   exportedAt: time,
   data: z.strictObject({
-    sessions: list(sessionSchema),
-    turns: list(turnSchema),
-    memories: list(memorySchema),
-    edges: list(edgeSchema),
-    segments: list(segmentSchema),
-    settings: list(settingSchema),
-    vectors: list(vectorSchema).optional(),
+    sessions: list(z.unknown()),
+    turns: list(z.unknown()),
+    memories: list(z.unknown()),
+    edges: list(z.unknown()),
+    segments: list(z.unknown()),
+    settings: list(z.unknown()),
+    vectors: list(z.unknown()).optional(),
   }),
 });
+
+const recordSchemas: Record<(typeof BACKUP_COLLECTIONS)[number], z.ZodType> = {
+  sessions: sessionSchema,
+  turns: turnSchema,
+  memories: memorySchema,
+  edges: edgeSchema,
+  segments: segmentSchema,
+  settings: settingSchema,
+  vectors: vectorSchema,
+};
 
 // Compile-time guard: the schemas must describe exactly the domain types (same field names, and
 // each assignable to the other). Adding a field to types.ts without adding it here fails tsc.
@@ -303,18 +416,70 @@ export interface ValidBackup {
   vectors: VectorRecord[];
 }
 
+const MAX_ISSUES = 20;
+
 /**
  * Everything that can be checked without the store: JSON syntax, hostile keys, size limits,
  * format and version, field types, duplicates, vector encoding. Throws BackupError.
  */
 export function validateBackup(input: unknown): ValidBackup {
-  return validateParsed(typeof input === 'string' ? parseBackupText(input) : input);
+  const value = typeof input === 'string' ? parseBackupText(input) : input;
+  const { steps } = startValidation(value);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }
 
-/** validateBackup for a value already parsed (a JSON string here is a value, not a file). */
-function validateParsed(value: unknown): ValidBackup {
+/**
+ * validateBackup in steps: yields to the event loop every few dozen milliseconds (so a worker
+ * sees a cancel), reports records checked, and stops with BackupCancelledError when cancelled.
+ */
+export async function validateBackupInSteps(value: unknown, control: BackupControl = {}): Promise<ValidBackup> {
+  const reporter = new Reporter(control);
+  const { total, steps } = startValidation(value);
+  reporter.report('checking', 0, total);
+  let since = performance.now();
+  for (;;) {
+    const step = steps.next();
+    if (step.done) {
+      reporter.report('checking', total, total);
+      return step.value;
+    }
+    if (performance.now() - since > 40) {
+      reporter.report('checking', step.value, total);
+      await pause();
+      reporter.stopIfCancelled();
+      since = performance.now();
+    }
+  }
+}
 
-  const limitIssues = checkLimits(value);
+export function parseBackupText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new BackupError([`the file is not valid JSON (${detail})`]);
+  }
+}
+
+interface FrameValue {
+  data: Record<(typeof BACKUP_COLLECTIONS)[number], unknown[] | undefined>;
+}
+
+/**
+ * Checks the frame at once (limits of everything outside the records, header, collections are
+ * lists) and returns the records still to check, as steps that yield how many are done.
+ */
+function startValidation(value: unknown): { total: number; steps: Generator<number, ValidBackup, void> } {
+  // The records' contents are walked later, record by record.
+  const isCollection = (entry: WalkEntry) =>
+    entry.parent !== null &&
+    entry.parent.parent === null &&
+    entry.parent.key === 'data' &&
+    (BACKUP_COLLECTIONS as readonly PropertyKey[]).includes(entry.key);
+  const limitIssues = checkLimits(value, null, isCollection);
   if (limitIssues.length > 0) throw new BackupError(limitIssues);
 
   // Header first, so a file from another app or a newer version gets a message about that.
@@ -325,35 +490,57 @@ function validateParsed(value: unknown): ValidBackup {
       `version: backup version ${JSON.stringify(value.version) ?? 'missing'} is not supported (this app reads version ${BACKUP_VERSION})`,
     ]);
   }
-
-  const parsed = backupSchema.safeParse(value);
-  if (!parsed.success) {
-    throw new BackupError(parsed.error.issues.slice(0, 20).map((issue) => formatIssue(issue, value)));
+  const frame = frameSchema.safeParse(value);
+  if (!frame.success) {
+    throw new BackupError(frame.error.issues.slice(0, MAX_ISSUES).map((issue) => formatIssue(issue, value)));
   }
+  const data = (value as unknown as FrameValue).data;
+  const records = BACKUP_COLLECTIONS.reduce((n, c) => n + (data[c]?.length ?? 0), 0);
+  const vectorCount = data.vectors?.length ?? 0;
+  return { total: records + vectorCount, steps: validationSteps(value, data) };
+}
+
+function* validationSteps(root: unknown, data: FrameValue['data']): Generator<number, ValidBackup, void> {
+  const issues: string[] = [];
+  let done = 0;
+  for (const name of BACKUP_COLLECTIONS) {
+    const records = data[name] ?? [];
+    const schema = recordSchemas[name];
+    for (let i = 0; i < records.length; i++) {
+      const at: WalkEntry = { parent: { parent: { parent: null, key: 'data' }, key: name }, key: i };
+      // Limits before types: a huge or hostile value is named as such, not as a wrong type.
+      const limitIssues = checkLimits(records[i], at);
+      if (limitIssues.length > 0) throw new BackupError(limitIssues);
+      const parsed = schema.safeParse(records[i]);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) {
+          issues.push(formatIssue({ ...issue, path: ['data', name, i, ...issue.path] }, root));
+        }
+        if (issues.length >= MAX_ISSUES) throw new BackupError(issues.slice(0, MAX_ISSUES));
+      }
+      if (++done % 256 === 0) yield done;
+    }
+  }
+  if (issues.length > 0) throw new BackupError(issues);
+
   // The validated input itself, not zod's copy: zod rebuilds objects in schema key order, and
   // keeping the file's order makes export -> import -> export reproduce the file byte for byte.
   // Strict schemas without transforms guarantee both hold the same fields and values.
-  const backup = value as unknown as TealeafBackup;
-  const issues = checkConsistency(backup.data);
+  const backup = root as TealeafBackup;
+  issues.push(...checkConsistency(backup.data));
   const vectors: VectorRecord[] = [];
-  (backup.data.vectors ?? []).forEach((v, i) => {
+  const encoded = backup.data.vectors ?? [];
+  for (let i = 0; i < encoded.length; i++) {
+    const v = encoded[i];
     const vector = base64ToFloat32(v.data);
     if (!vector) issues.push(`vectors[${i}].data: not base64 of 32-bit floats`);
     else if (vector.length !== v.dimension) {
       issues.push(`vectors[${i}].data: holds ${vector.length} numbers, dimension says ${v.dimension}`);
     } else vectors.push({ unitId: v.unitId, modelId: v.modelId, vector });
-  });
-  if (issues.length > 0) throw new BackupError(issues);
-  return { backup, vectors };
-}
-
-function parseBackupText(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
-    throw new BackupError([`the file is not valid JSON (${detail})`]);
+    if (++done % 256 === 0) yield done;
   }
+  if (issues.length > 0) throw new BackupError(issues.slice(0, MAX_ISSUES));
+  return { backup, vectors };
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -362,43 +549,59 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
+/** Where a value sits: its parent's entry and its key there. The root's entry is null. */
+interface WalkEntry {
+  parent: WalkEntry | null;
+  key: PropertyKey;
+}
+
+function entryPath(entry: WalkEntry | null): PropertyKey[] {
+  const path: PropertyKey[] = [];
+  for (let e = entry; e; e = e.parent) path.unshift(e.key);
+  return path;
+}
+
 /**
- * Walks the whole value without recursion (a deeply nested file cannot overflow the stack):
- * rejects prototype-polluting keys anywhere, oversized strings and arrays, deep nesting, and
- * anything JSON cannot hold (when given an object rather than text).
+ * Walks a value without recursion (a deeply nested file cannot overflow the stack): rejects
+ * prototype-polluting keys anywhere, oversized strings and arrays, deep nesting, and anything
+ * JSON cannot hold (when given an object rather than text). `at` is where the value sits in the
+ * file; arrays for which `skipItems` is true are measured but their items not walked. Paths are
+ * built only for the message, so a clean walk allocates no strings.
  */
-function checkLimits(root: unknown): string[] {
-  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: root, path: '', depth: 0 }];
+function checkLimits(root: unknown, at: WalkEntry | null, skipItems?: (entry: WalkEntry) => boolean): string[] {
+  const base = entryPath(at).length;
+  const stack: Array<{ value: unknown; entry: WalkEntry | null; depth: number }> = [{ value: root, entry: at, depth: base }];
   while (stack.length > 0) {
-    const { value, path, depth } = stack.pop()!;
-    const where = path === '' ? 'the file' : displayPath(path);
+    const { value, entry, depth } = stack.pop()!;
+    const where = () => issuePath(entryPath(entry));
     if (typeof value === 'string') {
       if (value.length > BACKUP_LIMITS.maxString) {
-        return [`${where}: text is too long (${value.length} characters, the limit is ${BACKUP_LIMITS.maxString})`];
+        return [`${where()}: text is too long (${value.length} characters, the limit is ${BACKUP_LIMITS.maxString})`];
       }
       continue;
     }
     if (value === null || typeof value === 'boolean') continue;
     if (typeof value === 'number') {
-      if (!Number.isFinite(value)) return [`${where}: expected a finite number`];
+      if (!Number.isFinite(value)) return [`${where()}: expected a finite number`];
       continue;
     }
-    if (typeof value !== 'object') return [`${where}: ${typeof value} is not allowed in a backup`];
-    if (depth >= BACKUP_LIMITS.maxDepth) return [`${where}: nested too deeply`];
+    if (typeof value !== 'object') return [`${where()}: ${typeof value} is not allowed in a backup`];
+    if (depth >= BACKUP_LIMITS.maxDepth) return [`${where()}: nested too deeply`];
     if (Array.isArray(value)) {
       if (value.length > BACKUP_LIMITS.maxArray) {
-        return [`${where}: list is too long (${value.length} items, the limit is ${BACKUP_LIMITS.maxArray})`];
+        return [`${where()}: list is too long (${value.length} items, the limit is ${BACKUP_LIMITS.maxArray})`];
       }
-      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${path}[${i}]`, depth: depth + 1 });
+      if (entry && skipItems?.(entry)) continue;
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], entry: { parent: entry, key: i }, depth: depth + 1 });
       continue;
     }
-    if (!isPlainObject(value)) return [`${where}: only plain JSON objects are allowed`];
+    if (!isPlainObject(value)) return [`${where()}: only plain JSON objects are allowed`];
     const keys = Object.getOwnPropertyNames(value);
     for (const key of keys) {
-      if (FORBIDDEN_KEYS.has(key)) return [`${where}: the key "${key}" is not allowed`];
+      if (FORBIDDEN_KEYS.has(key)) return [`${where()}: the key "${key}" is not allowed`];
     }
     for (let i = keys.length - 1; i >= 0; i--) {
-      stack.push({ value: value[keys[i]], path: `${path}.${keys[i]}`, depth: depth + 1 });
+      stack.push({ value: value[keys[i]], entry: { parent: entry, key: keys[i] }, depth: depth + 1 });
     }
   }
   return [];
@@ -500,11 +703,15 @@ interface ExistingKeys {
   segments: Set<string>;
 }
 
-/** References in the file that resolve neither in the file nor in the store: one line each. */
+/**
+ * The import's reference check, run inside its write transaction: every reference in the file
+ * must resolve against the file plus what the store keeps (after a replace's wipe: the file
+ * alone). One line per dangling reference.
+ */
 function checkImportReferences(data: BackupData, vectors: readonly VectorRecord[], existing: ExistingKeys): string[] {
   const sessionIds = new Set([...existing.sessions, ...data.sessions.map((s) => s.id)]);
   const memoryIds = new Set([...existing.memories, ...data.memories.map((m) => m.id)]);
-  const unitIds = new Set([...memoryIds, ...existing.segments, ...data.segments.map((s) => s.id)]);
+  const segmentIds = new Set([...existing.segments, ...data.segments.map((s) => s.id)]);
   const issues: string[] = [];
   const q = JSON.stringify;
   data.turns.forEach((t, i) => {
@@ -521,58 +728,49 @@ function checkImportReferences(data: BackupData, vectors: readonly VectorRecord[
     if (!memoryIds.has(e.to)) issues.push(`edges[${i}].to: no memory ${q(e.to)} in the file or in your data`);
   });
   vectors.forEach((v, i) => {
-    if (!unitIds.has(v.unitId)) issues.push(`vectors[${i}].unitId: no memory or passage ${q(v.unitId)} in the file or in your data`);
+    if (!memoryIds.has(v.unitId) && !segmentIds.has(v.unitId)) issues.push(`vectors[${i}].unitId: no memory or passage ${q(v.unitId)} in the file or in your data`);
   });
   return issues;
 }
 
-export interface ImportOptions {
+export interface ImportOptions extends BackupControl {
   /** merge: keep what exists and skip records whose id is taken. replace: wipe, then write. */
   mode: ImportMode;
-  /** Called as the import moves from one phase to the next. */
-  onPhase?: (phase: BackupPhase) => void;
 }
-
-/** The phases of an import or export, for a progress bar. */
-export type BackupPhase = 'reading' | 'parsing' | 'checking' | 'writing' | 'done';
 
 function zeroCounts(): BackupCounts {
   return { sessions: 0, turns: 0, memories: 0, edges: 0, segments: 0, settings: 0, vectors: 0 };
 }
 
+/** Puts issued per round trip: each batch is awaited (keeping the transaction alive) before the next. */
+const WRITE_BATCH = 2_000;
+
 /**
  * Validates, then writes in one transaction over every store: on any error (invalid file,
- * dangling reference, full disk) nothing changes. Throws BackupError or StorageFullError.
+ * dangling reference, full disk) or a cancel before the commit, nothing changes. `input` is the
+ * file's text or its parsed value. Throws BackupError, StorageFullError or BackupCancelledError.
  */
-export async function importBackup(
-  db: TealeafDb,
-  input: unknown,
-  options: ImportOptions,
-): Promise<ImportSummary> {
+export async function importBackup(db: TealeafDb, input: unknown, options: ImportOptions): Promise<ImportSummary> {
+  const reporter = new Reporter(options);
+  reporter.stopIfCancelled();
   let value = input;
   if (typeof input === 'string') {
-    options.onPhase?.('parsing');
+    reporter.report('parsing', 0, 1);
     value = parseBackupText(input);
+    reporter.report('parsing', 1, 1);
+    reporter.stopIfCancelled();
   }
-  options.onPhase?.('checking');
-  const { backup, vectors } = validateParsed(value);
-  options.onPhase?.('writing');
+  const { backup, vectors } = await validateBackupInSteps(value, options);
+  reporter.stopIfCancelled();
   const data = backup.data;
   const added = zeroCounts();
   const skipped = zeroCounts();
 
   return runWrite(db, STORE_NAMES, async (tx) => {
     const store = <N extends (typeof STORE_NAMES)[number]>(name: N) => tx.objectStore(name);
-    let existing: {
-      sessions: Set<string>;
-      turns: Set<string>;
-      memories: Set<string>;
-      edges: Set<string>;
-      segments: Set<string>;
-      settings: Set<string>;
-      vectors: Set<string>;
-    };
+    let existing: Record<keyof BackupCounts, Set<string>>;
     if (options.mode === 'replace') {
+      // The wipe is part of this transaction: a failed or cancelled import leaves the old data.
       await Promise.all(STORE_NAMES.map((name) => store(name).clear()));
       existing = {
         sessions: new Set(),
@@ -604,10 +802,8 @@ export async function importBackup(
       };
     }
 
-    // Every reference resolves against the file plus what the store keeps, checked inside the
-    // write's transaction (the same rule as every other write, src/store/integrity.ts).
     const refIssues = checkImportReferences(data, vectors, existing);
-    if (refIssues.length > 0) throw new BackupError(refIssues.slice(0, 20));
+    if (refIssues.length > 0) throw new BackupError(refIssues.slice(0, MAX_ISSUES));
 
     // Merge: a new turn at a position its session already fills is skipped like an existing id.
     const newTurns = data.turns.filter((t) => !existing.turns.has(t.id));
@@ -616,50 +812,50 @@ export async function importBackup(
         ? await Promise.all(newTurns.map((t) => store('turns').index('bySessionIndex').count([t.sessionId, t.index])))
         : newTurns.map(() => 0);
 
-    const requests: Promise<unknown>[] = [];
-    const putAll = <T>(
-      name: 'sessions' | 'memories' | 'edges' | 'segments',
-      records: T[],
-      keyOf: (r: T) => string,
-      put: (r: T) => Promise<unknown>,
-    ) => {
+    // Every put, in store order, issued below in batches.
+    const puts: Array<() => Promise<unknown>> = [];
+    const putAll = <T>(name: 'sessions' | 'memories' | 'edges' | 'segments' | 'settings', records: readonly T[], keyOf: (r: T) => string, put: (r: T) => Promise<unknown>) => {
       for (const r of records) {
         if (existing[name].has(keyOf(r))) skipped[name]++;
         else {
-          requests.push(put(r));
+          puts.push(() => put(r));
           added[name]++;
         }
       }
     };
-    putAll('sessions', data.sessions, (r) => r.id, (r) => tracked(store('sessions').put(r)));
-    putAll('memories', data.memories, (r) => r.id, (r) => tracked(store('memories').put(r)));
-    putAll('edges', data.edges, (r) => r.id, (r) => tracked(store('edges').put(r)));
-    putAll('segments', data.segments, (r) => r.id, (r) => tracked(store('segments').put(r)));
+    putAll('sessions', data.sessions, (r) => r.id, (r) => store('sessions').put(r));
+    putAll('memories', data.memories, (r) => r.id, (r) => store('memories').put(r));
+    putAll('edges', data.edges, (r) => r.id, (r) => store('edges').put(r));
+    putAll('segments', data.segments, (r) => r.id, (r) => store('segments').put(r));
     skipped.turns += data.turns.length - newTurns.length;
     newTurns.forEach((t, i) => {
       if (taken[i] > 0) skipped.turns++;
       else {
-        requests.push(tracked(store('turns').put(t)));
+        puts.push(() => store('turns').put(t));
         added.turns++;
       }
     });
-    for (const s of data.settings) {
-      if (existing.settings.has(s.key)) skipped.settings++;
-      else {
-        requests.push(tracked(store('settings').put(s)));
-        added.settings++;
-      }
-    }
+    putAll('settings', data.settings, (r) => r.key, (r) => store('settings').put(r));
     // Packs are derived from the vectors: any vector written makes them stale.
-    if (vectors.length > 0) requests.push(tracked(store('vectorPacks').clear()));
+    if (vectors.length > 0) puts.push(() => store('vectorPacks').clear());
     for (const v of vectors) {
       if (existing.vectors.has(JSON.stringify([v.unitId, v.modelId]))) skipped.vectors++;
       else {
-        requests.push(tracked(store('vectors').put(v)));
+        puts.push(() => store('vectors').put(v));
         added.vectors++;
       }
     }
-    await Promise.all(requests);
+
+    reporter.report('writing', 0, puts.length);
+    for (let i = 0; i < puts.length; i += WRITE_BATCH) {
+      // A cancel seen here aborts this transaction (runWrite): nothing of the import stays.
+      reporter.stopIfCancelled();
+      const batch = puts.slice(i, i + WRITE_BATCH).map((put) => tracked(put()));
+      await Promise.all(batch);
+      reporter.report('writing', Math.min(i + WRITE_BATCH, puts.length), puts.length);
+    }
+    // The last moment a cancel can still undo everything: the commit follows.
+    reporter.stopIfCancelled();
     return { added, skipped };
   });
 }

@@ -2,10 +2,10 @@
 // back; and a broken backup is refused with a message while the data stays as it was.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
+import { assertNoOffHost, lastReply, loadTestModel, readDb, send, setScript } from './flows.mjs';
 
 let server;
 before(async () => { server = await startServer(); });
@@ -69,5 +69,60 @@ test('export, delete all my data, import the backup: everything is back', async 
     assertNoOffHost(h);
   } finally {
     await h.dispose();
+  }
+});
+
+/** A valid backup of `n` memories in one session, as the app would write it (~470 bytes each). */
+function bigBackup(n) {
+  const memories = [];
+  for (let i = 0; i < n; i++) {
+    memories.push({ id: `big-m${i}`, kind: 'event', text: `Memory number ${i} of a long life, about the garden, a trip, a sister and a concert. `.repeat(3), time: 1_600_000_000_000 + i * 60_000, sourceTurnIds: [], sessionId: 'big-s', edited: false, createdAt: 1_600_000_000_000 + i * 60_000 });
+  }
+  const sessions = [{ id: 'big-s', title: 'A big backup', startedAt: 1_600_000_000_000, lastActivityAt: 1_600_000_000_000, status: 'memorised' }];
+  return { format: 'tealeaf-backup', version: 1, exportedAt: 1, data: { sessions, turns: [], memories, edges: [], segments: [], settings: [] } };
+}
+
+test('a large import shows its progress (phase and percent) and Cancel leaves everything as it was', async () => {
+  const profile = tempProfile();
+  const file = join(profile, 'big.json');
+  writeFileSync(file, JSON.stringify(bigBackup(40_000)));
+  after(() => rmSync(profile, { recursive: true, force: true }));
+  for (const width of [1280, 375]) {
+    const h = await launch({ viewport: { width, height: 800 } });
+    try {
+      const { page } = h;
+      page.on('dialog', (d) => void d.accept());
+      await page.goto(`${server.url}/`);
+      await page.getByTestId('nav-memory').click();
+      await page.getByTestId('load-demo').click();
+      await page.getByTestId('memory-count').waitFor();
+      const before = await readDb(page, ['sessions', 'memories']);
+
+      await page.getByTestId('nav-settings').click();
+      await page.getByTestId('import-file').setInputFiles(file);
+      await page.getByTestId('import-mode').selectOption('replace');
+      await page.getByTestId('import-run').click();
+      const progress = page.getByTestId('backup-progress');
+      // Wait until the bar shows a phase with a count, then picture it.
+      await page.locator('[data-testid="backup-progress"]:is([data-phase="checking"], [data-phase="writing"], [data-phase="reading"])').waitFor({ timeout: 15_000 });
+      const phase = await progress.getAttribute('data-phase');
+      const percent = Number(await progress.getAttribute('data-percent'));
+      assert.ok(percent >= 0 && percent < 100, `percent ${percent}`);
+      assert.match(await progress.textContent(), /Importing: (Reading the file|Opening the backup|Checking every record|Saving)/);
+      assert.match(await progress.textContent(), /\d+%/);
+      await progress.scrollIntoViewIfNeeded();
+      await shot(page, `data-import-progress-${width}`);
+
+      await page.getByTestId('backup-cancel').click();
+      await page.getByTestId('import-cancelled').waitFor({ timeout: 30_000 });
+      assert.equal(await progress.count(), 0, 'the progress bar goes away');
+      assert.equal(await page.getByTestId('import-done').count(), 0);
+      const after = await readDb(page, ['sessions', 'memories']);
+      assert.deepEqual(after, before, `cancelled during ${phase}: the store is unchanged (replace mode: not even wiped)`);
+      assert.deepEqual(h.errors, []);
+      assertNoOffHost(h);
+    } finally {
+      await h.dispose();
+    }
   }
 });
