@@ -11,7 +11,7 @@ export interface RelationStyle {
   dash: string;
   width: number;
   label: string;
-  /** Plain-language meaning, older memory A to newer memory B (METHOD.md, section 1). */
+  /** Plain-language meaning, older memory A to newer memory B (docs/METHOD.md, section 1.1). */
   description: string;
   /** Verb used in text lists: "A <verb> B". */
   verb: string;

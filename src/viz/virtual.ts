@@ -10,6 +10,8 @@ export class RowHeights {
   private dirty = true;
   private measuredSum = 0;
   private measuredCount = 0;
+  /** Counts changes (a measurement that differed, a reset). */
+  revision = 0;
 
   constructor(
     readonly count: number,
@@ -46,6 +48,7 @@ export class RowHeights {
     }
     this.heights[i] = h;
     this.dirty = true;
+    this.revision++;
     return true;
   }
 
@@ -70,6 +73,7 @@ export class RowHeights {
     this.measuredSum = 0;
     this.measuredCount = 0;
     this.dirty = true;
+    this.revision++;
   }
 
   private ensure(): Float64Array {
@@ -116,8 +120,6 @@ export class RowHeights {
     return [Math.max(0, first - overscan), Math.min(this.count, last + 1 + overscan)];
   }
 }
-
-export type ListKey = 'ArrowDown' | 'ArrowUp' | 'PageDown' | 'PageUp' | 'Home' | 'End';
 
 /** The row a key moves the focus to (clamped), or null for keys the list does not handle. */
 export function keyTarget(key: string, current: number, count: number, page: number): number | null {
