@@ -20,7 +20,7 @@ const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patter
 const BROWSER_ONLY = ['window', 'document', 'navigator', 'localStorage', 'sessionStorage', 'indexedDB', 'IDBKeyRange', 'caches', 'location', 'HTMLElement', 'Worker'];
 
 export default ts.config(
-  { ignores: ['tests/e2e/*.pending.mjs', 'dist', 'dist-*', '.tmp', 'test-results', 'node_modules', 'public', 'coverage', 'dev-dist'] },
+  { ignores: ['dist', 'dist-*', '.tmp', 'test-results', 'node_modules', 'public', 'coverage', 'dev-dist'] },
   js.configs.recommended,
   ...ts.configs.recommended,
   ...svelte.configs.recommended,
