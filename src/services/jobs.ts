@@ -34,7 +34,7 @@ export function jobSnapshot(j: Job): JobSnapshot {
 const SLICE_MS = 30;
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 /** Gives the page a chance to paint and handle input between slices of long work. */
-const yieldToPage = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+export const yieldToPage = (): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 /** Runs `fn` over every item, giving the page back every SLICE_MS (no long task at 100k records). */
 export async function inSlices<T>(items: Iterable<T>, fn: (item: T) => void): Promise<void> {

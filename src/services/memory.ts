@@ -15,7 +15,7 @@ import { memoryUnit, runMemoriseJob, type Segmenter } from '../memory/ingest/mem
 import { segmentSession } from '../memory/ingest/segments';
 import type { PreparedTurn, TurnPreparer } from './chat';
 import { Emitter } from './emitter';
-import { inSlices, jobSnapshot, withJobLock, type JobSnapshot } from './jobs';
+import { inSlices, jobSnapshot, withJobLock, yieldToPage, type JobSnapshot } from './jobs';
 import type { SettingsService } from './settings';
 
 type MemoryEvents = {
@@ -85,8 +85,11 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       embedder ? this.repo.listVectors(embedder.modelId) : Promise.resolve([]),
       this.repo.listJobs(), this.repo.listSessions(),
     ]);
+    // Each of these passes is linear over 100k records: a task of its own each, not one long one.
+    await yieldToPage();
     const repair = planRepair({ memories, edges, segments, vectors, jobs, sessionIds: new Set(sessions.map((x) => x.id)) });
     if (repair.notes.length > 0) await this.recordRepair(repair.change, repair.notes);
+    await yieldToPage();
     await this.rebuild(repair.memories, repair.edges, repair.segments, embedder, repair.vectors);
     this.emit('graph', undefined);
     await this.publishJobs();
