@@ -1,13 +1,17 @@
 // The Content Security Policy, in one place: injected as a <meta> into index.html at build time and
 // sent as a header (CSP_HEADER, with frame-ancestors) by `npm start` (vite preview), `npm run dev`
 // and the e2e server, so the model workers are covered too. No inline or remote script;
-// connections only to this site and the model hosts.
+// connections only to this site, the model hosts and a model server on this computer.
 export const MODEL_HOSTS = [
   'https://huggingface.co',
   'https://*.huggingface.co',
   'https://*.hf.co',
   'https://raw.githubusercontent.com',
 ];
+
+// A model server on this computer (Ollama, LM Studio, llama.cpp's server: src/models/local-server.ts):
+// loopback over http on any port, and nothing else beyond the model hosts.
+export const LOOPBACK_SOURCES = ['http://127.0.0.1:*', 'http://localhost:*'];
 
 export const CSP = [
   "default-src 'self'",
@@ -16,7 +20,7 @@ export const CSP = [
   // embedding worker; only code already running here can make one, so no outside script can.
   "script-src 'self' 'wasm-unsafe-eval' blob:",
   "worker-src 'self'",
-  `connect-src 'self' ${MODEL_HOSTS.join(' ')}`,
+  `connect-src 'self' ${MODEL_HOSTS.join(' ')} ${LOOPBACK_SOURCES.join(' ')}`,
   "img-src 'self' data:",
   // Svelte sets a few style attributes (progress bars); model text can never carry styles
   // because the sanitiser strips them.

@@ -10,6 +10,7 @@ import {
 import { LlmRuntime } from '../models/llm-runtime';
 import { EmbedderRuntime } from '../models/embedder-runtime';
 import { ModelRuntimeError } from '../models/errors';
+import { DEFAULT_SERVER_URL, LocalServerModel, normaliseServerUrl } from '../models/local-server';
 import type { ModelProgress } from '../models/progress';
 import { Emitter } from './emitter';
 import type { SettingsService } from './settings';
@@ -38,7 +39,21 @@ export interface ModelsSnapshot {
   embedderChoices?: Array<{ id: string; label: string; sizeMB: number; description: string }>;
   /** The embedding model chosen in settings (loaded or not). */
   embedderChosenId?: string;
+  /** A model server on this computer: its address, the models it lists, and how it went. */
+  server: ServerSnapshot;
 }
+
+export interface ServerSnapshot {
+  url: string;
+  state: 'none' | 'connecting' | 'listed' | 'error';
+  models: string[];
+  /** The model in use through the server, if any. */
+  model?: string;
+  error?: string;
+}
+
+/** The chat model id that means "the model server's model" in settings and snapshots. */
+export const SERVER_CHOICE_ID = 'local-server';
 
 type ModelEvents = {
   state: ModelsSnapshot;
@@ -88,8 +103,9 @@ function mirrorOf(url: string) {
 }
 
 export class ModelService extends Emitter<ModelEvents> {
-  snapshot: ModelsSnapshot = { choices: [], cached: {}, embedder: { state: 'none' } };
+  snapshot: ModelsSnapshot = { choices: [], cached: {}, embedder: { state: 'none' }, server: { url: DEFAULT_SERVER_URL, state: 'none', models: [] } };
   private llm?: LlmRuntime;
+  private server?: LocalServerModel;
   private llmMirror = '';
   private test?: LanguageModel;
   private embedderRt?: EmbedderRuntime;
@@ -101,6 +117,7 @@ export class ModelService extends Emitter<ModelEvents> {
 
   get languageModel(): LanguageModel | undefined {
     if (this.test) return this.test;
+    if (this.server) return this.server;
     return this.llm && this.llm.state.status === 'ready' ? this.llm : undefined;
   }
 
@@ -138,6 +155,7 @@ export class ModelService extends Emitter<ModelEvents> {
       gpu, choices, recommendedId: recommendModel(gpu)?.id, embedder: { state: 'none', sizeMB: this.embedderSizeMB },
       embedderChoices: EMBEDDING_MODELS.map((m) => ({ id: m.id, label: m.label, sizeMB: m.downloadMB, description: m.description })),
       embedderChosenId: this.embeddingModel().id,
+      server: { url: this.settings.value.serverUrl || DEFAULT_SERVER_URL, state: 'none', models: [] },
     });
     void this.refreshStorage();
     if (gpu.ok) await this.refreshCached();
@@ -147,6 +165,8 @@ export class ModelService extends Emitter<ModelEvents> {
       // The tab closed mid-download: carry on (shards already fetched come from the cache).
       this.emit('notice', { message: `Resuming the download of ${this.label(pending)}.` });
       void this.load(pending);
+    } else if (last === SERVER_CHOICE_ID && this.settings.value.autoLoadModel && this.settings.value.serverModel) {
+      void this.useServerModel(this.settings.value.serverModel);
     } else if (gpu.ok && last && this.settings.value.autoLoadModel && this.snapshot.cached[last]) void this.load(last);
     const emb = this.settings.value.embeddingModelId;
     if (emb && this.settings.value.autoLoadModel) void this.loadEmbedder();
@@ -181,6 +201,7 @@ export class ModelService extends Emitter<ModelEvents> {
   async load(id: string): Promise<void> {
     this.set({ error: undefined });
     const extra = extraChatModels.find((m) => m.choice.id === id);
+    this.dropServer();
     if (extra) {
       this.test = extra.create();
       this.set({ loadedId: id, loadedLabel: this.label(id), loading: undefined });
@@ -240,9 +261,71 @@ export class ModelService extends Emitter<ModelEvents> {
 
   async unload(): Promise<void> {
     this.test = undefined;
+    this.dropServer();
     await this.llm?.unload();
     this.set({ loadedId: undefined, loadedLabel: undefined });
     this.emit('llm', undefined);
+  }
+
+  private setServer(patch: Partial<ServerSnapshot>): void {
+    this.set({ server: { ...this.snapshot.server, ...patch } });
+  }
+
+  private dropServer(): void {
+    if (!this.server) return;
+    this.server = undefined;
+    this.setServer({ model: undefined });
+  }
+
+  /** Asks the model server at `url` (on this computer only) which models it has. */
+  async connectServer(url: string): Promise<void> {
+    let base: string;
+    try {
+      base = normaliseServerUrl(url);
+    } catch (e) {
+      this.setServer({ url, state: 'error', models: [], error: errorText(e) });
+      return;
+    }
+    this.setServer({ url: base, state: 'connecting', error: undefined });
+    try {
+      const models = await new LocalServerModel({ baseUrl: base, model: '', timeoutMs: 10_000 }).listModels();
+      if (models.length === 0) {
+        this.setServer({ state: 'error', models, error: 'The server runs but offers no model. Add one there first (for Ollama: "ollama pull llama3.2").' });
+        return;
+      }
+      this.setServer({ state: 'listed', models });
+      if (this.settings.value.serverUrl !== base) await this.settings.update({ serverUrl: base });
+    } catch (e) {
+      this.setServer({ state: 'error', models: [], error: errorText(e) });
+    }
+  }
+
+  /**
+   * Chats and memorises through the server's `model` from now on. Memory jobs resume with it; a
+   * reply being written keeps the model it started with.
+   */
+  async useServerModel(model: string): Promise<void> {
+    const url = this.snapshot.server.url || this.settings.value.serverUrl;
+    let server: LocalServerModel;
+    try {
+      server = new LocalServerModel({ baseUrl: url, model });
+    } catch (e) {
+      this.setServer({ state: 'error', error: errorText(e) });
+      return;
+    }
+    this.cancelLoadingQuietly();
+    this.test = undefined;
+    this.server = server;
+    this.set({ error: undefined, loadedId: SERVER_CHOICE_ID, loadedLabel: `${model} (model server on this computer)` });
+    this.setServer({ url: normaliseServerUrl(url), model, error: undefined, models: this.snapshot.server.models.length ? this.snapshot.server.models : [model] });
+    await this.settings.update({ chatModelId: SERVER_CHOICE_ID, serverUrl: normaliseServerUrl(url), serverModel: model, pendingModelId: undefined });
+    this.emit('llm', server);
+  }
+
+  /** A web-llm download in progress stops when the user picks the server instead. */
+  private cancelLoadingQuietly(): void {
+    if (this.snapshot.loading) this.llm?.cancel();
+    this.set({ loading: undefined });
   }
 
   async deleteCached(id: string): Promise<void> {

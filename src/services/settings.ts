@@ -16,6 +16,10 @@ export interface AppSettings {
   autoLoadModel: boolean;
   /** Optional self-hosted mirror for model files (base URL); empty = the usual model hosts. */
   modelMirror: string;
+  /** A model server on this computer (OpenAI-compatible API); empty = none set up. */
+  serverUrl: string;
+  /** The server's model chosen for chat and memory. */
+  serverModel?: string;
   memory: MemorySettings;
 }
 
@@ -23,6 +27,7 @@ export const DEFAULT_SETTINGS: AppSettings = {
   idleGapMinutes: 60,
   autoLoadModel: true,
   modelMirror: '',
+  serverUrl: '',
   memory: { ...DEFAULT_MEMORY_SETTINGS },
 };
 
@@ -43,6 +48,8 @@ function sanitise(raw: unknown): AppSettings {
     pendingModelId: typeof r.pendingModelId === 'string' ? r.pendingModelId : undefined,
     autoLoadModel: typeof r.autoLoadModel === 'boolean' ? r.autoLoadModel : DEFAULT_SETTINGS.autoLoadModel,
     modelMirror: typeof r.modelMirror === 'string' ? r.modelMirror : '',
+    serverUrl: typeof r.serverUrl === 'string' ? r.serverUrl : '',
+    serverModel: typeof r.serverModel === 'string' ? r.serverModel : undefined,
     memory,
   };
 }

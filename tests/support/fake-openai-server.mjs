@@ -1,0 +1,129 @@
+// TEST DOUBLE: an OpenAI-compatible model server on 127.0.0.1 for unit, e2e and bench:qa tests.
+// Chat answers stream over server-sent events, cut into pieces at awkward places (inside a line,
+// inside a UTF-8 character) to exercise the client's parser. JSON calls answer by the schema's
+// title like the scripted model (tests/support/scripted-model.ts), so the memory pipeline runs
+// end to end. Behaviour is set per server and can be changed while it runs (`server.set({...})`):
+//   allowOrigin: value of Access-Control-Allow-Origin ('*' by default; null = refuse the browser)
+//   status:      answer every completion with this HTTP status (e.g. 500)
+//   stall:       never answer completions (timeouts)
+//   schema:      false = refuse response_format with 400, as servers without structured output do
+//   malformed:   put one malformed event before the reply
+//   delayMs:     pause between streamed pieces
+//   models:      ids listed by GET /v1/models
+import { createServer } from 'node:http';
+
+const encoder = new TextEncoder();
+
+function summarise(text) {
+  const events = [];
+  for (const m of text.matchAll(/^(T\d+) \[user[^\]]*\]: (.+)$/gm)) events.push({ text: `The user said: ${m[2].trim()}`, about: 'user', turns: [m[1]] });
+  return { events, userTraits: [], assistantTraits: [], notes: [], topics: [] };
+}
+
+function jsonAnswer(title, text, schema) {
+  switch (title) {
+    case 'session_memories':
+      return summarise(text);
+    case 'relation_labels': {
+      const n = (text.match(/^Candidate \d+/gm) ?? []).length;
+      return { labels: Array.from({ length: n }, (_, i) => ({ candidate: i + 1, relation: 'SameTopic' })) };
+    }
+    case 'timeline_notes': {
+      const n = Number(schema?.properties?.notes?.maxItems ?? 1);
+      return { notes: Array.from({ length: n }, (_, i) => ({ timeline: i + 1, note: 'Relevant background from earlier conversations.' })) };
+    }
+    default:
+      return {};
+  }
+}
+
+/** Splits bytes into pieces of 1-7 bytes: lines, events and characters get cut anywhere. */
+function pieces(bytes) {
+  const out = [];
+  let i = 0;
+  let k = 0;
+  while (i < bytes.length) {
+    const n = 1 + ((k++ * 5) % 7);
+    out.push(bytes.slice(i, i + n));
+    i += n;
+  }
+  return out;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export async function startFakeOpenAiServer(initial = {}) {
+  const config = { allowOrigin: '*', status: 0, stall: false, schema: true, malformed: false, delayMs: 0, models: ['tiny-chat', 'tiny-judge'], ...initial };
+  const requests = [];
+  const sockets = new Set();
+  const server = createServer(async (req, res) => {
+    const cors = () => {
+      if (config.allowOrigin) {
+        res.setHeader('Access-Control-Allow-Origin', config.allowOrigin);
+        res.setHeader('Access-Control-Allow-Headers', 'content-type, authorization');
+        res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+      }
+    };
+    cors();
+    if (req.method === 'OPTIONS') return res.writeHead(204).end();
+    const url = new URL(req.url, 'http://127.0.0.1');
+    if (req.method === 'GET' && url.pathname === '/v1/models') {
+      requests.push({ path: url.pathname });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ object: 'list', data: config.models.map((id) => ({ id, object: 'model' })) }));
+    }
+    if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') return res.writeHead(404).end('not found');
+    let raw = '';
+    for await (const c of req) raw += c;
+    let body;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      return res.writeHead(400).end('bad json');
+    }
+    requests.push({ path: url.pathname, body });
+    if (config.stall) return; // never answers
+    if (config.status) return res.writeHead(config.status, { 'content-type': 'text/plain' }).end('scripted failure');
+    if (!config.models.includes(body.model)) return res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `model "${body.model}" not found` } }));
+    const format = body.response_format;
+    if (format && format.type === 'json_schema' && !config.schema) return res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'response_format is not supported' } }));
+    const messages = Array.isArray(body.messages) ? body.messages : [];
+    const text = messages.map((m) => m.content).join('\n');
+    let reply;
+    if (format?.type === 'json_schema') reply = JSON.stringify(jsonAnswer(format.json_schema?.schema?.title ?? '', text, format.json_schema?.schema));
+    else if (format?.type === 'json_object' || /Answer with one JSON value only/.test(text)) {
+      const m = text.match(/matching this JSON schema:\n(.+)$/m);
+      const schema = m ? JSON.parse(m[1]) : {};
+      reply = JSON.stringify(jsonAnswer(schema.title ?? '', text, schema));
+    } else {
+      const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+      reply = `Served locally: ${lastUser} ✓`;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    let stream = '';
+    if (config.malformed) stream += 'data: {not json\n\n';
+    for (const word of reply.match(/\S+\s*|\s+/g) ?? []) stream += `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: word } }] })}\r\n\r\n`;
+    stream += `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`;
+    for (const p of pieces(encoder.encode(stream))) {
+      if (res.destroyed) return;
+      res.write(p);
+      if (config.delayMs) await sleep(config.delayMs);
+    }
+    res.end();
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    set: (patch) => Object.assign(config, patch),
+    close: () => new Promise((ok) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => ok());
+    }),
+  };
+}
