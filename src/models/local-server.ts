@@ -45,12 +45,16 @@ export const DEFAULT_SERVER_URL = 'http://127.0.0.1:11434';
  * The server's base URL without a trailing slash or "/v1", or a LocalServerError when it is not
  * an http URL on this computer.
  */
-export function normaliseServerUrl(input: string): string {
+export function normaliseServerUrl(input: string, options: { allowRemote?: boolean } = {}): string {
   let url: URL;
   try {
     url = new URL(input.trim());
   } catch {
     throw new LocalServerError('not-local', `"${input.trim()}" is not an address. Write it like ${DEFAULT_SERVER_URL}.`);
+  }
+  if (options.allowRemote) {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LocalServerError('not-local', 'The address must start with http:// or https://.');
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}`;
   }
   if (!(LOOPBACK_HOSTS as readonly string[]).includes(url.hostname)) {
     throw new LocalServerError(
@@ -74,6 +78,9 @@ export interface LocalServerOptions {
   timeoutMs?: number;
   /** The page's origin, for the message when the server refuses it. */
   origin?: string;
+  /** Benchmarks in Node only (bench:qa): any host, with an API key. The app never sets these. */
+  allowRemote?: boolean;
+  apiKey?: string;
 }
 
 interface ChatChunk {
@@ -114,11 +121,13 @@ export class LocalServerModel implements LanguageModel {
   private readonly fetchImpl: typeof fetch;
   private readonly timeoutMs: number;
   private readonly origin: string;
+  private readonly apiKey?: string;
   /** The server refused `response_format` once: later calls ask for JSON in words only. */
   private schemaUnsupported = false;
 
   constructor(options: LocalServerOptions) {
-    this.baseUrl = normaliseServerUrl(options.baseUrl);
+    this.baseUrl = normaliseServerUrl(options.baseUrl, { allowRemote: options.allowRemote });
+    this.apiKey = options.apiKey;
     this.modelId = options.model;
     this.fetchImpl = options.fetch ?? ((...args) => globalThis.fetch(...args));
     this.timeoutMs = options.timeoutMs ?? 120_000;
@@ -215,7 +224,8 @@ export class LocalServerModel implements LanguageModel {
     try {
       let res: Response;
       try {
-        res = await this.fetchImpl(url, { ...init, signal: controller.signal });
+        const headers = { ...(init.headers as Record<string, string> | undefined), ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}) };
+        res = await this.fetchImpl(url, { ...init, headers, signal: controller.signal });
       } catch (e) {
         if (timedOut) throw new LocalServerError('timeout', `The model server at ${this.baseUrl} did not answer within ${Math.round(this.timeoutMs / 1000)} s. It may still be loading the model; try again.`);
         if (signal?.aborted) throw new LocalServerError('cancelled', 'Cancelled.');

@@ -7,6 +7,7 @@ export interface FakeServerConfig {
   malformed: boolean;
   delayMs: number;
   models: string[];
+  replies: Array<{ when: string; say: string }>;
 }
 export interface FakeOpenAiServer {
   url: string;

@@ -10,13 +10,15 @@
 //   malformed:   put one malformed event before the reply
 //   delayMs:     pause between streamed pieces
 //   models:      ids listed by GET /v1/models
+//   replies:     [{ when, say }]: a chat whose last user message contains `when` answers `say`
 import { createServer } from 'node:http';
 
 const encoder = new TextEncoder();
 
 function summarise(text) {
   const events = [];
-  for (const m of text.matchAll(/^(T\d+) \[user[^\]]*\]: (.+)$/gm)) events.push({ text: `The user said: ${m[2].trim()}`, about: 'user', turns: [m[1]] });
+  // "T3 [user, date]: text" in the app; "T3 [Caroline (user), date]: text" for LoCoMo transcripts.
+  for (const m of text.matchAll(/^(T\d+) \[[^\]]*\buser\b[^\]]*\]: (.+)$/gm)) events.push({ text: `The user said: ${m[2].trim()}`, about: 'user', turns: [m[1]] });
   return { events, userTraits: [], assistantTraits: [], notes: [], topics: [] };
 }
 
@@ -31,6 +33,13 @@ function jsonAnswer(title, text, schema) {
     case 'timeline_notes': {
       const n = Number(schema?.properties?.notes?.maxItems ?? 1);
       return { notes: Array.from({ length: n }, (_, i) => ({ timeline: i + 1, note: 'Relevant background from earlier conversations.' })) };
+    }
+    case 'answer_judgement': {
+      // The mem0 judge prompt: CORRECT when the generated answer contains the gold answer.
+      // The prompt's example also has a "Gold answer:" line: the real one is the last.
+      const gold = [...text.matchAll(/^Gold answer: (.*)$/gm)].at(-1)?.[1]?.trim().toLowerCase() ?? '';
+      const answer = [...text.matchAll(/^Generated answer: (.*)$/gm)].at(-1)?.[1]?.toLowerCase() ?? '';
+      return { reasoning: 'scripted', label: gold && answer.includes(gold) ? 'CORRECT' : 'WRONG' };
     }
     default:
       return {};
@@ -53,7 +62,7 @@ function pieces(bytes) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export async function startFakeOpenAiServer(initial = {}) {
-  const config = { allowOrigin: '*', status: 0, stall: false, schema: true, malformed: false, delayMs: 0, models: ['tiny-chat', 'tiny-judge'], ...initial };
+  const config = { allowOrigin: '*', status: 0, stall: false, schema: true, malformed: false, delayMs: 0, models: ['tiny-chat', 'tiny-judge'], replies: [], ...initial };
   const requests = [];
   const sockets = new Set();
   const server = createServer(async (req, res) => {
@@ -97,7 +106,8 @@ export async function startFakeOpenAiServer(initial = {}) {
       reply = JSON.stringify(jsonAnswer(schema.title ?? '', text, schema));
     } else {
       const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-      reply = `Served locally: ${lastUser} ✓`;
+      const rule = config.replies.find((r) => lastUser.includes(r.when));
+      reply = rule ? rule.say : `Served locally: ${lastUser} ✓`;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     let stream = '';
