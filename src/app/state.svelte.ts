@@ -25,7 +25,7 @@ export class AppState {
   turns = $state<Turn[]>([]);
   phase = $state<'idle' | 'remembering' | 'replying'>('idle');
   toasts = $state<Toast[]>([]);
-  models = $state<ModelsSnapshot>({ choices: [], cached: {}, embedder: { state: 'none' }, server: { url: '', state: 'none', models: [] } });
+  models = $state<ModelsSnapshot>({ choices: [], cached: {}, embedder: { state: 'none' }, server: { url: '', state: 'none', models: [] }, builtin: { availability: 'checking' } });
   jobs = $state<JobSnapshot[]>([]);
   settings = $state<AppSettings | null>(null);
   memories = $state<Map<string, Memory>>(new Map());

@@ -11,6 +11,7 @@ import { LlmRuntime } from '../models/llm-runtime';
 import { EmbedderRuntime } from '../models/embedder-runtime';
 import { ModelRuntimeError } from '../models/errors';
 import { DEFAULT_SERVER_URL, LocalServerModel, normaliseServerUrl } from '../models/local-server';
+import { BUILTIN_MODEL_ID, BuiltinModel, builtinAvailability, type BuiltinAvailability } from '../models/builtin-model';
 import type { ModelProgress } from '../models/progress';
 import { Emitter } from './emitter';
 import type { SettingsService } from './settings';
@@ -41,6 +42,8 @@ export interface ModelsSnapshot {
   embedderChosenId?: string;
   /** A model server on this computer: its address, the models it lists, and how it went. */
   server: ServerSnapshot;
+  /** The browser's own model (Prompt API): whether there is one, and its download. */
+  builtin: { availability: BuiltinAvailability | 'checking'; loading?: number; error?: string };
 }
 
 export interface ServerSnapshot {
@@ -103,9 +106,13 @@ function mirrorOf(url: string) {
 }
 
 export class ModelService extends Emitter<ModelEvents> {
-  snapshot: ModelsSnapshot = { choices: [], cached: {}, embedder: { state: 'none' }, server: { url: DEFAULT_SERVER_URL, state: 'none', models: [] } };
+  snapshot: ModelsSnapshot = {
+    choices: [], cached: {}, embedder: { state: 'none' },
+    server: { url: DEFAULT_SERVER_URL, state: 'none', models: [] }, builtin: { availability: 'checking' },
+  };
   private llm?: LlmRuntime;
   private server?: LocalServerModel;
+  private builtin?: BuiltinModel;
   private llmMirror = '';
   private test?: LanguageModel;
   private embedderRt?: EmbedderRuntime;
@@ -118,6 +125,7 @@ export class ModelService extends Emitter<ModelEvents> {
   get languageModel(): LanguageModel | undefined {
     if (this.test) return this.test;
     if (this.server) return this.server;
+    if (this.builtin) return this.builtin;
     return this.llm && this.llm.state.status === 'ready' ? this.llm : undefined;
   }
 
@@ -158,6 +166,8 @@ export class ModelService extends Emitter<ModelEvents> {
       server: { url: this.settings.value.serverUrl || DEFAULT_SERVER_URL, state: 'none', models: [] },
     });
     void this.refreshStorage();
+    const builtin = await builtinAvailability();
+    this.set({ builtin: { availability: builtin } });
     if (gpu.ok) await this.refreshCached();
     const last = this.settings.value.chatModelId;
     const pending = this.settings.value.pendingModelId;
@@ -165,6 +175,8 @@ export class ModelService extends Emitter<ModelEvents> {
       // The tab closed mid-download: carry on (shards already fetched come from the cache).
       this.emit('notice', { message: `Resuming the download of ${this.label(pending)}.` });
       void this.load(pending);
+    } else if (last === BUILTIN_MODEL_ID && this.settings.value.autoLoadModel && builtin === 'available') {
+      void this.useBuiltin();
     } else if (last === SERVER_CHOICE_ID && this.settings.value.autoLoadModel && this.settings.value.serverModel) {
       void this.useServerModel(this.settings.value.serverModel);
     } else if (gpu.ok && last && this.settings.value.autoLoadModel && this.snapshot.cached[last]) void this.load(last);
@@ -272,9 +284,31 @@ export class ModelService extends Emitter<ModelEvents> {
   }
 
   private dropServer(): void {
+    this.builtin = undefined;
     if (!this.server) return;
     this.server = undefined;
     this.setServer({ model: undefined });
+  }
+
+  /**
+   * Chats and memorises with the browser's own model (downloaded by the browser the first time,
+   * with progress). Nothing to download from model hosts, no WebGPU check of ours.
+   */
+  async useBuiltin(): Promise<void> {
+    if (this.snapshot.builtin.loading !== undefined) return;
+    this.set({ builtin: { ...this.snapshot.builtin, loading: 0, error: undefined } });
+    try {
+      const model = await BuiltinModel.start((fraction) => this.set({ builtin: { ...this.snapshot.builtin, loading: fraction } }));
+      this.cancelLoadingQuietly();
+      this.dropServer();
+      this.test = undefined;
+      this.builtin = model;
+      this.set({ error: undefined, loadedId: BUILTIN_MODEL_ID, loadedLabel: 'Built into this browser', builtin: { availability: 'available' } });
+      await this.settings.update({ chatModelId: BUILTIN_MODEL_ID, pendingModelId: undefined });
+      this.emit('llm', model);
+    } catch (e) {
+      this.set({ builtin: { availability: await builtinAvailability(), error: `The browser's model could not start: ${errorText(e)}` } });
+    }
   }
 
   /** Asks the model server at `url` (on this computer only) which models it has. */
@@ -315,6 +349,7 @@ export class ModelService extends Emitter<ModelEvents> {
     }
     this.cancelLoadingQuietly();
     this.test = undefined;
+    this.builtin = undefined;
     this.server = server;
     this.set({ error: undefined, loadedId: SERVER_CHOICE_ID, loadedLabel: `${model} (model server on this computer)` });
     this.setServer({ url: normaliseServerUrl(url), model, error: undefined, models: this.snapshot.server.models.length ? this.snapshot.server.models : [model] });

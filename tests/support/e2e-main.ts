@@ -3,6 +3,10 @@
 // build never sees this file.
 import { registerChatModel } from '../../src/services/models';
 import { SCRIPTED_MODEL_ID, ScriptedModel } from './scripted-model';
+import { installFakePromptApi } from './fake-prompt-api';
+
+// The browser's Prompt API, only where a test asks for it (localStorage 'tealeaf-test-builtin').
+installFakePromptApi();
 
 registerChatModel({
   choice: { id: SCRIPTED_MODEL_ID, label: 'Scripted test model', description: 'Test double for automated tests (e2e builds only).', sizeMB: 0, needsGpu: false },

@@ -1,0 +1,63 @@
+// The browser's built-in model (Prompt API, issue 12), through a test double of the API that only
+// the e2e build installs (tests/support/fake-prompt-api.ts). Without the API the Models view does
+// not offer it; with it, the user gets the browser's model ready (with progress), chats, the
+// session is memorised through its structured output, and it is used again after a reload.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, shot, startServer } from './harness.mjs';
+import { assertNoOffHost, lastReply, pollDb, send } from './flows.mjs';
+
+let server;
+before(async () => { server = await startServer(); });
+after(async () => { await server?.close(); });
+
+test('a browser without the Prompt API is not offered a built-in model', async () => {
+  const h = await launch();
+  try {
+    await h.page.goto(`${server.url}/#/models`);
+    await h.page.getByTestId('server-card').waitFor();
+    assert.equal(await h.page.getByTestId('builtin-card').count(), 0);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test('the browser\'s model: made ready with progress, chats, memorises, and is used again after a reload', async () => {
+  for (const width of [1280, 375]) {
+    const h = await launch({ viewport: { width, height: 800 } });
+    try {
+      const { page } = h;
+      await page.goto(`${server.url}/#/models`);
+      await page.evaluate(() => localStorage.setItem('tealeaf-test-builtin', 'downloadable'));
+      await page.reload();
+      const card = page.getByTestId('builtin-card');
+      await card.waitFor();
+      await page.getByTestId('builtin-use').click();
+      await page.getByTestId('builtin-progress').waitFor();
+      await card.scrollIntoViewIfNeeded();
+      await shot(page, `builtin-progress-${width}`);
+      await page.getByTestId('builtin-in-use').waitFor({ timeout: 10_000 });
+      await page.getByTestId('model-status').filter({ hasText: 'Built into this browser' }).waitFor();
+
+      await page.getByTestId('nav-chat').click();
+      await send(page, 'I started learning the violin');
+      assert.equal(await lastReply(page), 'Built in: I started learning the violin');
+      await page.getByTestId('end-session').click();
+      const db = await pollDb(page, (d) => d.jobs.length > 0 && d.jobs.every((j) => j.status === 'done'), { what: 'the session to be memorised' });
+      assert.ok(db.memories.some((m) => m.text === 'The user said: I started learning the violin'));
+      const calls = await page.evaluate(() => globalThis.__builtinCalls);
+      assert.ok(calls.some((c) => c.kind === 'stream' && c.input === 'I started learning the violin'));
+      assert.ok(calls.some((c) => c.kind === 'prompt'), 'memorising used structured output');
+
+      await page.reload();
+      await page.getByTestId('model-status').filter({ hasText: 'Built into this browser' }).waitFor({ timeout: 10_000 });
+      await page.getByTestId('nav-chat').click();
+      await send(page, 'Practice went well');
+      assert.equal(await lastReply(page), 'Built in: Practice went well');
+      assert.deepEqual(h.errors, []);
+      assertNoOffHost(h);
+    } finally {
+      await h.dispose();
+    }
+  }
+});
