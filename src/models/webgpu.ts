@@ -243,3 +243,22 @@ export function webGpuAdvice(reason: GpuUnavailableReason, b: BrowserInfo): stri
   out.push('Your conversations, memories and settings still work without a model.');
   return out;
 }
+
+const VENDOR_NAMES: Record<string, string> = {
+  nvidia: 'NVIDIA', amd: 'AMD', ati: 'AMD', intel: 'Intel', apple: 'Apple', qualcomm: 'Qualcomm', arm: 'Arm',
+  'imagination-technologies': 'Imagination', microsoft: 'Microsoft', mesa: 'Mesa', google: 'Google',
+};
+
+/**
+ * The adapter as a person would name it: the browser's description where it gives one, else the
+ * vendor and architecture it reports ("nvidia", "ampere" -> "NVIDIA Ampere"), else a plain label.
+ */
+export function adapterName(gpu: Pick<GpuInfo, 'vendor' | 'architecture' | 'description' | 'isFallbackAdapter'>): string {
+  if (gpu.description.trim()) return gpu.description.trim();
+  const vendor = gpu.vendor.trim().toLowerCase();
+  const vendorName = VENDOR_NAMES[vendor] ?? (vendor ? vendor.charAt(0).toUpperCase() + vendor.slice(1) : '');
+  const arch = gpu.architecture.trim().split(/[-_\s]+/).filter(Boolean).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
+  const name = [vendorName, arch].filter(Boolean).join(' ');
+  if (name) return gpu.isFallbackAdapter ? `${name} (software)` : name;
+  return gpu.isFallbackAdapter ? 'Software graphics adapter' : 'Graphics adapter (the browser does not say which)';
+}

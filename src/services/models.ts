@@ -4,7 +4,7 @@ import { errorText } from '../errors';
 import type { Embedder, LanguageModel } from '../ports';
 import { probeWebGpu, type GpuProbe } from '../models/webgpu';
 import {
-  DEFAULT_EMBEDDING_MODEL_ID, EMBEDDING_MODELS, embeddingModelById, llmModelById, modelsFor, recommendModel, smallerModelThan,
+  DEFAULT_EMBEDDING_MODEL_ID, EMBEDDING_MODELS, LLM_MODELS, embeddingModelById, llmModelById, modelsFor, recommendModel, smallerModelThan,
   TEST_EMBEDDING_MODEL, type EmbeddingModelInfo, type LlmModelInfo,
 } from '../models/catalog';
 import { LlmRuntime } from '../models/llm-runtime';
@@ -24,6 +24,8 @@ export interface ModelChoice {
   vramMB?: number;
   /** The scripted test double (e2e builds only) needs no GPU. */
   needsGpu: boolean;
+  /** Why it cannot run here (shown instead of a usable button). */
+  unavailable?: string;
 }
 
 export interface ModelsSnapshot {
@@ -34,7 +36,7 @@ export interface ModelsSnapshot {
   loadedId?: string;
   loadedLabel?: string;
   loading?: { modelId: string; label: string; fraction: number; loadedMB?: number; totalMB?: number; etaSeconds?: number; text: string };
-  error?: { kind: string; title: string; message: string; detail?: string; smallerId?: string; smallerLabel?: string };
+  error?: { kind: string; title: string; message: string; detail?: string; smallerId?: string; smallerLabel?: string; retryId?: string };
   storage?: { usageBytes: number; quotaBytes: number; persisted: boolean };
   embedder: { state: 'none' | 'loading' | 'ready' | 'error'; modelId?: string; fraction?: number; message?: string; sizeMB?: number };
   embedderChoices?: Array<{ id: string; label: string; sizeMB: number; description: string }>;
@@ -98,6 +100,26 @@ function choiceOf(m: LlmModelInfo): ModelChoice {
   return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, vramMB: m.vramMB, needsGpu: true };
 }
 
+const isAbort = (e: unknown) => e instanceof DOMException && e.name === 'AbortError';
+
+/**
+ * Runs `fn` holding the cross-tab download lock (Web Locks); `onWait` is called if another tab
+ * holds it first. Where locks are unsupported, just runs `fn`.
+ */
+async function exclusiveDownload(signal: AbortSignal, onWait: () => void, fn: () => Promise<void>): Promise<void> {
+  const locks = (globalThis.navigator as Navigator | undefined)?.locks;
+  if (!locks) return fn();
+  let ran = false;
+  await locks.request('tealeaf-model-download', { ifAvailable: true }, async (lock) => {
+    if (!lock) return;
+    ran = true;
+    await fn();
+  });
+  if (ran) return;
+  onWait();
+  await locks.request('tealeaf-model-download', { signal }, fn);
+}
+
 function mirrorOf(url: string) {
   const base = url.trim().replace(/\/+$/, '');
   if (!base) return undefined;
@@ -113,6 +135,8 @@ export class ModelService extends Emitter<ModelEvents> {
   private llm?: LlmRuntime;
   private server?: LocalServerModel;
   private builtin?: BuiltinModel;
+  /** Set while this tab waits for another tab's model download. */
+  private waitingForTab?: AbortController;
   private llmMirror = '';
   private test?: LanguageModel;
   private embedderRt?: EmbedderRuntime;
@@ -156,8 +180,15 @@ export class ModelService extends Emitter<ModelEvents> {
 
   /** Probes WebGPU (before any download), lists the choices, loads the last model if cached. */
   async start(): Promise<void> {
+    // What to resume is read now: by the time the checks below finish the user may have started a
+    // download (which sets pendingModelId) and must not see it "resumed" a second time.
+    const { chatModelId: last, pendingModelId: pending } = this.settings.value;
     const gpu = await probeWebGpu();
-    const choices = gpu.ok ? modelsFor(gpu).map(choiceOf) : [];
+    // Without WebGPU the catalog still shows what exists, its sizes and what it needs.
+    const choices = gpu.ok
+      ? modelsFor(gpu).map(choiceOf)
+      : LLM_MODELS.filter((m) => m.quantization === 'q4f16_1').sort((a, b) => a.vramMB - b.vramMB)
+          .map((m) => ({ ...choiceOf(m), unavailable: 'Needs WebGPU, which this browser does not offer here.' }));
     choices.push(...extraChatModels.map((m) => m.choice));
     this.set({
       gpu, choices, recommendedId: recommendModel(gpu)?.id, embedder: { state: 'none', sizeMB: this.embedderSizeMB },
@@ -169,9 +200,10 @@ export class ModelService extends Emitter<ModelEvents> {
     const builtin = await builtinAvailability();
     this.set({ builtin: { availability: builtin } });
     if (gpu.ok) await this.refreshCached();
-    const last = this.settings.value.chatModelId;
-    const pending = this.settings.value.pendingModelId;
-    if (gpu.ok && pending && this.snapshot.choices.some((c) => c.id === pending)) {
+    // The user picked a model meanwhile: theirs wins.
+    if (this.snapshot.loading || this.snapshot.loadedId || this.snapshot.error) {
+      // nothing to resume
+    } else if (gpu.ok && pending && this.snapshot.choices.some((c) => c.id === pending)) {
       // The tab closed mid-download: carry on (shards already fetched come from the cache).
       this.emit('notice', { message: `Resuming the download of ${this.label(pending)}.` });
       void this.load(pending);
@@ -211,6 +243,9 @@ export class ModelService extends Emitter<ModelEvents> {
   }
 
   async load(id: string): Promise<void> {
+    // A second request for the model already loading (a double click, the start-up resume racing
+    // the user) joins the first instead of starting a second download.
+    if (this.snapshot.loading?.modelId === id) return;
     this.set({ error: undefined });
     const extra = extraChatModels.find((m) => m.choice.id === id);
     this.dropServer();
@@ -234,9 +269,16 @@ export class ModelService extends Emitter<ModelEvents> {
     await this.settings.update({ pendingModelId: id });
     this.emit('llm', undefined);
     try {
-      await this.runtime().load(id, {
-        onProgress: (p: ModelProgress) =>
-          this.set({ loading: { modelId: id, label, fraction: p.fraction, loadedMB: p.loadedMB, totalMB: p.totalMB, etaSeconds: p.etaSeconds, text: p.text } }),
+      // One download at a time across tabs: two tabs resuming the same download at start-up would
+      // fetch and cache every shard twice. The second waits, then loads from the cache.
+      const wait = new AbortController();
+      this.waitingForTab = wait;
+      await exclusiveDownload(wait.signal, () => this.set({ loading: { modelId: id, label, fraction: 0, text: 'Waiting for another Tealeaf tab to finish its download…' } }), async () => {
+        this.waitingForTab = undefined;
+        await this.runtime().load(id, {
+          onProgress: (p: ModelProgress) =>
+            this.set({ loading: { modelId: id, label, fraction: p.fraction, loadedMB: p.loadedMB, totalMB: p.totalMB, etaSeconds: p.etaSeconds, text: p.text } }),
+        });
       });
       this.set({ loading: undefined, loadedId: id, loadedLabel: label, cached: { ...this.snapshot.cached, [id]: true } });
       await this.settings.update({ chatModelId: id, pendingModelId: undefined });
@@ -244,7 +286,7 @@ export class ModelService extends Emitter<ModelEvents> {
     } catch (e) {
       this.set({ loading: undefined });
       await this.settings.update({ pendingModelId: undefined });
-      const kind = e instanceof ModelRuntimeError ? e.kind : 'unknown';
+      const kind = e instanceof ModelRuntimeError ? e.kind : isAbort(e) ? 'cancelled' : 'unknown';
       if (kind === 'cancelled') return;
       this.failed(id, kind, errorText(e), e instanceof ModelRuntimeError ? e.detail : undefined);
     } finally {
@@ -255,9 +297,11 @@ export class ModelService extends Emitter<ModelEvents> {
   private failed(id: string, kind: string, message: string, detail?: string): void {
     const gpu = this.snapshot.gpu;
     const smaller = (kind === 'out-of-memory' || kind === 'device-lost') && gpu ? smallerModelThan(id, gpu) : undefined;
+    // A broken download resumes: the parts already fetched stay in the browser's cache.
+    const retryId = kind === 'download-failed' || kind === 'network' || kind === 'unknown' ? id : undefined;
     this.set({
       loadedId: this.snapshot.loadedId === id ? undefined : this.snapshot.loadedId,
-      error: { kind, title: ERROR_TITLES[kind] ?? 'The model could not be loaded', message, detail, smallerId: smaller?.id, smallerLabel: smaller?.label },
+      error: { kind, title: ERROR_TITLES[kind] ?? 'The model could not be loaded', message, detail, smallerId: smaller?.id, smallerLabel: smaller?.label, retryId },
     });
   }
 
@@ -266,6 +310,8 @@ export class ModelService extends Emitter<ModelEvents> {
   }
 
   cancel(): void {
+    this.waitingForTab?.abort();
+    this.waitingForTab = undefined;
     this.llm?.cancel();
     this.set({ loading: undefined });
     void this.settings.update({ pendingModelId: undefined });

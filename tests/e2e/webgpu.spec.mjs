@@ -18,6 +18,16 @@ test('without WebGPU: a clear page, and the rest of the app works', async () => 
     const card = await page.getByTestId('gpu-card').textContent();
     assert.match(card, /graphics|GPU|WebGPU/i);
     assert.ok((await page.locator('[data-testid="gpu-card"] li').count()) > 0, 'advice on what to do');
+    // The catalog still shows what exists, its sizes and what it needs; nothing can be started.
+    const models = page.locator('[data-testid="model-list"] > li').filter({ has: page.getByTestId('model-unavailable') });
+    assert.ok((await models.count()) >= 3, 'the catalog is listed');
+    for (const el of await models.all()) {
+      const text = await el.textContent();
+      assert.match(text, /Download \d+(\.\d)? (MB|GB)/);
+      assert.match(text, /graphics memory/);
+      assert.match(text, /Needs WebGPU/);
+      assert.equal(await el.locator('button.primary').isDisabled(), true);
+    }
     await shot(page, 'models-no-webgpu');
     await page.getByTestId('nav-chat').click();
     await page.getByTestId('no-model-hint').waitFor();
@@ -39,6 +49,9 @@ test('with a software WebGPU adapter: the recommended model is a q4f32 one', asy
     const { page } = h;
     await page.goto(`${server.url}/#/models`);
     await page.getByTestId('gpu-ok').waitFor({ timeout: 20_000 });
+    // The adapter is named (vendor and architecture where the browser gives no description).
+    const adapter = (await page.getByTestId('gpu-ok').textContent()).trim();
+    assert.doesNotMatch(adapter, /^(WebGPU adapter)?$/);
     const rec = page.locator('[data-recommended="true"]');
     await rec.waitFor();
     const id = (await rec.getAttribute('data-testid')).replace(/^model-/, '');
@@ -58,6 +71,8 @@ test('a failing model download shows a clear error', async () => {
   const h = await launch({ webgpu: true });
   try {
     const { page } = h;
+    const requests = [];
+    page.on('request', (r) => requests.push(r.url()));
     // A mirror on this machine that has none of the files: every model request gets a real 404.
     await page.goto(`${server.url}/#/settings`);
     await page.getByTestId('mirror').fill(`${server.url}/mlc`);
@@ -73,7 +88,18 @@ test('a failing model download shows a clear error', async () => {
     assert.match(text, /download/i);
     assert.match(text, /connection|network|try again|mirror|found/i);
     assert.equal(await page.getByTestId('model-status').textContent().then((t) => /No model/.test(t)), true);
+    // The user's download started while start-up was still checking the cache: start-up must not
+    // "resume" it as a second, racing download (it did: a "Resuming the download" toast).
+    assert.equal(await page.locator('[data-testid^="toast"]').filter({ hasText: 'Resuming' }).count(), 0);
     await shot(page, 'models-download-failed');
+    // Retry starts the download again (files already fetched would come from the cache).
+    const asked = () => requests.filter((u) => u.includes('/mlc/')).length;
+    const before = asked();
+    assert.ok(before > 0, 'the first attempt asked the mirror');
+    await page.getByTestId('retry-download').click();
+    await err.waitFor({ state: 'detached', timeout: 5_000 }).catch(() => {});
+    await err.waitFor({ timeout: 30_000 });
+    assert.ok(asked() > before, 'Retry asked the mirror again');
     assertNoOffHost(h);
   } finally {
     await h.dispose();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectBrowser, probeWebGpu, webGpuAdvice, type NavigatorLike } from '../../../src/models/webgpu';
+import { adapterName, detectBrowser, probeWebGpu, webGpuAdvice, type NavigatorLike } from '../../../src/models/webgpu';
 
 const UA = {
   chromeLinux: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/141.0.0.0 Safari/537.36',
@@ -101,5 +101,23 @@ describe('browser detection and advice', () => {
     for (const r of ['no-webgpu', 'no-adapter', 'limits-too-low'] as const) {
       expect(webGpuAdvice(r, detectBrowser(UA.chromeLinux)).at(-1)).toMatch(/still work/);
     }
+  });
+});
+
+describe('adapterName', () => {
+  const gpu = (p: Partial<{ vendor: string; architecture: string; description: string; isFallbackAdapter: boolean }>) => ({
+    vendor: '', architecture: '', description: '', isFallbackAdapter: false, ...p,
+  });
+  it.each([
+    [gpu({ description: 'NVIDIA GeForce RTX 3060' }), 'NVIDIA GeForce RTX 3060'],
+    [gpu({ vendor: 'nvidia', architecture: 'ampere' }), 'NVIDIA Ampere'],
+    [gpu({ vendor: 'amd', architecture: 'rdna-3' }), 'AMD Rdna 3'],
+    [gpu({ vendor: 'apple', architecture: 'metal-3' }), 'Apple Metal 3'],
+    [gpu({ vendor: 'google', architecture: 'swiftshader', isFallbackAdapter: true }), 'Google Swiftshader (software)'],
+    [gpu({ vendor: 'someco' }), 'Someco'],
+    [gpu({ isFallbackAdapter: true }), 'Software graphics adapter'],
+    [gpu({}), 'Graphics adapter (the browser does not say which)'],
+  ])('names %o as %s', (info, want) => {
+    expect(adapterName(info)).toBe(want);
   });
 });
