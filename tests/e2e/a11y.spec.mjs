@@ -1,0 +1,94 @@
+// An accessibility check of every view with axe-core, at desktop and phone widths: no serious or
+// critical violation (issue 10). Views are shown with data in them (the demo's memories, a chat
+// with a reply, the detail panel open) so their real content is checked, not empty shells.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { launch, startServer } from './harness.mjs';
+import { assertNoOffHost, lastReply, loadTestModel, send } from './flows.mjs';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let server;
+before(async () => { server = await startServer(); });
+after(async () => { await server?.close(); });
+
+/** Serious and critical violations on the page as it is now, one line each. */
+async function audit(page) {
+  // Through the debugging protocol, which the page's CSP does not govern (no script tag needed).
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+  });
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`);
+}
+
+test('every view passes axe-core without serious or critical violations, at 1280 and 375 px', async () => {
+  const problems = [];
+  const checked = new Set();
+  for (const width of [1280, 375]) {
+    const h = await launch({ viewport: { width, height: 800 } });
+    try {
+      const { page } = h;
+      const check = async (view) => {
+        for (const p of await audit(page)) problems.push(`${width}px ${view}: ${p}`);
+        checked.add(`${width}:${view}`);
+      };
+      await loadTestModel(page, server.url);
+      await check('models');
+      await page.getByTestId('nav-chat').click();
+      await page.getByTestId('composer').waitFor();
+      await check('chat, empty');
+      await send(page, 'I adopted a cat named Miso');
+      await lastReply(page);
+      await check('chat, with a reply');
+      await page.getByTestId('nav-memory').click();
+      await page.getByTestId('load-demo').click();
+      await page.getByTestId('memory-count').waitFor();
+      for (const tab of ['Timeline', 'Graph', 'Persona', 'List']) {
+        await page.getByRole('tab', { name: tab }).click();
+        await page.waitForTimeout(400);
+        await check(`memory, ${tab}`);
+      }
+      await page.getByRole('tab', { name: 'Persona' }).click();
+      await page.locator('.trait button.text').first().click();
+      await page.locator('aside[aria-label="Memory details"]').waitFor();
+      await check('memory, detail panel');
+      await page.getByTestId('nav-settings').click();
+      await page.getByTestId('idle-gap').waitFor();
+      await check('settings');
+      assertNoOffHost(h);
+    } finally {
+      await h.dispose();
+    }
+  }
+  console.log(`[a11y] views checked: ${checked.size}`);
+  assert.equal(checked.size, 18, 'nine views at two widths');
+  assert.deepEqual(problems, []);
+});
+
+test('control: the audit reports a violation when there is one', async () => {
+  const h = await launch();
+  try {
+    const { page } = h;
+    await page.goto(`${server.url}/#/settings`);
+    await page.getByTestId('idle-gap').waitFor();
+    // A button with no name and low-contrast text, added by hand.
+    await page.evaluate(() => {
+      const b = document.createElement('button');
+      b.innerHTML = '<svg width="10" height="10"></svg>';
+      document.body.append(b);
+      const p = document.createElement('p');
+      p.textContent = 'barely visible';
+      p.style.cssText = 'color:#eee;background:#fff';
+      document.body.append(p);
+    });
+    const found = await audit(page);
+    assert.ok(found.some((f) => f.startsWith('button-name')), found.join('\n'));
+    assert.ok(found.some((f) => f.startsWith('color-contrast')), found.join('\n'));
+  } finally {
+    await h.dispose();
+  }
+});
