@@ -1,6 +1,9 @@
 import { mount } from 'svelte';
 import './app/app.css';
 import App from './app/App.svelte';
+import { applyTheme } from './app/theme';
+
+applyTheme();
 
 const target = document.getElementById('app')!;
 target.replaceChildren(); // drop the static boot shell

@@ -1,4 +1,5 @@
-// An accessibility check of every view with axe-core, at desktop and phone widths: no serious or
+// An accessibility check of every view with axe-core, at desktop and phone widths, in the light and
+// the dark scheme: no serious or
 // critical violation (issue 10). Views are shown with data in them (the demo's memories, a chat
 // with a reply, the detail panel open) so their real content is checked, not empty shells.
 import { after, before, test } from 'node:test';
@@ -25,16 +26,17 @@ async function audit(page) {
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`);
 }
 
-test('every view passes axe-core without serious or critical violations, at 1280 and 375 px', async () => {
+test('every view passes axe-core without serious or critical violations, at 1280 and 375 px, light and dark', async () => {
   const problems = [];
   const checked = new Set();
-  for (const width of [1280, 375]) {
+  for (const [width, scheme] of [[1280, 'light'], [375, 'light'], [1280, 'dark'], [375, 'dark']]) {
     const h = await launch({ viewport: { width, height: 800 } });
     try {
       const { page } = h;
+      await page.emulateMedia({ colorScheme: scheme });
       const check = async (view) => {
-        for (const p of await audit(page)) problems.push(`${width}px ${view}: ${p}`);
-        checked.add(`${width}:${view}`);
+        for (const p of await audit(page)) problems.push(`${width}px ${scheme} ${view}: ${p}`);
+        checked.add(`${width}:${scheme}:${view}`);
       };
       await loadTestModel(page, server.url);
       await check('models');
@@ -65,7 +67,7 @@ test('every view passes axe-core without serious or critical violations, at 1280
     }
   }
   console.log(`[a11y] views checked: ${checked.size}`);
-  assert.equal(checked.size, 18, 'nine views at two widths');
+  assert.equal(checked.size, 36, 'nine views at two widths, light and dark');
   assert.deepEqual(problems, []);
 });
 
