@@ -2,63 +2,23 @@
 // progress, cache, storage, and errors turned into what the user can do next.
 import { errorText } from '../errors';
 import type { Embedder, LanguageModel } from '../ports';
-import { probeWebGpu, type GpuProbe } from '../models/webgpu';
+import { probeWebGpu } from '../models/webgpu';
 import {
   DEFAULT_EMBEDDING_MODEL_ID, EMBEDDING_MODELS, LLM_MODELS, embeddingModelById, llmModelById, modelsFor, recommendModel, smallerModelThan,
-  TEST_EMBEDDING_MODEL, type EmbeddingModelInfo, type LlmModelInfo,
+  TEST_EMBEDDING_MODEL, type EmbeddingModelInfo,
 } from '../models/catalog';
 import { LlmRuntime } from '../models/llm-runtime';
 import { EmbedderRuntime } from '../models/embedder-runtime';
 import { ModelRuntimeError } from '../models/errors';
 import { DEFAULT_SERVER_URL, LocalServerModel, normaliseServerUrl } from '../models/local-server';
-import { BUILTIN_MODEL_ID, BuiltinModel, builtinAvailability, type BuiltinAvailability } from '../models/builtin-model';
+import { BUILTIN_MODEL_ID, BuiltinModel, builtinAvailability } from '../models/builtin-model';
 import type { ModelProgress } from '../models/progress';
 import { Emitter } from './emitter';
 import type { SettingsService } from './settings';
+import { choiceOf, ERROR_TITLES, SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
+import { exclusiveDownload, isAbort } from './download-lock';
 
-export interface ModelChoice {
-  id: string;
-  label: string;
-  description: string;
-  sizeMB: number;
-  vramMB?: number;
-  /** The scripted test double (e2e builds only) needs no GPU. */
-  needsGpu: boolean;
-  /** Why it cannot run here (shown instead of a usable button). */
-  unavailable?: string;
-}
-
-export interface ModelsSnapshot {
-  gpu?: GpuProbe;
-  choices: ModelChoice[];
-  recommendedId?: string;
-  cached: Record<string, boolean>;
-  loadedId?: string;
-  loadedLabel?: string;
-  loading?: { modelId: string; label: string; fraction: number; loadedMB?: number; totalMB?: number; etaSeconds?: number; text: string };
-  error?: { kind: string; title: string; message: string; detail?: string; smallerId?: string; smallerLabel?: string; retryId?: string };
-  storage?: { usageBytes: number; quotaBytes: number; persisted: boolean };
-  embedder: { state: 'none' | 'loading' | 'ready' | 'error'; modelId?: string; fraction?: number; message?: string; sizeMB?: number };
-  embedderChoices?: Array<{ id: string; label: string; sizeMB: number; description: string }>;
-  /** The embedding model chosen in settings (loaded or not). */
-  embedderChosenId?: string;
-  /** A model server on this computer: its address, the models it lists, and how it went. */
-  server: ServerSnapshot;
-  /** The browser's own model (Prompt API): whether there is one, and its download. */
-  builtin: { availability: BuiltinAvailability | 'checking'; loading?: number; error?: string };
-}
-
-export interface ServerSnapshot {
-  url: string;
-  state: 'none' | 'connecting' | 'listed' | 'error';
-  models: string[];
-  /** The model in use through the server, if any. */
-  model?: string;
-  error?: string;
-}
-
-/** The chat model id that means "the model server's model" in settings and snapshots. */
-export const SERVER_CHOICE_ID = 'local-server';
+export { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
 
 type ModelEvents = {
   state: ModelsSnapshot;
@@ -83,41 +43,6 @@ const extraChatModels: ExtraChatModel[] = [];
 
 export function registerChatModel(model: ExtraChatModel): void {
   extraChatModels.push(model);
-}
-
-const ERROR_TITLES: Record<string, string> = {
-  'download-failed': 'The model could not be downloaded',
-  network: 'The model could not be downloaded',
-  'storage-full': 'Not enough storage for this model',
-  'out-of-memory': 'Your graphics card ran out of memory',
-  'device-lost': 'The graphics card stopped responding',
-  'no-webgpu': 'WebGPU is not available',
-  'no-adapter': 'No suitable graphics card found',
-  'unsupported-model': 'This model does not run on this graphics card',
-};
-
-function choiceOf(m: LlmModelInfo): ModelChoice {
-  return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, vramMB: m.vramMB, needsGpu: true };
-}
-
-const isAbort = (e: unknown) => e instanceof DOMException && e.name === 'AbortError';
-
-/**
- * Runs `fn` holding the cross-tab download lock (Web Locks); `onWait` is called if another tab
- * holds it first. Where locks are unsupported, just runs `fn`.
- */
-async function exclusiveDownload(signal: AbortSignal, onWait: () => void, fn: () => Promise<void>): Promise<void> {
-  const locks = (globalThis.navigator as Navigator | undefined)?.locks;
-  if (!locks) return fn();
-  let ran = false;
-  await locks.request('tealeaf-model-download', { ifAvailable: true }, async (lock) => {
-    if (!lock) return;
-    ran = true;
-    await fn();
-  });
-  if (ran) return;
-  onWait();
-  await locks.request('tealeaf-model-download', { signal }, fn);
 }
 
 function mirrorOf(url: string) {

@@ -1,0 +1,66 @@
+// What the Models view sees of the chat and embedding models: the choices for this device, what is
+// loaded or loading, errors in words a user can act on, and the other engines (model server,
+// the browser's own model).
+import type { GpuProbe } from '../models/webgpu';
+import type { LlmModelInfo } from '../models/catalog';
+import type { BuiltinAvailability } from '../models/builtin-model';
+
+export interface ModelChoice {
+  id: string;
+  label: string;
+  description: string;
+  sizeMB: number;
+  vramMB?: number;
+  /** The scripted test double (e2e builds only) needs no GPU. */
+  needsGpu: boolean;
+  /** Why it cannot run here (shown instead of a usable button). */
+  unavailable?: string;
+}
+
+export interface ModelsSnapshot {
+  gpu?: GpuProbe;
+  choices: ModelChoice[];
+  recommendedId?: string;
+  cached: Record<string, boolean>;
+  loadedId?: string;
+  loadedLabel?: string;
+  loading?: { modelId: string; label: string; fraction: number; loadedMB?: number; totalMB?: number; etaSeconds?: number; text: string };
+  error?: { kind: string; title: string; message: string; detail?: string; smallerId?: string; smallerLabel?: string; retryId?: string };
+  storage?: { usageBytes: number; quotaBytes: number; persisted: boolean };
+  embedder: { state: 'none' | 'loading' | 'ready' | 'error'; modelId?: string; fraction?: number; message?: string; sizeMB?: number };
+  embedderChoices?: Array<{ id: string; label: string; sizeMB: number; description: string }>;
+  /** The embedding model chosen in settings (loaded or not). */
+  embedderChosenId?: string;
+  /** A model server on this computer: its address, the models it lists, and how it went. */
+  server: ServerSnapshot;
+  /** The browser's own model (Prompt API): whether there is one, and its download. */
+  builtin: { availability: BuiltinAvailability | 'checking'; loading?: number; error?: string };
+}
+
+export interface ServerSnapshot {
+  url: string;
+  state: 'none' | 'connecting' | 'listed' | 'error';
+  models: string[];
+  /** The model in use through the server, if any. */
+  model?: string;
+  error?: string;
+}
+
+/** The chat model id that means "the model server's model" in settings and snapshots. */
+export const SERVER_CHOICE_ID = 'local-server';
+
+export const ERROR_TITLES: Record<string, string> = {
+  'download-failed': 'The model could not be downloaded',
+  network: 'The model could not be downloaded',
+  'storage-full': 'Not enough storage for this model',
+  'out-of-memory': 'Your graphics card ran out of memory',
+  'device-lost': 'The graphics card stopped responding',
+  'no-webgpu': 'WebGPU is not available',
+  'no-adapter': 'No suitable graphics card found',
+  'unsupported-model': 'This model does not run on this graphics card',
+};
+
+export function choiceOf(m: LlmModelInfo): ModelChoice {
+  return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, vramMB: m.vramMB, needsGpu: true };
+}
+
