@@ -1,0 +1,249 @@
+// The backup file format, version 1: its header, limits, record schemas (strict: an unknown field
+// is an error) and the encoding of vectors. What the app can store must fit these (round trip is
+// a law: src/memory/limits.ts sets both).
+import { z } from 'zod';
+import { RELATIONS } from '../memory/types';
+import type { Edge, Id, Memory, Segment, Session, Setting, Turn, VectorRecord } from '../memory/types';
+import { MAX_TEXT, MAX_TIME, MIN_TIME } from '../memory/limits';
+import { BACKUP_COLLECTIONS } from './backup-messages';
+
+export const BACKUP_FORMAT = 'tealeaf-backup';
+export const BACKUP_VERSION = 1;
+
+/**
+ * What an import accepts; anything larger is rejected before it reaches the store. Each bound is
+ * above what the app itself can write (round trip is a law), and low enough that a file cannot
+ * make the app misbehave after it is imported.
+ */
+export const BACKUP_LIMITS = {
+  /** The longest text the app itself stores (src/memory/limits.ts, clampText). */
+  maxString: MAX_TEXT,
+  /** Records per collection and items per list: 1,000,000 turns is decades of daily chat. */
+  maxArray: 1_000_000,
+  /** App ids are at most ~80 characters (uuids, LoCoMo and segment ids). */
+  maxId: 200,
+  /** Nesting depth of any value (settings values are free-form JSON). */
+  maxDepth: 64,
+  /**
+   * The file is read as one string, and a JavaScript string holds at most 2^29 - 24 UTF-16 units
+   * in Chromium: 512 MiB is about 1.1 million memories with their turns.
+   */
+  maxFileBytes: 512 * 1024 * 1024,
+} as const;
+
+export const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** A vector in a backup: the Float32 bytes, little-endian, base64. */
+export interface BackupVector {
+  unitId: Id;
+  modelId: string;
+  dimension: number;
+  data: string;
+}
+
+export interface BackupData {
+  sessions: Session[];
+  turns: Turn[];
+  memories: Memory[];
+  edges: Edge[];
+  segments: Segment[];
+  settings: Setting[];
+  vectors?: BackupVector[];
+}
+
+export interface TealeafBackup {
+  format: typeof BACKUP_FORMAT;
+  version: typeof BACKUP_VERSION;
+  exportedAt: number;
+  data: BackupData;
+}
+
+
+export function encodeVector(v: VectorRecord): BackupVector {
+  return { unitId: v.unitId, modelId: v.modelId, dimension: v.vector.length, data: float32ToBase64(v.vector) };
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+export function float32ToBase64(vector: Float32Array): string {
+  const bytes = new Uint8Array(vector.byteLength);
+  bytes.set(new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength));
+  if (!LITTLE_ENDIAN) swapWords(bytes);
+  let binary = '';
+  // Chunked: String.fromCharCode(...bigArray) overflows the call stack.
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
+
+/** Undefined when the text is not base64 of whole Float32 values. */
+export function base64ToFloat32(data: string): Float32Array | undefined {
+  if (data.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) return undefined;
+  let binary: string;
+  try {
+    binary = atob(data);
+  } catch {
+    return undefined;
+  }
+  if (binary.length % 4 !== 0) return undefined;
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  if (!LITTLE_ENDIAN) swapWords(bytes);
+  return new Float32Array(bytes.buffer);
+}
+
+function swapWords(bytes: Uint8Array): void {
+  for (let i = 0; i + 3 < bytes.length; i += 4) {
+    [bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]] = [bytes[i + 3], bytes[i + 2], bytes[i + 1], bytes[i]];
+  }
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// Schema of a version 1 file. Strict objects: an unknown field is an error, not silently kept.
+
+const id = z.string().min(1).max(BACKUP_LIMITS.maxId);
+// Ids inside reference lists are informational (not resolved on import); an odd empty one must
+// not make a whole life's backup unimportable.
+const refId = z.string().max(BACKUP_LIMITS.maxId);
+const text = z.string().max(BACKUP_LIMITS.maxString);
+// Within the Date range: a time outside cannot be formatted or compared (zod 4 numbers are finite).
+const time = z.number().min(MIN_TIME).max(MAX_TIME);
+const position = z.number().int().min(0);
+const list = <T extends z.ZodType>(item: T) => z.array(item).max(BACKUP_LIMITS.maxArray);
+
+const sessionSchema = z.strictObject({
+  id,
+  title: text,
+  startedAt: time,
+  lastActivityAt: time,
+  endedAt: time.optional(),
+  status: z.enum(['open', 'ended', 'memorised']),
+  endReason: z.enum(['button', 'new-chat', 'idle', 'import']).optional(),
+});
+
+const relation = z.enum(RELATIONS);
+
+const usedMemorySchema = z.strictObject({
+  memoryIds: list(refId),
+  segmentIds: list(refId),
+  timelines: list(
+    z.strictObject({
+      memoryIds: list(refId),
+      relations: list(relation),
+      through: refId,
+    }),
+  ),
+  refined: list(text).optional(),
+  scores: list(
+    z.strictObject({
+      unitId: refId,
+      unitKind: z.enum(['memory', 'segment', 'turn']),
+      lexical: z.number().optional(),
+      dense: z.number().optional(),
+      fused: z.number(),
+      lexicalRank: position.optional(),
+      denseRank: position.optional(),
+    }),
+  ),
+});
+
+const turnSchema = z.strictObject({
+  id,
+  sessionId: id,
+  index: position,
+  role: z.enum(['user', 'assistant']),
+  text,
+  time,
+  status: z.enum(['complete', 'streaming', 'interrupted', 'stopped', 'error']),
+  modelId: text.optional(),
+  usedMemory: usedMemorySchema.optional(),
+  externalId: text.optional(),
+});
+
+const memorySchema = z.strictObject({
+  id,
+  kind: z.enum(['event', 'user-trait', 'assistant-trait', 'note']),
+  text,
+  subject: text.optional(),
+  time,
+  sourceTurnIds: list(refId),
+  sessionId: id,
+  supersededBy: id.optional(),
+  edited: z.boolean(),
+  createdAt: time,
+  context: text.optional(),
+});
+
+const edgeSchema = z.strictObject({
+  id,
+  from: id,
+  to: id,
+  relation,
+  origin: z.enum(['model', 'similarity', 'user']),
+  createdAt: time,
+});
+
+const segmentSchema = z.strictObject({
+  id,
+  sessionId: id,
+  firstTurn: position,
+  lastTurn: position,
+  turnIds: list(refId),
+  text,
+  indexText: text,
+  time,
+});
+
+// Setting values are free-form JSON; checkLimits has already bounded their size and depth.
+const settingSchema = z.strictObject({ key: id, value: z.unknown() });
+
+const vectorSchema = z.strictObject({
+  unitId: id,
+  modelId: id,
+  dimension: z.number().int().min(1).max(BACKUP_LIMITS.maxString),
+  data: text,
+});
+
+// The file's frame: header, and the data object with its collections as lists. Records are
+// checked one by one (recordSchemas) so a large file can report progress and be cancelled.
+export const frameSchema = z.strictObject({
+  format: z.literal(BACKUP_FORMAT),
+  version: z.literal(BACKUP_VERSION),
+  exportedAt: time,
+  data: z.strictObject({
+    sessions: list(z.unknown()),
+    turns: list(z.unknown()),
+    memories: list(z.unknown()),
+    edges: list(z.unknown()),
+    segments: list(z.unknown()),
+    settings: list(z.unknown()),
+    vectors: list(z.unknown()).optional(),
+  }),
+});
+
+export const recordSchemas: Record<(typeof BACKUP_COLLECTIONS)[number], z.ZodType> = {
+  sessions: sessionSchema,
+  turns: turnSchema,
+  memories: memorySchema,
+  edges: edgeSchema,
+  segments: segmentSchema,
+  settings: settingSchema,
+  vectors: vectorSchema,
+};
+
+// Compile-time guard: the schemas must describe exactly the domain types (same field names, and
+// each assignable to the other). Adding a field to types.ts without adding it here fails tsc.
+type SameKeys<A, B> = [keyof A] extends [keyof B] ? ([keyof B] extends [keyof A] ? true : false) : false;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? SameKeys<A, B> : false) : false;
+const schemaMatchesTypes: [
+  Same<z.infer<typeof sessionSchema>, Session>,
+  Same<z.infer<typeof turnSchema>, Turn>,
+  Same<z.infer<typeof memorySchema>, Memory>,
+  Same<z.infer<typeof edgeSchema>, Edge>,
+  Same<z.infer<typeof segmentSchema>, Segment>,
+  Same<z.infer<typeof vectorSchema>, BackupVector>,
+] = [true, true, true, true, true, true];
+void schemaMatchesTypes;
+
