@@ -10,8 +10,7 @@ import type { MemoryGraph } from '../graph';
 import type { MemorySettings } from '../settings';
 import { RefineCache, refineTimelines } from './refine';
 import { formatTimeline, timelineKey, timelinesForRetrieved } from './timelines';
-import { countWords } from '../retrieval/tokenize';
-import { BudgetPacker } from '../retrieval/budget';
+import { BudgetPacker, promptItem, promptItemCost } from '../retrieval/budget';
 import { approxTokens, promptDate } from '../text';
 
 export interface DialogueTurn {
@@ -48,7 +47,7 @@ export interface PromptUnit {
   id: Id;
   /** The text as written into the prompt (without the list bullet). */
   text: string;
-  /** Words counted against the budget. */
+  /** Words counted against the budget (the list bullet included). */
   cost: number;
   /** Time that orders the prompt (a timeline sits at its retrieved memory). */
   time: Millis;
@@ -100,12 +99,12 @@ function dialogueText(dialogue: readonly DialogueTurn[]): string {
     .join('\n');
 }
 
-function memoryLine(m: Memory): string {
+export function memoryLine(m: Memory): string {
   const past = m.supersededBy ? ' (this is no longer true; it changed later)' : '';
   return `${promptDate(m.time)}: ${m.text}${past}`;
 }
 
-function segmentBlock(time: Millis, text: string): string {
+export function segmentBlock(time: Millis, text: string): string {
   // Only the date as header: every header word is paid from the budget.
   return `${promptDate(time)}:\n${text
     .split('\n')
@@ -128,7 +127,7 @@ function noteBlock(t: Timeline, note: string, memoriesById: ReadonlyMap<Id, Memo
  */
 export function fitTimeline(t: Timeline, memoriesById: ReadonlyMap<Id, Memory>, maxWords: number): Timeline {
   const cost = (lo: number, hi: number) =>
-    countWords(formatTimeline({ memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through }, memoriesById));
+    promptItemCost(formatTimeline({ memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through }, memoriesById));
   if (cost(0, t.memoryIds.length - 1) <= maxWords) return t;
   const at = Math.max(0, t.memoryIds.indexOf(t.through));
   let lo = at;
@@ -156,7 +155,7 @@ export function buildSystemPrompt(now: Millis, memoryBlocks: readonly string[], 
         'where it is relevant to what the person says now, and ignore anything that does not fit or would ' +
         'mislead. Things marked as no longer true describe the past, not the present. Do not invent memories, ' +
         'and if the person states something about the past that contradicts what you remember, gently say so.',
-      memoryBlocks.map((b) => (b.startsWith('- ') ? b : `- ${b}`)).join('\n'),
+      memoryBlocks.map(promptItem).join('\n'),
     );
   }
   return parts.join('\n\n');
@@ -278,7 +277,7 @@ function pack(
     if (unit.kind === 'segment') {
       // Never skipped for coverage: memories summarise, the segment has the original words.
       const text = segmentBlock(unit.time, unit.text);
-      const cost = countWords(text);
+      const cost = promptItemCost(text);
       if (packer.fits(cost)) packer.take({ kind: 'segment', id: unit.id, text, cost, time: unit.time, rank, score: hit.score, sourceTurnIds: unit.sourceTurnIds, memoryIds: [] });
       return;
     }
@@ -289,7 +288,7 @@ function pack(
       const ids = tl.timeline.memoryIds;
       // Memories of the timeline already in the prompt on their own give their place back.
       const dup = packer.taken.filter((u) => u.kind === 'memory' && ids.includes(u.id));
-      const cost = countWords(tl.text);
+      const cost = promptItemCost(tl.text);
       const refund = dup.reduce((a, u) => a + u.cost, 0);
       if (packer.fits(cost, refund)) {
         for (const d of dup) packer.remove(d);
@@ -301,7 +300,7 @@ function pack(
     }
     if (packer.isCovered(m.sourceTurnIds)) return;
     const text = memoryLine(m);
-    const cost = countWords(text);
+    const cost = promptItemCost(text);
     if (packer.fits(cost)) packer.take({ kind: 'memory', id: m.id, text, cost, time: m.time, rank, score: hit.score, sourceTurnIds: m.sourceTurnIds, memoryIds: [m.id] });
   });
   // Time order for the prompt (SeCom).
