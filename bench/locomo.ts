@@ -28,11 +28,14 @@ import { memoryLine, prepareTurn, segmentBlock } from '../src/memory/recall/turn
 import { promptDate } from '../src/memory/text';
 import { answerHit, shortAnswerForms, Tally } from './lib/locomo-metrics';
 import { RefineCache } from '../src/memory/recall/refine';
-import { withDefaults, type RetrievalMode } from '../src/memory/settings';
+import { DEFAULT_MEMORY_SETTINGS, withDefaults, type MemorySettings, type RetrievalMode } from '../src/memory/settings';
 import { ingestLocomo, type Ingested } from './lib/locomo-ingest';
 
 const BUDGETS = [300, 1000] as const;
 const BASELINE = 'turns-bm25';
+/** The retrieval signals of issue 13, each a switch in MemorySettings. */
+const SIGNALS = ['speakerAware', 'feedbackQuery', 'queryRouting', 'segmentExcerpts'] as const;
+const SIGNALS_OFF: Partial<MemorySettings> = Object.fromEntries(SIGNALS.map((k) => [k, false]));
 const CATEGORY: Record<string, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
 /** Units fetched per query: enough to fill the larger budget with the smallest units. */
 const DEPTH = 200;
@@ -120,7 +123,7 @@ function interleave(a: IndexedUnit[], b: IndexedUnit[]): IndexedUnit[] {
  * The product's per-turn flow (src/memory/recall/turn.ts) over one index of memories and segments, as
  * MemoryService builds it; no model, so timelines go in raw (the refinement-off switch).
  */
-function productTurn(retrievalMode: RetrievalMode): Mode['turn'] {
+function productTurn(retrievalMode: RetrievalMode, switches: Partial<MemorySettings> = {}): Mode['turn'] {
   return (c) => {
     const index = indexOf([...memUnits(c), ...segUnits(c)]);
     const memoriesById = new Map(c.memories.map((m) => [m.id, m]));
@@ -132,7 +135,7 @@ function productTurn(retrievalMode: RetrievalMode): Mode['turn'] {
         index,
         graph: c.graph,
         memoriesById,
-        settings: withDefaults({ retrievalMode, refinement: false, contextBudgetWords: budget }),
+        settings: withDefaults({ ...switches, retrievalMode, refinement: false, contextBudgetWords: budget }),
         refineCache: new RefineCache(),
         seed: 1,
       });
@@ -155,6 +158,15 @@ const MODES: Mode[] = [
     name: 'turn-plain-topk', describe: 'the product per-turn flow with the plain-topk switch (no graph)',
     turn: productTurn('plain-topk'), product: true,
   },
+  // Every retrieval signal on its own over the flow with all of them off, and the default flow with
+  // each one flipped: each signal is measured on and off.
+  { name: 'turn-no-signals', describe: 'turn with every retrieval signal off (the flow before issue 13)', turn: productTurn('timelines', SIGNALS_OFF) },
+  { name: 'plain-no-signals', describe: 'turn-plain-topk with every retrieval signal off', turn: productTurn('plain-topk', SIGNALS_OFF) },
+  ...SIGNALS.map((k): Mode => ({ name: `turn-only-${k}`, describe: `turn with only ${k} on`, turn: productTurn('timelines', { ...SIGNALS_OFF, [k]: true }) })),
+  ...SIGNALS.map((k): Mode => ({
+    name: `turn-flip-${k}`, describe: `turn with ${k} flipped from its default (${String(!DEFAULT_MEMORY_SETTINGS[k])})`,
+    turn: productTurn('timelines', { [k]: !DEFAULT_MEMORY_SETTINGS[k] }),
+  })),
   { name: BASELINE, describe: 'BM25 over single turns, speaker name indexed (baseline)', build: (c) => { const ix = indexOf(turnUnits(c)); return (q) => ranked(ix, q); } },
   { name: 'segments', describe: 'BM25 over denoised segments, original text in the prompt', build: (c) => { const ix = indexOf(segUnits(c)); return (q) => ranked(ix, q); } },
   {

@@ -11,6 +11,8 @@ import type { MemorySettings } from '../settings';
 import { RefineCache, refineTimelines } from './refine';
 import { formatTimeline, timelineKey, timelinesForRetrieved } from './timelines';
 import { BudgetPacker, promptItem, promptItemCost } from '../retrieval/budget';
+import { searchForTurn } from '../retrieval/turn-search';
+import { segmentExcerpt } from '../retrieval/excerpt';
 import { approxTokens, promptDate } from '../text';
 
 export interface DialogueTurn {
@@ -185,9 +187,14 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const ranked: SearchHit[] =
     query.trim() === '' || limit === 0
       ? []
-      : input.index
-          .search(query, queryVector, retrievalDepth(settings), { kinds: ['memory', 'segment'] })
-          .filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
+      : searchForTurn({
+          index: input.index,
+          query,
+          queryVector,
+          k: retrievalDepth(settings),
+          kinds: ['memory', 'segment'],
+          signals: { speakerAware: settings.speakerAware, feedback: settings.feedbackQuery, routing: settings.queryRouting },
+        }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
 
   // Phase II-1/II-2: one timeline through each of the top-k retrieved memories, refined in one call.
   const timelineOf = new Map<Id, TimelineBlock>();
@@ -225,7 +232,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     });
   }
 
-  const units = pack(ranked, limit, timelineOf, irrelevant, memoriesById);
+  const units = pack(ranked, limit, timelineOf, irrelevant, memoriesById, settings.segmentExcerpts ? query : undefined);
   const blocks = units.map((u) => u.text);
   const systemPrompt = buildSystemPrompt(input.now, blocks, input.persona);
   const messages: ChatMessage[] = [
@@ -269,6 +276,8 @@ function pack(
   timelineOf: ReadonlyMap<Id, TimelineBlock>,
   irrelevant: ReadonlySet<Id>,
   memoriesById: ReadonlyMap<Id, Memory>,
+  /** Segments go in as excerpts around the turns matching this query (undefined: whole). */
+  excerptQuery?: string,
 ): PromptUnit[] {
   const packer = new BudgetPacker<PromptUnit>(limit);
   const inTimeline = new Set<Id>();
@@ -276,9 +285,10 @@ function pack(
     const unit = hit.unit;
     if (unit.kind === 'segment') {
       // Never skipped for coverage: memories summarise, the segment has the original words.
-      const text = segmentBlock(unit.time, unit.text);
+      const part = excerptQuery === undefined ? undefined : segmentExcerpt(unit.text, unit.sourceTurnIds, excerptQuery);
+      const text = segmentBlock(unit.time, part?.text ?? unit.text);
       const cost = promptItemCost(text);
-      if (packer.fits(cost)) packer.take({ kind: 'segment', id: unit.id, text, cost, time: unit.time, rank, score: hit.score, sourceTurnIds: unit.sourceTurnIds, memoryIds: [] });
+      if (packer.fits(cost)) packer.take({ kind: 'segment', id: unit.id, text, cost, time: unit.time, rank, score: hit.score, sourceTurnIds: part?.turnIds ?? unit.sourceTurnIds, memoryIds: [] });
       return;
     }
     const m = memoriesById.get(unit.id)!;
