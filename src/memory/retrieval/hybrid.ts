@@ -42,6 +42,8 @@ export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
   readonly lexical: LexicalIndex;
   /** The dense side, once a vector has been set. */
   readonly vectors: VectorStore | undefined;
+  subjects(): readonly string[];
+  feedbackTerms(ids: readonly Id[], query: string, n: number): string[];
 } {
   const c = options.rrfK ?? 60;
   const wLex = options.weights?.lexical ?? 1;
