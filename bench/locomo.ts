@@ -1,13 +1,18 @@
-// LoCoMo evidence recall under a context budget (docs/METHOD.md, section 6, "The offline retrieval
+// LoCoMo retrieval under a context budget (docs/METHOD.md, section 6, "The offline retrieval
 // benchmark").
-//   npx tsx bench/locomo.ts --data <file or directory of LoCoMo json> [--json]
+//   npx tsx bench/locomo.ts --data <file or directory of LoCoMo json> [--json] [--modes a,b]
 // LLM-free and embedding-free: each conversation goes through the real memorise pipeline
-// (bench/lib/locomo-ingest.ts), then every question of categories 1-4 retrieves under budgets of
-// 300 and 1000 words; recall = share of the question's evidence turns among the source turns of
-// the packed units, averaged over questions. The modes 'turn' and 'turn-plain-topk' run the app's
-// own per-turn code (prepareTurn, src/memory/recall/turn.ts) with contextBudgetWords = the budget; "best"
-// is the better of those two. Evidence ids that name no turn of the conversation
-// (a handful of LoCoMo annotation errors) are dropped; questions left with no evidence are skipped.
+// (bench/lib/locomo-ingest.ts; LoCoMo's observations stand in for the summarising call, so the
+// figures are an upper bound), then every question of categories 1-4 retrieves under budgets of
+// 300 and 1000 words. Two metrics (bench/lib/locomo-metrics.ts), overall, by category and by file:
+// - recall: share of the question's evidence turns among the source turns of the packed units;
+// - answer hit: for questions with a short gold answer, whether it appears in the remembered text.
+// Every mode pays for every word it puts into the prompt: list bullets, dates, speakers' names.
+// The modes 'turn' and 'turn-plain-topk' run the app's own per-turn code (prepareTurn,
+// src/memory/recall/turn.ts) with contextBudgetWords = the budget; "best" is the better of those
+// two; 'turn-no-*' modes switch one retrieval signal off. Evidence ids that name no turn of the
+// conversation (a handful of LoCoMo annotation errors) are dropped; questions left with no evidence
+// are skipped.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseLocomoConversation } from '../src/memory/locomo';
@@ -15,16 +20,23 @@ import { memoryUnit } from '../src/memory/ingest/memorise';
 import { timelinesForRetrieved } from '../src/memory/recall/timelines';
 import { seedFrom } from '../src/memory/rng';
 import { createHybridIndex } from '../src/memory/retrieval/hybrid';
-import { packByBudget } from '../src/memory/retrieval/budget';
+import { packByBudget, promptItem, promptItemCost } from '../src/memory/retrieval/budget';
 import { segmentUnit, turnUnit } from '../src/memory/retrieval/units';
 import type { HybridIndex, IndexedUnit } from '../src/memory/retrieval/types';
 import type { Id } from '../src/memory/types';
-import { prepareTurn } from '../src/memory/recall/turn';
+import { memoryLine, prepareTurn, segmentBlock } from '../src/memory/recall/turn';
+import { promptDate } from '../src/memory/text';
+import { answerHit, shortAnswerForms, Tally } from './lib/locomo-metrics';
 import { RefineCache } from '../src/memory/recall/refine';
-import { withDefaults, type RetrievalMode } from '../src/memory/settings';
+import { DEFAULT_MEMORY_SETTINGS, withDefaults, type MemorySettings, type RetrievalMode } from '../src/memory/settings';
 import { ingestLocomo, type Ingested } from './lib/locomo-ingest';
 
 const BUDGETS = [300, 1000] as const;
+const BASELINE = 'turns-bm25';
+/** The retrieval signals of issue 13, each a switch in MemorySettings. */
+const SIGNALS = ['speakerAware', 'feedbackQuery', 'queryRouting', 'segmentExcerpts'] as const;
+const SIGNALS_OFF: Partial<MemorySettings> = Object.fromEntries(SIGNALS.map((k) => [k, false]));
+const CATEGORY: Record<string, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
 /** Units fetched per query: enough to fill the larger budget with the smallest units. */
 const DEPTH = 200;
 
@@ -33,12 +45,18 @@ type Retriever = (query: string) => IndexedUnit[];
 interface Retrieved {
   turnIds: Id[];
   units: number;
+  /** Words paid from the budget. */
+  words: number;
+  /** The remembered material as written into the prompt (bullets, dates, speakers). */
+  text: string;
 }
 interface Mode {
   name: string;
   describe: string;
   build?: (c: Ingested) => Retriever;
   skipCovered?: boolean;
+  /** One of the product's retrieval modes, among which "best" is chosen. */
+  product?: boolean;
   /** Retrieval and packing done by the product's per-turn code (prepareTurn). */
   turn?: (c: Ingested) => (query: string, budget: number) => Promise<Retrieved>;
 }
@@ -51,7 +69,22 @@ function indexOf(units: IndexedUnit[]): HybridIndex {
 const ranked = (ix: HybridIndex, q: string, kinds?: IndexedUnit['kind'][]) =>
   ix.search(q, undefined, DEPTH, kinds ? { kinds } : undefined).map((h) => h.unit);
 
+// The baseline's turns carry their speaker's name in the index and the prompt, as memories do.
 const turnUnits = (c: Ingested) => c.turns.map((t) => turnUnit(t, c.speakerOf(t)));
+
+/**
+ * How a reference mode's unit is written into the prompt: the same date headers as the product
+ * path (memoryLine, segmentBlock in recall/turn.ts), so every mode pays for its dates.
+ */
+function promptTextOf(c: Ingested): (u: IndexedUnit) => string {
+  const byId = new Map(c.memories.map((m) => [m.id, m]));
+  return (u) => {
+    const m = u.kind === 'memory' ? byId.get(u.id) : undefined;
+    if (m) return memoryLine(m);
+    if (u.kind === 'segment') return segmentBlock(u.time, u.text);
+    return `${promptDate(u.time)}: ${u.text}`;
+  };
+}
 const segUnits = (c: Ingested) => c.segments.map(segmentUnit);
 const memUnits = (c: Ingested) => c.memories.map(memoryUnit);
 
@@ -90,7 +123,7 @@ function interleave(a: IndexedUnit[], b: IndexedUnit[]): IndexedUnit[] {
  * The product's per-turn flow (src/memory/recall/turn.ts) over one index of memories and segments, as
  * MemoryService builds it; no model, so timelines go in raw (the refinement-off switch).
  */
-function productTurn(retrievalMode: RetrievalMode): Mode['turn'] {
+function productTurn(retrievalMode: RetrievalMode, switches: Partial<MemorySettings> = {}): Mode['turn'] {
   return (c) => {
     const index = indexOf([...memUnits(c), ...segUnits(c)]);
     const memoriesById = new Map(c.memories.map((m) => [m.id, m]));
@@ -102,11 +135,16 @@ function productTurn(retrievalMode: RetrievalMode): Mode['turn'] {
         index,
         graph: c.graph,
         memoriesById,
-        settings: withDefaults({ retrievalMode, refinement: false, contextBudgetWords: budget }),
+        settings: withDefaults({ ...switches, retrievalMode, refinement: false, contextBudgetWords: budget }),
         refineCache: new RefineCache(),
         seed: 1,
       });
-      return { turnIds: [...new Set(r.units.flatMap((u) => u.sourceTurnIds))], units: r.units.length };
+      return {
+        turnIds: [...new Set(r.units.flatMap((u) => u.sourceTurnIds))],
+        units: r.units.length,
+        words: r.budget.used,
+        text: r.units.map((u) => promptItem(u.text)).join('\n'),
+      };
     };
   };
 }
@@ -114,13 +152,22 @@ function productTurn(retrievalMode: RetrievalMode): Mode['turn'] {
 const MODES: Mode[] = [
   {
     name: 'turn', describe: 'the product per-turn flow: memories + segments, top-3 memories through timelines, under the budget',
-    turn: productTurn('timelines'),
+    turn: productTurn('timelines'), product: true,
   },
   {
     name: 'turn-plain-topk', describe: 'the product per-turn flow with the plain-topk switch (no graph)',
-    turn: productTurn('plain-topk'),
+    turn: productTurn('plain-topk'), product: true,
   },
-  { name: 'turns-bm25', describe: 'BM25 over single turns (baseline)', build: (c) => { const ix = indexOf(turnUnits(c)); return (q) => ranked(ix, q); } },
+  // Every retrieval signal on its own over the flow with all of them off, and the default flow with
+  // each one flipped: each signal is measured on and off.
+  { name: 'turn-no-signals', describe: 'turn with every retrieval signal off (the flow before issue 13)', turn: productTurn('timelines', SIGNALS_OFF) },
+  { name: 'plain-no-signals', describe: 'turn-plain-topk with every retrieval signal off', turn: productTurn('plain-topk', SIGNALS_OFF) },
+  ...SIGNALS.map((k): Mode => ({ name: `turn-only-${k}`, describe: `turn with only ${k} on`, turn: productTurn('timelines', { ...SIGNALS_OFF, [k]: true }) })),
+  ...SIGNALS.map((k): Mode => ({
+    name: `turn-flip-${k}`, describe: `turn with ${k} flipped from its default (${String(!DEFAULT_MEMORY_SETTINGS[k])})`,
+    turn: productTurn('timelines', { [k]: !DEFAULT_MEMORY_SETTINGS[k] }),
+  })),
+  { name: BASELINE, describe: 'BM25 over single turns, speaker name indexed (baseline)', build: (c) => { const ix = indexOf(turnUnits(c)); return (q) => ranked(ix, q); } },
   { name: 'segments', describe: 'BM25 over denoised segments, original text in the prompt', build: (c) => { const ix = indexOf(segUnits(c)); return (q) => ranked(ix, q); } },
   {
     name: 'segments-raw', describe: 'BM25 over segments without denoising',
@@ -157,6 +204,8 @@ interface Question {
   category: number;
   query: string;
   evidence: Id[];
+  /** Forms of a short gold answer (answer hit), or undefined when the answer is long or absent. */
+  answer?: string[];
 }
 
 function questionsOf(c: Ingested): Question[] {
@@ -165,16 +214,22 @@ function questionsOf(c: Ingested): Question[] {
     if (q.category < 1 || q.category > 4) continue;
     const evidence = [...new Set(q.evidence.map((d) => c.turnIdOf.get(d)).filter((x): x is Id => x !== undefined))];
     if (evidence.length === 0) continue;
-    out.push({ category: q.category, query: q.question, evidence });
+    out.push({ category: q.category, query: q.question, evidence, answer: shortAnswerForms(q.answer) });
   }
   return out;
 }
 
-type Recall = Record<string, number>;
+/** A metric at both budgets with the number of questions it averages over. */
+type Metric = Record<string, number>;
 interface ModeResult {
-  recall: Recall;
-  byCategory: Record<string, Recall>;
-  avgUnits: Recall;
+  recall: Metric;
+  byCategory: Record<string, Metric>;
+  answerHit: Metric;
+  answerHitByCategory: Record<string, Metric>;
+  /** Per file: recall and answer hit at both budgets (the spread of a change across files). */
+  byFile: Record<string, { recall: Metric; answerHit: Metric }>;
+  avgUnits: Metric;
+  avgWords: Metric;
 }
 
 function files(path: string): string[] {
@@ -182,94 +237,129 @@ function files(path: string): string[] {
   return [path];
 }
 
+/** {"300": mean, "1000": mean, n} for the keys `${prefix}${budget}`. */
+function metric(t: Tally, prefix: string): Metric {
+  const out: Metric = {};
+  for (const b of BUDGETS) out[b] = t.mean(`${prefix}${b}`) ?? 0;
+  out.n = t.count(`${prefix}${BUDGETS[0]}`);
+  return out;
+}
+
+async function runMode(mode: Mode, ingested: Ingested[], names: string[]): Promise<ModeResult> {
+  const recall = new Tally();
+  const hit = new Tally();
+  const size = new Tally();
+  for (const [ci, c] of ingested.entries()) {
+    const retrieve = mode.build?.(c);
+    const turn = mode.turn?.(c);
+    const render = promptTextOf(c);
+    for (const q of questionsOf(c)) {
+      const list = retrieve?.(q.query) ?? [];
+      for (const b of BUDGETS) {
+        let got: Retrieved;
+        if (turn) got = await turn(q.query, b);
+        else {
+          const packed = packByBudget(list, b, { skipCovered: mode.skipCovered, cost: (u) => promptItemCost(render(u)) });
+          got = { turnIds: packed.turnIds, units: packed.units.length, words: packed.used, text: packed.units.map((p) => promptItem(render(p.unit))).join('\n') };
+        }
+        const have = new Set(got.turnIds);
+        const r = q.evidence.filter((e) => have.has(e)).length / q.evidence.length;
+        for (const key of [`${b}`, `${q.category}:${b}`, `f${ci}:${b}`]) recall.add(key, r);
+        if (q.answer) {
+          const h = answerHit(q.answer, got.text) ? 1 : 0;
+          for (const key of [`${b}`, `${q.category}:${b}`, `f${ci}:${b}`]) hit.add(key, h);
+        }
+        size.add(`units${b}`, got.units);
+        size.add(`words${b}`, got.words);
+      }
+    }
+  }
+  const byCategory: Record<string, Metric> = {};
+  const answerHitByCategory: Record<string, Metric> = {};
+  for (const cat of [1, 2, 3, 4]) {
+    if (recall.count(`${cat}:${BUDGETS[0]}`) > 0) byCategory[cat] = metric(recall, `${cat}:`);
+    if (hit.count(`${cat}:${BUDGETS[0]}`) > 0) answerHitByCategory[cat] = metric(hit, `${cat}:`);
+  }
+  const byFile = Object.fromEntries(names.map((name, i) => [name, { recall: metric(recall, `f${i}:`), answerHit: metric(hit, `f${i}:`) }]));
+  const avg = (prefix: string) => Object.fromEntries(BUDGETS.map((b) => [b, Math.round((size.mean(`${prefix}${b}`) ?? 0) * 10) / 10]));
+  return { recall: metric(recall, ''), byCategory, answerHit: metric(hit, ''), answerHitByCategory, byFile, avgUnits: avg('units'), avgWords: avg('words') };
+}
+
+const UPPER_BOUND_NOTE =
+  'No model endpoint: LoCoMo\'s own observations stand in for the summarising call (memories written by a ' +
+  'strong model with exact source turns), so these figures are an upper bound for what a small local model would give.';
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const at = args.indexOf('--data');
   const data = at >= 0 ? args[at + 1] : undefined;
   if (!data) {
-    console.error('usage: tsx bench/locomo.ts --data <file or directory of LoCoMo json> [--json]');
+    console.error('usage: tsx bench/locomo.ts --data <file or directory of LoCoMo json> [--json] [--modes name,name]');
     process.exit(2);
   }
   const json = args.includes('--json');
   // --splitter min,max,cutoff: explore segment sizes (defaults: DEFAULT_SPLITTER).
   const sp = args.indexOf('--splitter');
   const splitter = sp >= 0 ? (([minTurns, maxTurns, cutoff]) => ({ minTurns, maxTurns, cutoff }))(args[sp + 1]!.split(',').map(Number)) : undefined;
+  // --modes a,b: run only these modes (the baseline and the product modes always run).
+  const mo = args.indexOf('--modes');
+  const only = mo >= 0 ? new Set(args[mo + 1]!.split(',')) : undefined;
   const paths = files(data);
+  const names = paths.map((p) => p.split('/').pop()!);
   const ingested: Ingested[] = [];
   for (const [i, p] of paths.entries()) ingested.push(await ingestLocomo(parseLocomoConversation(JSON.parse(readFileSync(p, 'utf8'))), `c${i}`, splitter));
 
   const modes: Record<string, ModeResult & { describe: string }> = {};
-  let questions = 0;
   for (const mode of MODES) {
-    const sums: Record<string, number> = {};
-    const counts: Record<string, number> = {};
-    const units: Record<string, number> = {};
-    const add = (key: string, v: number) => {
-      sums[key] = (sums[key] ?? 0) + v;
-      counts[key] = (counts[key] ?? 0) + 1;
-    };
-    let n = 0;
-    for (const c of ingested) {
-      const retrieve = mode.build?.(c);
-      const turn = mode.turn?.(c);
-      for (const q of questionsOf(c)) {
-        n++;
-        const list = retrieve?.(q.query) ?? [];
-        for (const b of BUDGETS) {
-          const packed: Retrieved = turn
-            ? await turn(q.query, b)
-            : (({ turnIds, units }) => ({ turnIds, units: units.length }))(packByBudget(list, b, { skipCovered: mode.skipCovered }));
-          const got = new Set(packed.turnIds);
-          const r = q.evidence.filter((e) => got.has(e)).length / q.evidence.length;
-          add(`${b}`, r);
-          add(`${q.category}:${b}`, r);
-          units[b] = (units[b] ?? 0) + packed.units;
-        }
-      }
-    }
-    questions = n;
-    const round = (x: number) => Math.round(x * 1000) / 1000;
-    const recall: Recall = {};
-    const avgUnits: Recall = {};
-    for (const b of BUDGETS) {
-      recall[b] = round(sums[b]! / counts[b]!);
-      avgUnits[b] = Math.round((units[b]! / n) * 10) / 10;
-    }
-    const byCategory: Record<string, Recall> = {};
-    for (const cat of [1, 2, 3, 4]) {
-      if (!counts[`${cat}:300`]) continue;
-      byCategory[cat] = Object.fromEntries(BUDGETS.map((b) => [b, round(sums[`${cat}:${b}`]! / counts[`${cat}:${b}`]!)]));
-      byCategory[cat]!.n = counts[`${cat}:300`]!;
-    }
-    modes[mode.name] = { describe: mode.describe, recall, byCategory, avgUnits };
+    if (only && !only.has(mode.name) && !mode.product && mode.name !== BASELINE) continue;
+    modes[mode.name] = { describe: mode.describe, ...(await runMode(mode, ingested, names)) };
   }
+  const questions = ingested.reduce((a, c) => a + questionsOf(c).length, 0);
   const score = (m: ModeResult) => m.recall[300]! + m.recall[1000]!;
-  // "best" is chosen among the product's own per-turn flow (its switches), so the headline figure
-  // is what the app does; the other modes stay in "modes" as references.
-  const product = new Set(MODES.filter((m) => m.turn).map((m) => m.name));
+  // "best" is chosen among the product's own per-turn flow (its retrieval modes), so the headline
+  // figure is what the app does; the other modes stay in "modes" as references.
+  const product = new Set(MODES.filter((m) => m.product).map((m) => m.name));
   const bestName = Object.keys(modes).filter((k) => product.has(k)).sort((a, b) => score(modes[b]!) - score(modes[a]!))[0]!;
-  const best = modes[bestName]!;
+  const summary = (name: string) => {
+    const m = modes[name]!;
+    return { mode: name, recall: m.recall, byCategory: m.byCategory, answerHit: m.answerHit, answerHitByCategory: m.answerHitByCategory, byFile: m.byFile };
+  };
   const result = {
-    data: paths.map((p) => p.split('/').pop()),
+    note: UPPER_BOUND_NOTE,
+    data: names,
     conversations: ingested.length,
     questions,
+    shortAnswerQuestions: modes[BASELINE]!.answerHit.n,
     memories: ingested.reduce((a, c) => a + c.memories.length, 0),
     segments: ingested.reduce((a, c) => a + c.segments.length, 0),
     edges: ingested.reduce((a, c) => a + c.graph.edgeCount, 0),
     modelCallsWhileIngesting: ingested.reduce((a, c) => a + c.modelCalls, 0),
-    baseline: { mode: 'turns-bm25', recall: modes['turns-bm25']!.recall },
-    best: { mode: bestName, recall: best.recall, byCategory: best.byCategory },
+    baseline: summary(BASELINE),
+    best: summary(bestName),
     modes,
   };
   if (json) {
     console.log(JSON.stringify(result, null, 2));
     return;
   }
-  console.log(`LoCoMo evidence recall: ${result.conversations} conversation(s), ${questions} questions (categories 1-4)`);
+  const f = (x: number | undefined) => (x ?? 0).toFixed(3);
+  console.log(`LoCoMo retrieval: ${result.conversations} conversation(s), ${questions} questions (categories 1-4), ${result.shortAnswerQuestions} with a short answer`);
+  console.log(UPPER_BOUND_NOTE);
+  console.log('mode                           recall @300/@1000   answer hit @300/@1000   units   words');
   for (const [name, m] of Object.entries(modes)) {
-    console.log(`${name.padEnd(30)} @300 ${m.recall[300]!.toFixed(3)}  @1000 ${m.recall[1000]!.toFixed(3)}  units ${m.avgUnits[300]}/${m.avgUnits[1000]}  ${m.describe}`);
+    console.log(
+      `${name.padEnd(30)} ${f(m.recall[300])} / ${f(m.recall[1000])}       ${f(m.answerHit[300])} / ${f(m.answerHit[1000])}           ${m.avgUnits[300]}/${m.avgUnits[1000]}  ${m.avgWords[300]}/${m.avgWords[1000]}  ${m.describe}`,
+    );
   }
-  console.log(`best: ${bestName}`);
+  for (const name of [BASELINE, bestName]) {
+    const m = modes[name]!;
+    console.log(`${name === BASELINE ? 'baseline' : 'best'} (${name}) by category, recall | answer hit, @300/@1000 (n):`);
+    for (const cat of Object.keys(m.byCategory)) {
+      const r = m.byCategory[cat]!;
+      const h = m.answerHitByCategory[cat];
+      console.log(`  ${cat} ${CATEGORY[cat] ?? ''}: ${f(r[300])}/${f(r[1000])} (${r.n}) | ${h ? `${f(h[300])}/${f(h[1000])} (${h.n})` : '-'}`);
+    }
+  }
 }
 
 await main();

@@ -1,5 +1,7 @@
 // Latency and memory of retrieval at scale (issue 5, "Speed at scale").
-//   node --expose-gc --import tsx bench/scale.ts [--json]
+//   node --expose-gc --import tsx bench/scale.ts [--json] [--all-signals]
+// --all-signals: the turn runs with every retrieval signal of issue 13 on (the feedback query is a
+// second search; speaker-aware search, routing and excerpts cost little), not the defaults.
 // Synthetic memory graphs of 1k, 10k and 100k memories: 384-d random unit vectors, 12-word texts
 // drawn from a Zipf-distributed synthetic vocabulary (so BM25 posting lists look like real ones),
 // and edges older -> newer inside small components (about 1.5 per memory).
@@ -186,7 +188,11 @@ async function measure(n: number) {
 
   // The whole per-turn preparation (prepareTurn: retrieval over the index at the default budget,
   // timelines, raw since no model, prompt assembly).
-  const turnSettings = withDefaults({ refinement: false });
+  const allSignals = process.argv.includes('--all-signals');
+  const turnSettings = withDefaults({
+    refinement: false,
+    ...(allSignals ? { speakerAware: true, feedbackQuery: true, queryRouting: true, segmentExcerpts: true } : {}),
+  });
   const turnTimes: number[] = [];
   for (let q = 0; q < QUERIES / 2 + 10; q++) {
     const target = Math.floor(rng() * Math.min(n, vectors.length));

@@ -33,6 +33,14 @@ export interface MemorySettings {
   contextBudgetWords: number;
   /** Largest share of the budget one (raw) timeline may take before it is trimmed around its memory. */
   timelineBudgetShare: number;
+  /** Retrieval: a question naming some of the people memories are about leaves out the others' memories. */
+  speakerAware: boolean;
+  /** Retrieval: pseudo-relevance feedback, a second query from the top units' terms fused by rank. */
+  feedbackQuery: boolean;
+  /** Retrieval: a hypothetical question ("would ...", "likely") ranks memories before raw segments. */
+  queryRouting: boolean;
+  /** Packing: a segment goes into the prompt as the turns matching the query and their neighbours. */
+  segmentExcerpts: boolean;
 }
 
 export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
@@ -49,6 +57,10 @@ export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
   queryTurns: 2,
   contextBudgetWords: 300,
   timelineBudgetShare: 0.15,
+  speakerAware: true,
+  feedbackQuery: false,
+  queryRouting: false,
+  segmentExcerpts: false,
 });
 
 export function withDefaults(partial?: Partial<MemorySettings>): MemorySettings {

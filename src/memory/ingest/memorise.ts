@@ -97,6 +97,7 @@ export function memoryUnit(m: Memory): IndexedUnit {
     time: m.time,
     sessionId: m.sessionId,
     sourceTurnIds: m.sourceTurnIds,
+    ...(m.subject ? { subject: m.subject } : {}),
   };
 }
 

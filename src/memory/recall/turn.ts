@@ -10,8 +10,9 @@ import type { MemoryGraph } from '../graph';
 import type { MemorySettings } from '../settings';
 import { RefineCache, refineTimelines } from './refine';
 import { formatTimeline, timelineKey, timelinesForRetrieved } from './timelines';
-import { countWords } from '../retrieval/tokenize';
-import { BudgetPacker } from '../retrieval/budget';
+import { BudgetPacker, promptItem, promptItemCost } from '../retrieval/budget';
+import { searchForTurn } from '../retrieval/turn-search';
+import { segmentExcerpt } from '../retrieval/excerpt';
 import { approxTokens, promptDate } from '../text';
 
 export interface DialogueTurn {
@@ -48,7 +49,7 @@ export interface PromptUnit {
   id: Id;
   /** The text as written into the prompt (without the list bullet). */
   text: string;
-  /** Words counted against the budget. */
+  /** Words counted against the budget (the list bullet included). */
   cost: number;
   /** Time that orders the prompt (a timeline sits at its retrieved memory). */
   time: Millis;
@@ -100,12 +101,12 @@ function dialogueText(dialogue: readonly DialogueTurn[]): string {
     .join('\n');
 }
 
-function memoryLine(m: Memory): string {
+export function memoryLine(m: Memory): string {
   const past = m.supersededBy ? ' (this is no longer true; it changed later)' : '';
   return `${promptDate(m.time)}: ${m.text}${past}`;
 }
 
-function segmentBlock(time: Millis, text: string): string {
+export function segmentBlock(time: Millis, text: string): string {
   // Only the date as header: every header word is paid from the budget.
   return `${promptDate(time)}:\n${text
     .split('\n')
@@ -128,7 +129,7 @@ function noteBlock(t: Timeline, note: string, memoriesById: ReadonlyMap<Id, Memo
  */
 export function fitTimeline(t: Timeline, memoriesById: ReadonlyMap<Id, Memory>, maxWords: number): Timeline {
   const cost = (lo: number, hi: number) =>
-    countWords(formatTimeline({ memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through }, memoriesById));
+    promptItemCost(formatTimeline({ memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through }, memoriesById));
   if (cost(0, t.memoryIds.length - 1) <= maxWords) return t;
   const at = Math.max(0, t.memoryIds.indexOf(t.through));
   let lo = at;
@@ -156,7 +157,7 @@ export function buildSystemPrompt(now: Millis, memoryBlocks: readonly string[], 
         'where it is relevant to what the person says now, and ignore anything that does not fit or would ' +
         'mislead. Things marked as no longer true describe the past, not the present. Do not invent memories, ' +
         'and if the person states something about the past that contradicts what you remember, gently say so.',
-      memoryBlocks.map((b) => (b.startsWith('- ') ? b : `- ${b}`)).join('\n'),
+      memoryBlocks.map(promptItem).join('\n'),
     );
   }
   return parts.join('\n\n');
@@ -186,9 +187,14 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const ranked: SearchHit[] =
     query.trim() === '' || limit === 0
       ? []
-      : input.index
-          .search(query, queryVector, retrievalDepth(settings), { kinds: ['memory', 'segment'] })
-          .filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
+      : searchForTurn({
+          index: input.index,
+          query,
+          queryVector,
+          k: retrievalDepth(settings),
+          kinds: ['memory', 'segment'],
+          signals: { speakerAware: settings.speakerAware, feedback: settings.feedbackQuery, routing: settings.queryRouting },
+        }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
 
   // Phase II-1/II-2: one timeline through each of the top-k retrieved memories, refined in one call.
   const timelineOf = new Map<Id, TimelineBlock>();
@@ -226,7 +232,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     });
   }
 
-  const units = pack(ranked, limit, timelineOf, irrelevant, memoriesById);
+  const units = pack(ranked, limit, timelineOf, irrelevant, memoriesById, settings.segmentExcerpts ? query : undefined);
   const blocks = units.map((u) => u.text);
   const systemPrompt = buildSystemPrompt(input.now, blocks, input.persona);
   const messages: ChatMessage[] = [
@@ -270,6 +276,8 @@ function pack(
   timelineOf: ReadonlyMap<Id, TimelineBlock>,
   irrelevant: ReadonlySet<Id>,
   memoriesById: ReadonlyMap<Id, Memory>,
+  /** Segments go in as excerpts around the turns matching this query (undefined: whole). */
+  excerptQuery?: string,
 ): PromptUnit[] {
   const packer = new BudgetPacker<PromptUnit>(limit);
   const inTimeline = new Set<Id>();
@@ -277,9 +285,10 @@ function pack(
     const unit = hit.unit;
     if (unit.kind === 'segment') {
       // Never skipped for coverage: memories summarise, the segment has the original words.
-      const text = segmentBlock(unit.time, unit.text);
-      const cost = countWords(text);
-      if (packer.fits(cost)) packer.take({ kind: 'segment', id: unit.id, text, cost, time: unit.time, rank, score: hit.score, sourceTurnIds: unit.sourceTurnIds, memoryIds: [] });
+      const part = excerptQuery === undefined ? undefined : segmentExcerpt(unit.text, unit.sourceTurnIds, excerptQuery);
+      const text = segmentBlock(unit.time, part?.text ?? unit.text);
+      const cost = promptItemCost(text);
+      if (packer.fits(cost)) packer.take({ kind: 'segment', id: unit.id, text, cost, time: unit.time, rank, score: hit.score, sourceTurnIds: part?.turnIds ?? unit.sourceTurnIds, memoryIds: [] });
       return;
     }
     const m = memoriesById.get(unit.id)!;
@@ -289,7 +298,7 @@ function pack(
       const ids = tl.timeline.memoryIds;
       // Memories of the timeline already in the prompt on their own give their place back.
       const dup = packer.taken.filter((u) => u.kind === 'memory' && ids.includes(u.id));
-      const cost = countWords(tl.text);
+      const cost = promptItemCost(tl.text);
       const refund = dup.reduce((a, u) => a + u.cost, 0);
       if (packer.fits(cost, refund)) {
         for (const d of dup) packer.remove(d);
@@ -301,7 +310,7 @@ function pack(
     }
     if (packer.isCovered(m.sourceTurnIds)) return;
     const text = memoryLine(m);
-    const cost = countWords(text);
+    const cost = promptItemCost(text);
     if (packer.fits(cost)) packer.take({ kind: 'memory', id: m.id, text, cost, time: m.time, rank, score: hit.score, sourceTurnIds: m.sourceTurnIds, memoryIds: [m.id] });
   });
   // Time order for the prompt (SeCom).

@@ -15,6 +15,16 @@ export function unitCost(text: string, measure: BudgetMeasure = 'words'): number
   return measure === 'words' ? countWords(text) : Math.ceil(text.length / 4);
 }
 
+/** One item of remembered material as the prompt lists it: a bullet, then the text. */
+export function promptItem(text: string): string {
+  return text.startsWith('- ') ? text : `- ${text}`;
+}
+
+/** Words an item costs in the prompt, its list bullet included: every word sent is paid for. */
+export function promptItemCost(text: string): number {
+  return countWords(promptItem(text));
+}
+
 export interface PackOptions {
   measure?: BudgetMeasure;
   /**

@@ -42,6 +42,8 @@ export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
   readonly lexical: LexicalIndex;
   /** The dense side, once a vector has been set. */
   readonly vectors: VectorStore | undefined;
+  subjects(): readonly string[];
+  feedbackTerms(ids: readonly Id[], query: string, n: number): string[];
 } {
   const c = options.rrfK ?? 60;
   const wLex = options.weights?.lexical ?? 1;
@@ -49,6 +51,14 @@ export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
   const depth = options.depth ?? 50;
   const lexical = new LexicalIndex(options.lexical);
   const units = new Map<Id, IndexedUnit>();
+  // Subjects of the units, counted, so a query can be matched against the names the index knows.
+  const subjectCount = new Map<string, number>();
+  const countSubject = (subject: string | undefined, by: number) => {
+    if (subject === undefined || subject === '') return;
+    const n = (subjectCount.get(subject) ?? 0) + by;
+    if (n > 0) subjectCount.set(subject, n);
+    else subjectCount.delete(subject);
+  };
   let vectors: VectorStore | undefined = options.dim ? new VectorStore(options.dim, options.vectors) : undefined;
 
   function setVector(id: Id, vector: Float32Array): void {
@@ -68,30 +78,38 @@ export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
     has: (id) => units.has(id),
     get: (id) => units.get(id),
     upsert(unit, vector) {
+      countSubject(units.get(unit.id)?.subject, -1);
+      countSubject(unit.subject, 1);
       units.set(unit.id, unit);
       lexical.add(unit.id, unit.indexText ?? unit.text);
       if (vector) setVector(unit.id, vector);
     },
     setVector,
     remove(id) {
+      countSubject(units.get(id)?.subject, -1);
       units.delete(id);
       lexical.remove(id);
       vectors?.remove(id);
     },
+    subjects: () => [...subjectCount.keys()],
+    feedbackTerms: (ids, query, n) => lexical.feedbackTerms(ids, new Set(lexical.tokens(query)), n),
     search(query, queryVector, k, filter?: SearchFilter): SearchHit[] {
       if (k <= 0 || units.size === 0) return [];
       const kinds = filter?.kinds ? new Set(filter.kinds) : undefined;
       const exclude = filter?.exclude;
+      const subjects = filter?.subjects;
       const accept =
-        kinds || exclude
+        kinds || exclude || subjects
           ? (id: Id) => {
               if (exclude?.has(id)) return false;
               const u = units.get(id);
-              return !!u && (!kinds || kinds.has(u.kind));
+              if (!u || (kinds && !kinds.has(u.kind))) return false;
+              return !subjects || u.subject === undefined || subjects.has(u.subject.toLowerCase());
             }
           : undefined;
       const n = Math.max(depth, k);
-      const lex = lexical.search(query, n, accept);
+      const tokens = lexical.tokens(query);
+      const lex = lexical.searchTokens(filter?.expand ? [...tokens, ...filter.expand] : tokens, n, accept);
       const dense =
         queryVector && vectors && vectors.size > 0 && queryVector.length === vectors.dim
           ? vectors.search(queryVector, n, { accept })

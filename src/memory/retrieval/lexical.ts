@@ -51,6 +51,8 @@ export class LexicalIndex {
   readonly params: Bm25Params;
   private readonly tok: TokenizeOptions;
   private readonly termIdOf = new Map<string, number>();
+  /** Term number -> the term (feedback terms are returned as text). */
+  private readonly termText: string[] = [];
   /**
    * Per term: [slot, tf, slot, tf, ...] in a typed array (4 bytes a number; a plain array costs 8
    * in Node without pointer compression), used up to postingLen[term].
@@ -117,6 +119,7 @@ export class LexicalIndex {
       if (term === undefined) {
         term = this.postings.length;
         this.termIdOf.set(t, term);
+        this.termText.push(t);
         this.postings.push(EMPTY);
         this.postingLen.push(0);
         this.maxTf.push(0);
@@ -228,6 +231,33 @@ export class LexicalIndex {
   docFreq(term: string): number {
     const t = this.termIdOf.get(term);
     return t === undefined ? 0 : this.postingLen[t]! / 2;
+  }
+
+  /**
+   * Pseudo-relevance feedback (in the spirit of RM3): the n terms with the most weight in these
+   * documents, weight = sum over documents of (tf / length) x idf, leaving out `exclude` and terms
+   * no other document has (they cannot lead anywhere new). Ties by term, for determinism.
+   */
+  feedbackTerms(ids: readonly Id[], exclude: ReadonlySet<string>, n: number): string[] {
+    const size = this.slotOf.size;
+    const weight = new Map<number, number>();
+    for (const id of ids) {
+      const slot = this.slotOf.get(id);
+      if (slot === undefined || this.lengths[slot]! === 0) continue;
+      const start = this.docStart[slot]!;
+      const end = start + this.docCount[slot]!;
+      for (let i = start; i < end; i += 2) {
+        const term = this.pool[i]!;
+        const df = this.postingLen[term]! / 2;
+        if (df < 2 || exclude.has(this.termText[term]!)) continue;
+        const idf = Math.log(1 + (size - df + 0.5) / (df + 0.5));
+        weight.set(term, (weight.get(term) ?? 0) + (this.pool[i + 1]! / this.lengths[slot]!) * idf);
+      }
+    }
+    return [...weight.entries()]
+      .sort((a, b) => b[1] - a[1] || (this.termText[a[0]]! < this.termText[b[0]]! ? -1 : 1))
+      .slice(0, Math.max(0, n))
+      .map(([term]) => this.termText[term]!);
   }
 
   /**

@@ -14,11 +14,20 @@ export interface IndexedUnit {
   time: Millis;
   sessionId: Id;
   sourceTurnIds: Id[];
+  /** Who the unit is about (a memory's subject); a query naming someone else can leave it out. */
+  subject?: string;
 }
 
 export interface SearchFilter {
   kinds?: UnitKind[];
   exclude?: ReadonlySet<Id>;
+  /**
+   * Subjects (lower case) a unit may be about: a unit with another subject is left out, one with
+   * no subject (a segment) stays. Absent: every subject.
+   */
+  subjects?: ReadonlySet<string>;
+  /** Index terms (as `feedbackTerms` returns them) added to the lexical side's query: expansion. */
+  expand?: readonly string[];
 }
 
 export interface SearchHit {
@@ -40,4 +49,11 @@ export interface HybridIndex {
   remove(id: Id): void;
   /** Top-k by fused lexical + dense score, best first. */
   search(query: string, queryVector: Float32Array | undefined, k: number, filter?: SearchFilter): SearchHit[];
+  /** Subjects of the indexed units, as written, each once (speaker-aware retrieval). */
+  subjects?(): readonly string[];
+  /**
+   * The n index terms that best characterise these units (pseudo-relevance feedback), leaving out
+   * the query's own terms.
+   */
+  feedbackTerms?(ids: readonly Id[], query: string, n: number): string[];
 }

@@ -15,13 +15,15 @@ export function segmentUnit(s: Segment): IndexedUnit {
   };
 }
 
-/** A single turn (the baseline unit of the retrieval benchmark). */
+/**
+ * A single turn (the baseline unit of the retrieval benchmark). The speaker's name is indexed with
+ * the words, as memories keep the names of the people they are about.
+ */
 export function turnUnit(t: Turn, speaker: string = t.role): IndexedUnit {
   return {
     id: t.id,
     kind: 'turn',
     text: `${speaker}: ${t.text}`,
-    indexText: t.text,
     time: t.time,
     sessionId: t.sessionId,
     sourceTurnIds: [t.id],

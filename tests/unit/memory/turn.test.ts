@@ -4,6 +4,7 @@ import { RefineCache, refineTimelines } from '../../../src/memory/recall/refine'
 import { fitTimeline, prepareTurn } from '../../../src/memory/recall/turn';
 import { segmentUnit } from '../../../src/memory/retrieval/units';
 import { countWords } from '../../../src/memory/retrieval/tokenize';
+import { promptItem } from '../../../src/memory/retrieval/budget';
 import { formatTimeline } from '../../../src/memory/recall/timelines';
 import fc from 'fast-check';
 import { memoryUnit } from '../../../src/memory/ingest/memorise';
@@ -168,7 +169,7 @@ describe('prepareTurn over memories and segments', () => {
     expect(pos('We got Biscuit')).toBeLessThan(pos('-(React)->'));
     expect(pos('-(React)->')).toBeLessThan(pos('tea over coffee'));
     expect(pos('tea over coffee')).toBeLessThan(pos('The vet said'));
-    expect(r.budget.used).toBe(r.units.reduce((a, u) => a + countWords(u.text), 0));
+    expect(r.budget.used).toBe(countWords(r.units.map((u) => promptItem(u.text)).join('\n')));
   });
 
   it('skips a memory whose source turns are already in the prompt, but never a timeline', async () => {
@@ -203,8 +204,10 @@ describe('prepareTurn over memories and segments', () => {
           const { index, graph, memoriesById } = world2(ranking);
           const r = await prepareTurn({ ...base, index, graph, memoriesById, settings: withDefaults({ refinement: false, retrievalMode, contextBudgetWords: budget }) });
           expect(r.budget.used).toBeLessThanOrEqual(budget);
-          expect(r.budget.used).toBe(r.units.reduce((a, u) => a + countWords(u.text), 0));
+          expect(r.budget.used).toBe(countWords(r.units.map((u) => promptItem(u.text)).join('\n')));
           for (const u of r.units) expect(r.systemPrompt).toContain(u.text);
+          // Every word of the remembered list is paid for, its bullets included.
+          if (r.units.length > 0) expect(r.systemPrompt.endsWith(r.units.map((u) => promptItem(u.text)).join('\n'))).toBe(true);
           const ids = new Set(r.units.flatMap((u) => u.memoryIds));
           expect(new Set(r.usedMemory.memoryIds)).toEqual(ids);
           expect(r.usedMemory.scores.length).toBe(r.units.length);
@@ -229,14 +232,14 @@ describe('fitTimeline', () => {
         expect(f.relations.length).toBe(f.memoryIds.length - 1);
         const first = long.findIndex((m) => m.id === f.memoryIds[0]);
         expect(f.memoryIds).toEqual(long.slice(first, first + f.memoryIds.length).map((m) => m.id));
-        const words = countWords(formatTimeline(f, byId));
+        const words = countWords(promptItem(formatTimeline(f, byId)));
         if (f.memoryIds.length > 1) expect(words).toBeLessThanOrEqual(maxWords);
         // Maximal: adding a neighbour on either side would overflow.
         for (const ext of [first - 1, first + f.memoryIds.length]) {
           if (ext < 0 || ext >= long.length) continue;
           const lo = Math.min(first, ext);
           const bigger: Timeline = { memoryIds: long.slice(lo, lo + f.memoryIds.length + 1).map((m) => m.id), relations: Array(f.memoryIds.length).fill('Cause'), through: t.through };
-          expect(countWords(formatTimeline(bigger, byId))).toBeGreaterThan(maxWords);
+          expect(countWords(promptItem(formatTimeline(bigger, byId)))).toBeGreaterThan(maxWords);
         }
       }),
     );
