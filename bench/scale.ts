@@ -116,7 +116,10 @@ const instantLabeller: LanguageModel = {
 };
 
 function memoryAt(i: number, t: string): Memory {
-  return { id: `m${String(i).padStart(7, '0')}`, kind: 'event', text: t, time: i * 60_000, sourceTurnIds: [`t${i}`], sessionId: `s${Math.floor(i / 20)}`, edited: false, createdAt: i };
+  // One memory in five a trait about the user, one in twenty about the assistant (as summaries
+  // make them): the persona banks of every turn read them.
+  const kind = i % 5 === 0 ? 'user-trait' : i % 20 === 1 ? 'assistant-trait' : 'event';
+  return { id: `m${String(i).padStart(7, '0')}`, kind, text: t, time: i * 60_000, sourceTurnIds: [`t${i}`], sessionId: `s${Math.floor(i / 20)}`, edited: false, createdAt: i };
 }
 
 async function measure(n: number) {
@@ -194,15 +197,20 @@ async function measure(n: number) {
     ...(allSignals ? { speakerAware: true, feedbackQuery: true, queryRouting: true, segmentExcerpts: true } : {}),
   });
   const turnTimes: number[] = [];
+  // The same turns without the persona banks, interleaved with the others (same machine load).
+  const noBankSettings = { ...turnSettings, personaBankShare: 0 };
+  const turnNoBankTimes: number[] = [];
   for (let q = 0; q < QUERIES / 2 + 10; q++) {
     const target = Math.floor(rng() * Math.min(n, vectors.length));
     const qv = near(rng, vectors[target]!, 0.6);
     const query = text(rng, vocab, 8);
     const embedder = { modelId: 'fixed', dimension: DIM, embed: async () => [qv] };
-    const t0 = performance.now();
-    await prepareTurn({ dialogue: [{ role: 'user', text: query }], now: n * 60_000, index, graph, memoriesById: memories, embedder, settings: turnSettings, refineCache: new RefineCache(), seed: q });
-    const dt = performance.now() - t0;
-    if (q >= 10) turnTimes.push(dt);
+    for (const [settings, times] of q % 2 ? ([[turnSettings, turnTimes], [noBankSettings, turnNoBankTimes]] as const) : ([[noBankSettings, turnNoBankTimes], [turnSettings, turnTimes]] as const)) {
+      const t0 = performance.now();
+      await prepareTurn({ dialogue: [{ role: 'user', text: query }], now: n * 60_000, index, graph, memoriesById: memories, embedder, settings, refineCache: new RefineCache(), seed: q });
+      const dt = performance.now() - t0;
+      if (q >= 10) times.push(dt);
+    }
   }
 
   // Linking (Phase I), scripted instant labeller.
@@ -225,6 +233,7 @@ async function measure(n: number) {
     retrieveP95Ms: r2(percentile(times, 0.95)),
     linkP50Ms: r2(percentile(linkTimes, 0.5)),
     turnP50Ms: r2(percentile(turnTimes, 0.5)),
+    turnWithoutPersonaBanksP50Ms: r2(percentile(turnNoBankTimes, 0.5)),
     graphBuildMs: Math.round(percentile(builds, 0.5)),
     heapMB: Math.round(heapMB),
     edges,

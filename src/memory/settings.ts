@@ -41,6 +41,11 @@ export interface MemorySettings {
   queryRouting: boolean;
   /** Packing: a segment goes into the prompt as the turns matching the query and their neighbours. */
   segmentExcerpts: boolean;
+  /**
+   * LD-Agent's persona banks: the current traits about the user and the assistant go into every
+   * reply prompt, in words up to this share of contextBudgetWords on top of it (0 = off).
+   */
+  personaBankShare: number;
 }
 
 export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
@@ -61,6 +66,7 @@ export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
   feedbackQuery: false,
   queryRouting: false,
   segmentExcerpts: false,
+  personaBankShare: 0.2,
 });
 
 export function withDefaults(partial?: Partial<MemorySettings>): MemorySettings {

@@ -160,4 +160,6 @@ export interface UsedMemory {
   /** The refined note per timeline (same order), when refinement ran. */
   refined?: string[];
   scores: RetrievalScore[];
+  /** Current traits the persona banks put in the prompt (not retrieved for this query). */
+  personaIds?: Id[];
 }

@@ -147,6 +147,7 @@ const usedMemorySchema = z.strictObject({
       denseRank: position.optional(),
     }),
   ),
+  personaIds: list(refId).optional(),
 });
 
 const turnSchema = z.strictObject({

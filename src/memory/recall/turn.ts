@@ -10,6 +10,7 @@ import type { MemoryGraph } from '../graph';
 import type { MemorySettings } from '../settings';
 import { RefineCache, refineTimelines } from './refine';
 import { formatTimeline, timelineKey, timelinesForRetrieved } from './timelines';
+import { personaBank, personaBankBlock } from './persona-bank';
 import { BudgetPacker, promptItem, promptItemCost } from '../retrieval/budget';
 import { searchForTurn } from '../retrieval/turn-search';
 import { segmentExcerpt } from '../retrieval/excerpt';
@@ -148,8 +149,9 @@ export function fitTimeline(t: Timeline, memoriesById: ReadonlyMap<Id, Memory>, 
   return { memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through };
 }
 
-export function buildSystemPrompt(now: Millis, memoryBlocks: readonly string[], persona = DEFAULT_PERSONA): string {
+export function buildSystemPrompt(now: Millis, memoryBlocks: readonly string[], persona = DEFAULT_PERSONA, personaBlock = ''): string {
   const parts = [persona, `Today is ${promptDate(now)}.`];
+  if (personaBlock) parts.push(personaBlock);
   if (memoryBlocks.length > 0) {
     parts.push(
       'What you remember from earlier conversations is below, in the order it happened: single memories, ' +
@@ -234,7 +236,10 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
 
   const units = pack(ranked, limit, timelineOf, irrelevant, memoriesById, settings.segmentExcerpts ? query : undefined);
   const blocks = units.map((u) => u.text);
-  const systemPrompt = buildSystemPrompt(input.now, blocks, input.persona);
+  // Persona banks (LD-Agent): current traits on every turn, beyond what retrieval brought.
+  const inPrompt = new Set(units.flatMap((u) => u.memoryIds));
+  const bank = personaBank(memoriesById.values(), { maxWords: Math.floor(limit * settings.personaBankShare), exclude: inPrompt });
+  const systemPrompt = buildSystemPrompt(input.now, blocks, input.persona, personaBankBlock(bank));
   const messages: ChatMessage[] = [
     { role: 'system', content: systemPrompt },
     ...input.dialogue.map((t) => ({ role: t.role, content: t.text })),
@@ -246,6 +251,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const timelines = timelineUnits.map((u) => timelineOf.get(u.id)!);
   const usedMemory: UsedMemory = {
     memoryIds,
+    ...(bank.user.length + bank.assistant.length > 0 ? { personaIds: [...bank.user, ...bank.assistant].map((m) => m.id) } : {}),
     segmentIds: byRank.filter((u) => u.kind === 'segment').map((u) => u.id),
     timelines: timelines.map((b) => b.timeline),
     ...(timelines.some((b) => b.refined !== undefined) ? { refined: timelines.map((b) => b.refined ?? '') } : {}),
