@@ -123,9 +123,11 @@ function interleave(a: IndexedUnit[], b: IndexedUnit[]): IndexedUnit[] {
  * The product's per-turn flow (src/memory/recall/turn.ts) over one index of memories and segments, as
  * MemoryService builds it; no model, so timelines go in raw (the refinement-off switch).
  */
-function productTurn(retrievalMode: RetrievalMode, switches: Partial<MemorySettings> = {}): Mode['turn'] {
+function productTurn(retrievalMode: RetrievalMode, switches: Partial<MemorySettings> = {}, rawSegments = false): Mode['turn'] {
   return (c) => {
-    const index = indexOf([...memUnits(c), ...segUnits(c)]);
+    // rawSegments: segments indexed as their words, without the denoised copy (SeCom's step off).
+    const segs = rawSegments ? segUnits(c).map((u) => ({ ...u, indexText: undefined })) : segUnits(c);
+    const index = indexOf([...memUnits(c), ...segs]);
     const memoriesById = new Map(c.memories.map((m) => [m.id, m]));
     const now = Math.max(...c.turns.map((t) => t.time)) + 86_400_000;
     return async (query, budget) => {
@@ -158,6 +160,7 @@ const MODES: Mode[] = [
     name: 'turn-plain-topk', describe: 'the product per-turn flow with the plain-topk switch (no graph)',
     turn: productTurn('plain-topk'), product: true,
   },
+  { name: 'turn-raw-segments', describe: 'turn with segments indexed without denoising (SeCom\'s index copy off)', turn: productTurn('timelines', {}, true) },
   // Every retrieval signal on its own over the flow with all of them off, and the default flow with
   // each one flipped: each signal is measured on and off.
   { name: 'turn-no-signals', describe: 'turn with every retrieval signal off (the flow before issue 13)', turn: productTurn('timelines', SIGNALS_OFF) },
