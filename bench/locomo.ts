@@ -160,6 +160,7 @@ const MODES: Mode[] = [
     name: 'turn-plain-topk', describe: 'the product per-turn flow with the plain-topk switch (no graph)',
     turn: productTurn('plain-topk'), product: true,
   },
+  ...[30, 180, 365].map((days): Mode => ({ name: `turn-decay-${days}d`, describe: `turn with LD-Agent's time decay, half-life ${days} days`, turn: productTurn('timelines', { timeDecayHalfLifeDays: days }) })),
   { name: 'turn-raw-segments', describe: 'turn with segments indexed without denoising (SeCom\'s index copy off)', turn: productTurn('timelines', {}, true) },
   // Every retrieval signal on its own over the flow with all of them off, and the default flow with
   // each one flipped: each signal is measured on and off.

@@ -46,6 +46,11 @@ export interface MemorySettings {
    * reply prompt, in words up to this share of contextBudgetWords on top of it (0 = off).
    */
   personaBankShare: number;
+  /**
+   * LD-Agent's time decay: an event memory's retrieval score halves every this many days since it
+   * happened (0 = off; off by default: on LoCoMo it costs recall, see BENCHMARKS.md).
+   */
+  timeDecayHalfLifeDays: number;
 }
 
 export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
@@ -67,6 +72,7 @@ export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
   queryRouting: false,
   segmentExcerpts: false,
   personaBankShare: 0.2,
+  timeDecayHalfLifeDays: 0,
 });
 
 export function withDefaults(partial?: Partial<MemorySettings>): MemorySettings {

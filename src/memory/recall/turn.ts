@@ -13,6 +13,7 @@ import { formatTimeline, timelineKey, timelinesForRetrieved } from './timelines'
 import { personaBank, personaBankBlock } from './persona-bank';
 import { BudgetPacker, promptItem, promptItemCost } from '../retrieval/budget';
 import { searchForTurn } from '../retrieval/turn-search';
+import { decayed } from '../retrieval/decay';
 import { segmentExcerpt } from '../retrieval/excerpt';
 import { approxTokens, promptDate } from '../text';
 
@@ -186,7 +187,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   }
   const limit = Math.max(0, settings.contextBudgetWords);
   // One ranking over both kinds; a memory the index still has but the store no longer does is dropped.
-  const ranked: SearchHit[] =
+  const searched: SearchHit[] =
     query.trim() === '' || limit === 0
       ? []
       : searchForTurn({
@@ -197,6 +198,8 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
           kinds: ['memory', 'segment'],
           signals: { speakerAware: settings.speakerAware, feedback: settings.feedbackQuery, routing: settings.queryRouting },
         }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
+  // LD-Agent's time decay of event memories (off at 0).
+  const ranked = decayed(searched, input.now, settings.timeDecayHalfLifeDays, (h) => h.unit.kind === 'memory' && memoriesById.get(h.unit.id)?.kind === 'event');
 
   // Phase II-1/II-2: one timeline through each of the top-k retrieved memories, refined in one call.
   const timelineOf = new Map<Id, TimelineBlock>();
