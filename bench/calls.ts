@@ -47,6 +47,8 @@ if (!dataPath) {
 class CountingModel implements LanguageModel {
   readonly modelId = 'bench-scripted';
   calls = 0;
+  /** Self-reflection re-query calls (weak first retrievals). */
+  requeries = 0;
   /** Observations and turn labels of the session being memorised. */
   current: { session: LocomoSession; labelOf: Map<string, string> } | undefined;
 
@@ -57,6 +59,7 @@ class CountingModel implements LanguageModel {
 
   async json(messages: ChatMessage[], schema: JsonSchema, _o?: GenerateOptions): Promise<string> {
     this.calls++;
+    if (schema.title === 'memory_search_keywords') this.requeries++;
     const prompt = messages.map((m) => m.content).join('\n');
     switch (schema.title) {
       case 'session_memories': {
@@ -148,6 +151,7 @@ async function main(): Promise<void> {
     constructionCalls,
     turns,
     turnCalls: Number((turnCalls / Math.max(1, turns)).toFixed(3)),
+    requeriesPerTurn: Number((llm.requeries / Math.max(1, turns)).toFixed(3)),
     promptTokensPerTurn: Math.round(promptTokens / Math.max(1, turns)),
   };
   if (flag('--json')) {
@@ -155,7 +159,7 @@ async function main(): Promise<void> {
   } else {
     console.log(`sessions ${result.sessions}, new memories ${result.newMemories}, edges ${repo.edges.size}`);
     console.log(`construction calls ${constructionCalls} (target <= sessions + memories = ${result.sessions + result.newMemories}; paper: ${result.sessions + 3 * result.newMemories})`);
-    console.log(`turns ${turns}, model calls per turn ${result.turnCalls} (target <= 2), prompt tokens per turn ~${result.promptTokensPerTurn} (chars/4)`);
+    console.log(`turns ${turns}, model calls per turn ${result.turnCalls} (target <= 2; of which re-queries ${result.requeriesPerTurn}), prompt tokens per turn ~${result.promptTokensPerTurn} (chars/4)`);
   }
 }
 

@@ -51,6 +51,8 @@ export interface MemorySettings {
    * happened (0 = off; off by default: on LoCoMo it costs recall, see BENCHMARKS.md).
    */
   timeDecayHalfLifeDays: number;
+  /** Self-reflection re-query (seed 002): a weak first retrieval gets one keyword-writing call. */
+  reflectiveRequery: boolean;
 }
 
 export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
@@ -73,6 +75,7 @@ export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
   segmentExcerpts: false,
   personaBankShare: 0.2,
   timeDecayHalfLifeDays: 0,
+  reflectiveRequery: true,
 });
 
 export function withDefaults(partial?: Partial<MemorySettings>): MemorySettings {

@@ -162,4 +162,6 @@ export interface UsedMemory {
   scores: RetrievalScore[];
   /** Current traits the persona banks put in the prompt (not retrieved for this query). */
   personaIds?: Id[];
+  /** The first retrieval was weak: the keywords a second search used (self-reflection). */
+  requery?: string;
 }

@@ -148,6 +148,7 @@ const usedMemorySchema = z.strictObject({
     }),
   ),
   personaIds: list(refId).optional(),
+  requery: text.optional(),
 });
 
 const turnSchema = z.strictObject({

@@ -14,6 +14,7 @@ import { personaBank, personaBankBlock } from './persona-bank';
 import { BudgetPacker, promptItem, promptItemCost } from '../retrieval/budget';
 import { searchForTurn } from '../retrieval/turn-search';
 import { decayed } from '../retrieval/decay';
+import { fuseRankings, isWeakRetrieval, requeryKeywords } from './requery';
 import { segmentExcerpt } from '../retrieval/excerpt';
 import { approxTokens, promptDate } from '../text';
 
@@ -198,13 +199,29 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
           kinds: ['memory', 'segment'],
           signals: { speakerAware: settings.speakerAware, feedback: settings.feedbackQuery, routing: settings.queryRouting },
         }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
+  // Self-reflection (seed 002): a weak first retrieval gets one call for keywords and a second
+  // search, fused by rank with the first.
+  let requery = '';
+  let requeryCalls = 0;
+  let fusedSearch = searched;
+  if (settings.reflectiveRequery && input.llm && limit > 0 && input.index.size > 0 && query.trim() !== '' && isWeakRetrieval(searched)) {
+    requeryCalls = 1;
+    requery = await requeryKeywords(input.llm, dialogueText(input.dialogue), input.signal);
+    if (requery) {
+      const second = searchForTurn({
+        index: input.index, query: requery, queryVector, k: retrievalDepth(settings), kinds: ['memory', 'segment'],
+        signals: { speakerAware: settings.speakerAware, feedback: false, routing: false },
+      }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
+      fusedSearch = fuseRankings(searched, second);
+    }
+  }
   // LD-Agent's time decay of event memories (off at 0).
-  const ranked = decayed(searched, input.now, settings.timeDecayHalfLifeDays, (h) => h.unit.kind === 'memory' && memoriesById.get(h.unit.id)?.kind === 'event');
+  const ranked = decayed(fusedSearch, input.now, settings.timeDecayHalfLifeDays, (h) => h.unit.kind === 'memory' && memoriesById.get(h.unit.id)?.kind === 'event');
 
   // Phase II-1/II-2: one timeline through each of the top-k retrieved memories, refined in one call.
   const timelineOf = new Map<Id, TimelineBlock>();
   const irrelevant = new Set<Id>();
-  let modelCalls = 0;
+  let modelCalls = requeryCalls;
   let refineTokens = 0;
   if (settings.retrievalMode === 'timelines') {
     const through = ranked.filter((h) => h.unit.kind === 'memory').slice(0, settings.k).map((h) => h.unit.id);
@@ -255,6 +272,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const usedMemory: UsedMemory = {
     memoryIds,
     ...(bank.user.length + bank.assistant.length > 0 ? { personaIds: [...bank.user, ...bank.assistant].map((m) => m.id) } : {}),
+    ...(requery ? { requery } : {}),
     segmentIds: byRank.filter((u) => u.kind === 'segment').map((u) => u.id),
     timelines: timelines.map((b) => b.timeline),
     ...(timelines.some((b) => b.refined !== undefined) ? { refined: timelines.map((b) => b.refined ?? '') } : {}),

@@ -102,6 +102,7 @@ export class FixedIndex implements HybridIndex {
     return ranked
       .filter(ok)
       .slice(0, k)
-      .map((unit, i) => ({ unit, score: { unitId: unit.id, unitKind: unit.kind, fused: 1 / (i + 1) } }));
+      // The fixed ranking stands for word matches: each hit has a lexical score (not a weak retrieval).
+      .map((unit, i) => ({ unit, score: { unitId: unit.id, unitKind: unit.kind, lexical: 1 / (i + 1), fused: 1 / (i + 1) } }));
   }
 }
