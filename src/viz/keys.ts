@@ -51,3 +51,44 @@ export function navigate(layout: Pick<TimelineLayout, 'lanes' | 'byId'>, current
     }
   }
 }
+
+/** A memory placed on a plane (the graph view's force layout). */
+export interface PlacedNode {
+  id: Id;
+  x: number;
+  y: number;
+  time: number;
+}
+
+/**
+ * Keyboard navigation over the graph: the arrow keys move to the nearest memory in that
+ * direction (within 60 degrees either side of it, nearer to the axis preferred); Home and End
+ * to the oldest and the newest. With nothing selected, any key starts at the newest memory.
+ * Returns the current memory when nothing lies that way.
+ */
+export function navigatePlane(nodes: readonly PlacedNode[], current: Id | null, dir: NavDirection): Id | null {
+  if (nodes.length === 0) return null;
+  const newest = (): Id => nodes.reduce((a, b) => (b.time > a.time || (b.time === a.time && b.id > a.id) ? b : a)).id;
+  const from = current ? nodes.find((n) => n.id === current) : undefined;
+  if (!from) return newest();
+  if (dir === 'first') return nodes.reduce((a, b) => (b.time < a.time || (b.time === a.time && b.id < a.id) ? b : a)).id;
+  if (dir === 'last') return newest();
+  const [ux, uy] = dir === 'prev' ? [-1, 0] : dir === 'next' ? [1, 0] : dir === 'up' ? [0, -1] : [0, 1];
+  let best: Id = from.id;
+  let bestScore = Infinity;
+  for (const n of nodes) {
+    if (n.id === from.id) continue;
+    const dx = n.x - from.x;
+    const dy = n.y - from.y;
+    const along = dx * ux + dy * uy;
+    const across = Math.abs(dx * uy - dy * ux);
+    // Inside the cone: along > 0 and across < along * tan(60 degrees).
+    if (along <= 0 || across > along * 1.732) continue;
+    const score = along + 2 * across;
+    if (score < bestScore) {
+      best = n.id;
+      bestScore = score;
+    }
+  }
+  return best;
+}

@@ -68,3 +68,40 @@ function walk(graph: MemoryGraph, start: Id, dir: 'back' | 'forward', limit: num
   if (paths.length === 0) paths.push({ ids: [start], rels: [] });
   return paths;
 }
+
+/** A timeline as a list shows it: memories in order and the relation from each to the next (null: none). */
+export interface Sequence {
+  memoryIds: readonly Id[];
+  relations: readonly (Relation | null)[];
+}
+
+/** `inner` appears in `outer` as one unbroken run, with the same relations between its memories. */
+export function containedIn(inner: Sequence, outer: Sequence): boolean {
+  const n = inner.memoryIds.length;
+  const m = outer.memoryIds.length;
+  if (n === 0 || n > m) return n === 0;
+  for (let start = outer.memoryIds.indexOf(inner.memoryIds[0]); start !== -1 && start + n <= m; start = outer.memoryIds.indexOf(inner.memoryIds[0], start + 1)) {
+    let same = true;
+    for (let i = 0; i < n && same; i++) {
+      same = outer.memoryIds[start + i] === inner.memoryIds[i] && (i === n - 1 || (outer.relations[start + i] ?? null) === (inner.relations[i] ?? null));
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
+/**
+ * The timelines worth listing: one the same as, or contained in, another of them (the first of
+ * equals stays) or in a sequence already on screen (`shown`, e.g. the threads of the List view)
+ * is left out. Order is kept.
+ */
+export function distinctTimelines<T extends Sequence>(timelines: readonly T[], shown: readonly Sequence[] = []): T[] {
+  return timelines.filter((t, i) => {
+    if (shown.some((s) => containedIn(t, s))) return false;
+    return !timelines.some((other, j) => {
+      if (j === i || !containedIn(t, other)) return false;
+      // Equal: keep the first of them. Strictly contained: drop the shorter.
+      return other.memoryIds.length > t.memoryIds.length || j < i;
+    });
+  });
+}

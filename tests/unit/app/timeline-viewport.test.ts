@@ -62,14 +62,43 @@ describe('TimelineViewport', () => {
 
   it('reveal leaves a memory on screen alone and brings one off screen into view', () => {
     const vp = viewport();
-    vp.zoomed(vp.request(4, -1000, 0));
-    expect(vp.reveal(400, 100)).toBeNull(); // 4 * 400 - 1000 = 600: on screen
-    const t = vp.reveal(100, 100)!; // at -600: centred
+    vp.zoomed(vp.request(4, -2000, 0));
+    expect(vp.reveal(600, 100)).toBeNull(); // 4 * 600 - 2000 = 400: on screen
+    const t = vp.reveal(300, 100)!; // at -800: centred
     vp.zoomed(t);
-    expect(vp.sx(100)).toBeCloseTo(500);
-    const down = vp.reveal(100, 900)!; // below the stage: scrolled to the middle (clamped)
+    expect(vp.sx(300)).toBeCloseTo(500);
+    const down = vp.reveal(300, 900)!; // below the stage: scrolled to the middle (clamped)
     vp.zoomed(down);
     expect(900 + vp.ty).toBeGreaterThan(TimelineViewport.EDGE_Y);
     expect(900 + vp.ty).toBeLessThan(400 - TimelineViewport.EDGE_Y);
+  });
+});
+
+describe('TimelineViewport keeps the view within the data', () => {
+  it('never pans left of the first memory or right of the last', () => {
+    const vp = viewport(1000, 400);
+    expect(vp.clampX(300)).toBe(0);
+    expect(vp.clampX(-5000, 4)).toBe(-3000);
+    expect(vp.clampX(-1200, 4)).toBe(-1200);
+    expect(vp.clampX(-10, 1)).toBe(0);
+  });
+
+  it('selecting a memory near an edge does not centre it on empty time', () => {
+    const vp = viewport(1000, 400);
+    // Unzoomed, the oldest memory sits at the left margin (x = 24): nothing moves.
+    expect(vp.reveal(24, 100)).toBeNull();
+    expect(vp.reveal(976, 100)).toBeNull();
+    // Zoomed in on the middle, then the oldest memory: the view goes to the left end, no further.
+    vp.zoomed(vp.request(4, -1500, 0));
+    vp.zoomed(vp.reveal(24, 100)!);
+    expect(vp.x).toBe(0);
+    expect(vp.sx(24)).toBe(96);
+    // And the newest: the right end.
+    vp.zoomed(vp.reveal(976, 100)!);
+    expect(vp.x).toBe(-3000);
+    expect(vp.sx(976)).toBe(904);
+    // A memory in the middle is still centred.
+    vp.zoomed(vp.reveal(500, 100)!);
+    expect(vp.sx(500)).toBe(500);
   });
 });

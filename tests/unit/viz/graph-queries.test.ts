@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryGraph } from '../../../src/memory/graph';
 import { neighbourhood, neighbours, resolveHighlight, timelineFocus } from '../../../src/viz/highlight';
-import { navigate } from '../../../src/viz/keys';
+import { navigate, navigatePlane } from '../../../src/viz/keys';
 import { layoutTimelines } from '../../../src/viz/lanes';
-import { timelinesThrough } from '../../../src/viz/paths';
+import { containedIn, distinctTimelines, timelinesThrough } from '../../../src/viz/paths';
+import type { Relation } from '../../../src/memory/types';
 import { searchMemories } from '../../../src/viz/search';
 import { indexMemories } from '../../../src/viz/memory-index';
 import { DAY, edge, mem } from './fixtures';
@@ -86,5 +87,74 @@ describe('one index of the data', () => {
     expect(timelinesThrough(graph, 'nobody')).toEqual([]);
     // A budget of 0 steps still returns the partial walk from the memory itself.
     expect(timelinesThrough(graph, 'b', 3, 0)[0].through).toBe('b');
+  });
+});
+
+describe('navigatePlane (graph view keys)', () => {
+  //        b (100, 0)
+  // a (0, 100)        c (200, 100)     e (400, 100)
+  //        d (100, 200)
+  const nodes = [
+    { id: 'a', x: 0, y: 100, time: 1 },
+    { id: 'b', x: 100, y: 0, time: 2 },
+    { id: 'c', x: 200, y: 100, time: 3 },
+    { id: 'd', x: 100, y: 200, time: 4 },
+    { id: 'e', x: 400, y: 100, time: 5 },
+  ];
+
+  it('moves to the nearest memory in the arrow direction, preferring the axis', () => {
+    expect(navigatePlane(nodes, 'a', 'next')).toBe('c');
+    expect(navigatePlane(nodes, 'c', 'next')).toBe('e');
+    expect(navigatePlane(nodes, 'c', 'prev')).toBe('a');
+    expect(navigatePlane(nodes, 'a', 'up')).toBe('b');
+    expect(navigatePlane(nodes, 'b', 'down')).toBe('d');
+  });
+
+  it('stays put when nothing lies that way; Home and End go to the oldest and newest', () => {
+    expect(navigatePlane(nodes, 'e', 'next')).toBe('e');
+    expect(navigatePlane(nodes, 'b', 'up')).toBe('b');
+    expect(navigatePlane(nodes, 'c', 'first')).toBe('a');
+    expect(navigatePlane(nodes, 'a', 'last')).toBe('e');
+  });
+
+  it('starts at the newest memory; nothing to do without memories', () => {
+    expect(navigatePlane(nodes, null, 'prev')).toBe('e');
+    expect(navigatePlane(nodes, 'gone', 'next')).toBe('e');
+    expect(navigatePlane([], null, 'next')).toBeNull();
+  });
+});
+
+describe('distinctTimelines (List view, detail panel)', () => {
+  const t = (ids: string, rels: (string | null)[] = []): { memoryIds: string[]; relations: (Relation | null)[] } => ({
+    memoryIds: ids.split(''),
+    relations: ids.split('').slice(1).map((_, i) => (rels[i] ?? 'Cause') as Relation | null),
+  });
+
+  it('containedIn: an unbroken run with the same relations', () => {
+    expect(containedIn(t('bc'), t('abcd'))).toBe(true);
+    expect(containedIn(t('abcd'), t('abcd'))).toBe(true);
+    expect(containedIn(t('ac'), t('abcd'))).toBe(false);
+    expect(containedIn(t('bc', ['Want']), t('abcd'))).toBe(false);
+    expect(containedIn(t('cb'), t('abcd'))).toBe(false);
+    expect(containedIn(t('abcde'), t('abcd'))).toBe(false);
+  });
+
+  it('drops repeats and timelines inside another, keeping order', () => {
+    const list = [t('abc'), t('abcd'), t('xbcd'), t('abcd'), t('bc')];
+    expect(distinctTimelines(list).map((x) => x.memoryIds.join(''))).toEqual(['abcd', 'xbcd']);
+  });
+
+  it('drops timelines already on screen as a thread', () => {
+    const thread = { memoryIds: ['a', 'b', 'c', 'd'], relations: ['Cause', 'Cause', null] as (Relation | null)[] };
+    // ab is the thread's first run; bcd is not (the thread has no link from c to d).
+    expect(distinctTimelines([t('ab'), t('bcd')], [thread]).map((x) => x.memoryIds.join(''))).toEqual(['bcd']);
+  });
+
+  it('the demo case: a two-memory timeline equal to its two-memory thread is not listed twice', () => {
+    const graph = MemoryGraph.from([mem('p', 1), mem('q', 2)], [edge('pq', 'p', 'q', 'SameTopic')]);
+    const timelines = timelinesThrough(graph, 'p', 3);
+    const thread = { memoryIds: ['p', 'q'], relations: [graph.edgeBetween('p', 'q')!.relation] };
+    expect(timelines).toHaveLength(1);
+    expect(distinctTimelines(timelines, [thread])).toEqual([]);
   });
 });

@@ -85,8 +85,16 @@ export class TimelineViewport {
   }
 
   /**
-   * The view that brings the node at layout (x, y) on screen, or null when it already is:
-   * centred on the axis that needs it.
+   * The horizontal pan kept within the data: the view never shows time before the first memory
+   * or after the last (layout x 0..width at zoom 1 is exactly the data's extent with margins).
+   */
+  clampX(x: number, k = this.k): number {
+    return Math.min(0, Math.max(this.width - k * this.width, x));
+  }
+
+  /**
+   * The view that brings the node at layout (x, y) on screen, or null when it already is (or is
+   * as far in as the data allows): centred on the axis that needs it, as far as the data allows.
    */
   reveal(nx: number, ny: number): ViewTransform | null {
     if (this.width === 0 || this.height === 0) return null;
@@ -94,9 +102,9 @@ export class TimelineViewport {
     const y = ny + this.ty;
     const xOk = x >= TimelineViewport.EDGE_X && x <= this.width - TimelineViewport.EDGE_X;
     const yOk = y >= TimelineViewport.EDGE_Y && y <= this.height - TimelineViewport.EDGE_Y;
-    if (xOk && yOk) return null;
-    const tx = xOk ? this.x : this.width / 2 - this.k * nx;
+    const tx = xOk ? this.x : this.clampX(this.width / 2 - this.k * nx);
     const ty = yOk ? this.y : this.clampY(this.height / 2 - ny - TimelineViewport.TOP);
+    if (tx === this.x && ty === this.y) return null;
     return this.request(this.k, tx, ty);
   }
 }
