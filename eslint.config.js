@@ -67,6 +67,13 @@ export default ts.config(
     },
   },
   {
+    files: ['src/viz/**'],
+    rules: restrict(idbRule, sdkRule, testsRule, {
+      group: ['svelte', 'svelte/*', '**/*.svelte', '**/*.svelte.js', '**/app/**', '**/services/**', '**/store/**'],
+      message: 'src/viz is plain layout (data in, layout out): no Svelte, no UI, no services.',
+    }),
+  },
+  {
     files: ['src/app/**'],
     rules: restrict(idbRule, sdkRule, testsRule, { group: ['**/store/**'], message: 'The UI calls services, never the store.' }),
   },

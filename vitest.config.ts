@@ -1,7 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { svelte } from '@sveltejs/vite-plugin-svelte';
 
-// Unit tests run the memory core, store and pure layout code in Node.
+// Unit tests run the memory core, store and pure layout code in Node. The Svelte plugin compiles
+// rune-based view state (*.svelte.ts) for the browser, so its reactivity runs as in the app.
 export default defineConfig({
+  plugins: [svelte({ configFile: false, compilerOptions: { runes: true } })],
   test: {
     include: ['tests/unit/**/*.test.ts'],
     environment: 'node',

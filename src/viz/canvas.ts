@@ -5,7 +5,7 @@
 import type { Id, MemoryKind, Relation } from '../memory/types';
 import { RELATIONS } from '../memory/types';
 import { kindStyle, relationStyle, MEMORY_KINDS, type KindShape } from './relations';
-import type { Point } from './layout';
+import type { Point } from './curves';
 
 export interface CanvasNode {
   id: Id;
@@ -51,6 +51,28 @@ export interface DrawStats {
 
 const FADED = 0.14;
 
+/** The colours the canvas takes from the page's tokens (app.css), so it follows the theme. */
+export interface Palette {
+  surface: string;
+  accent: string;
+  muted: string;
+  hit: string;
+}
+
+/** The light theme's tokens, for callers without a page (tests, benchmarks). */
+export const DEFAULT_PALETTE: Palette = { surface: '#ffffff', accent: '#1f4d3a', muted: '#5f6a65', hit: '#f79009' };
+
+/** Reads --surface, --accent, --muted and --hit (e.g. from getComputedStyle); a missing one keeps its default. */
+export function paletteFrom(style: Pick<CSSStyleDeclaration, 'getPropertyValue'>): Palette {
+  const read = (name: string, fallback: string): string => style.getPropertyValue(name).trim() || fallback;
+  return {
+    surface: read('--surface', DEFAULT_PALETTE.surface),
+    accent: read('--accent', DEFAULT_PALETTE.accent),
+    muted: read('--muted', DEFAULT_PALETTE.muted),
+    hit: read('--hit', DEFAULT_PALETTE.hit),
+  };
+}
+
 export function drawGraph(
   ctx: CanvasRenderingContext2D,
   nodes: readonly CanvasNode[],
@@ -58,6 +80,7 @@ export function drawGraph(
   view: CanvasView,
   emphasis: Emphasis,
   radius: number,
+  palette: Palette = DEFAULT_PALETTE,
 ): DrawStats {
   const { kx, ky, tx, ty, width, height, dpr } = view;
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -112,7 +135,7 @@ export function drawGraph(
 
   if (faded.length) {
     ctx.globalAlpha = FADED;
-    ctx.strokeStyle = '#667085';
+    ctx.strokeStyle = palette.muted;
     ctx.lineWidth = 1;
     ctx.setLineDash([]);
     tracePath(faded);
@@ -176,7 +199,7 @@ export function drawGraph(
         // Superseded: hollow marker with a strike through it.
         ctx.beginPath();
         for (const n of hollow) shape(ctx, style.shape, sx(n.x), sy(n.y), r);
-        ctx.fillStyle = '#ffffff';
+        ctx.fillStyle = palette.surface;
         ctx.fill();
         ctx.strokeStyle = style.stroke;
         ctx.lineWidth = 1.5;
@@ -210,12 +233,12 @@ export function drawGraph(
       ctx.moveTo(sx(n.x) + radius + 3.5, sy(n.y));
       ctx.arc(sx(n.x), sy(n.y), radius + 3.5, 0, Math.PI * 2);
     }
-    ctx.strokeStyle = '#f79009';
+    ctx.strokeStyle = palette.hit;
     ctx.lineWidth = 2.5;
     ctx.stroke();
   }
-  ring(emphasis.hovered, '#1f4d3a', 1.5, 4);
-  ring(emphasis.selected, '#1f4d3a', 2.5, 5);
+  ring(emphasis.hovered, palette.accent, 1.5, 4);
+  ring(emphasis.selected, palette.accent, 2.5, 5);
   return { nodes: visible.length, edges: edgeCount, detail };
 }
 

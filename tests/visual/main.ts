@@ -1,5 +1,6 @@
 // Harness entry: ?big=5000x10000 loads the large synthetic graph; ?tab, ?select, ?highlight pick a state.
 import { mount } from 'svelte';
+import '../../src/app/app.css';
 import Harness from './Harness.svelte';
 import { demoGraph, largeGraph } from './demo';
 import type { ExplorerTab, RenderInfo } from '../../src/app/explorer/format';

@@ -1,30 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import type { Edge, Memory, MemoryKind } from '../../../src/memory/types';
+import type { Edge, Memory } from '../../../src/memory/types';
 import { RELATIONS } from '../../../src/memory/types';
-import {
-  GraphIndex,
-  components,
-  layoutTimelines,
-  navigate,
-  resolveHighlight,
-  runForceLayout,
-  searchMemories,
-  timelineFocus,
-  type TimelineLayout,
-} from '../../../src/viz/layout';
-import { contrastRatio, relationStyles, kindStyles } from '../../../src/viz/relations';
-
-const KINDS: MemoryKind[] = ['event', 'user-trait', 'assistant-trait', 'note'];
-const DAY = 86_400_000;
-
-function mem(id: string, time: number, kind: MemoryKind = 'event', extra: Partial<Memory> = {}): Memory {
-  return { id, kind, text: `memory ${id}`, time, sourceTurnIds: [], sessionId: 's', edited: false, createdAt: time, ...extra };
-}
-
-function edge(id: string, from: string, to: string, relation: Edge['relation'] = 'Cause'): Edge {
-  return { id, from, to, relation, origin: 'model', createdAt: 0 };
-}
+import { MemoryGraph } from '../../../src/memory/graph';
+import { components } from '../../../src/viz/components';
+import { layoutLanes, layoutTimelines, threads, type TimelineLayout } from '../../../src/viz/lanes';
+import { DAY, KINDS, edge, mem } from './fixtures';
 
 /** Random graph: times drawn from a small range so collisions are common; edges older -> newer. */
 const graphArb = fc
@@ -155,7 +136,7 @@ describe('layoutTimelines', () => {
         const linked = layout.lanes.filter((l) => !l.singletons);
         for (let i = 1; i < linked.length; i++) expect(linked[i - 1].lastActivity).toBeGreaterThanOrEqual(linked[i].lastActivity);
         expect(linked.length + (layout.lanes.some((l) => l.singletons) ? 1 : 0)).toBe(layout.lanes.length);
-        const comps = components(memories, edges).filter((c) => c.length > 1);
+        const comps = components(memories, MemoryGraph.from(memories, edges)).filter((c) => c.length > 1);
         expect(linked.length).toBe(comps.length);
       }),
       { numRuns: 300, seed: 42 },
@@ -177,94 +158,25 @@ describe('layoutTimelines', () => {
   });
 });
 
-describe('graph queries', () => {
-  // a -> b -> d, a -> c -> d, d -> e ; x isolated
-  const memories = ['a', 'b', 'c', 'd', 'e', 'x'].map((id, i) => mem(id, i * DAY));
-  const edges = [edge('ab', 'a', 'b'), edge('ac', 'a', 'c', 'Want'), edge('bd', 'b', 'd'), edge('cd', 'c', 'd', 'React'), edge('de', 'd', 'e', 'Changed')];
-  const index = new GraphIndex(memories, edges);
-
-  it('neighbours ignore direction', () => {
-    expect(index.neighbours('d')).toEqual(new Set(['b', 'c', 'e']));
-    expect(index.neighbours('x')).toEqual(new Set());
-  });
-
-  it('untangles bounded linear timelines through a memory, oldest first', () => {
-    const ts = index.timelinesThrough('d', 5);
-    expect(ts.length).toBe(2);
-    for (const t of ts) {
-      expect(t.through).toBe('d');
-      expect(t.memoryIds[0]).toBe('a');
-      expect(t.memoryIds.at(-1)).toBe('e');
-      expect(t.relations.length).toBe(t.memoryIds.length - 1);
-      for (let i = 0; i + 1 < t.memoryIds.length; i++) {
-        expect(index.edgeBetween(t.memoryIds[i], t.memoryIds[i + 1])?.relation).toBe(t.relations[i]);
-      }
+describe('threads and layoutLanes', () => {
+  it('group once and lay out per width, the same as layoutTimelines', () => {
+    const memories = [mem('a', 1 * DAY), mem('b', 2 * DAY), mem('c', 9 * DAY), mem('d', 10 * DAY)];
+    const edges = [edge('1', 'a', 'b'), edge('2', 'c', 'd'), edge('ghost', 'a', 'nobody')];
+    const grouped = threads(memories, edges);
+    expect(grouped.threads.map((t) => t.members.map((m) => m.id))).toEqual([['c', 'd'], ['a', 'b']]);
+    expect(grouped.edges.map((e) => e.id)).toEqual(['1', '2']);
+    for (const width of [300, 1200]) {
+      const a = layoutLanes(grouped, { width, laneHeight: 20 });
+      const b = layoutTimelines(memories, edges, { width, laneHeight: 20 });
+      expect(a.nodes).toEqual(b.nodes);
+      expect(a.lanes).toEqual(b.lanes);
+      expect(a.edges).toEqual(b.edges);
     }
-    expect(index.timelinesThrough('x')).toEqual([{ memoryIds: ['x'], relations: [], through: 'x' }]);
-    expect(index.timelinesThrough('d', 1)).toHaveLength(1);
   });
 
-  it('timelineFocus and resolveHighlight map timelines to node and edge ids', () => {
-    const focus = timelineFocus([{ memoryIds: ['a', 'c', 'd'], relations: ['Want', 'React'], through: 'c' }]);
-    const resolved = resolveHighlight(focus, edges)!;
-    expect(resolved.nodes).toEqual(new Set(['a', 'c', 'd']));
-    expect(resolved.edges).toEqual(new Set(['ac', 'cd']));
-    expect(resolveHighlight(null, edges)).toBeNull();
-  });
-
-  it('search matches every word, case-insensitively', () => {
-    const ms = [mem('1', 0, 'event', { text: 'User adopted a Cat named Miso' }), mem('2', 0, 'event', { text: 'User likes cats' })];
-    expect(searchMemories(ms, 'cat miso')).toEqual(new Set(['1']));
-    expect(searchMemories(ms, 'CAT')).toEqual(new Set(['1', '2']));
-    expect(searchMemories(ms, '  ')).toEqual(new Set());
-  });
-
-  it('keyboard navigation moves along time and between lanes', () => {
-    const layout = layoutTimelines(memories, edges, { width: 600, laneHeight: 20 });
-    expect(layout.lanes.map((l) => l.memoryIds)).toEqual([['a', 'b', 'c', 'd', 'e'], ['x']]);
-    expect(navigate(layout, null, 'next')).toBe('e');
-    expect(navigate(layout, 'b', 'next')).toBe('c');
-    expect(navigate(layout, 'b', 'prev')).toBe('a');
-    expect(navigate(layout, 'a', 'prev')).toBe('a');
-    expect(navigate(layout, 'e', 'down')).toBe('x');
-    expect(navigate(layout, 'x', 'up')).toBe('e');
-    expect(navigate(layout, 'a', 'up')).toBe('a');
-    expect(navigate(layout, 'c', 'last')).toBe('e');
-  });
-});
-
-describe('runForceLayout', () => {
-  const memories = Array.from({ length: 30 }, (_, i) => mem(`m${i}`, i * DAY));
-  const edges = Array.from({ length: 29 }, (_, i) => edge(`e${i}`, `m${i}`, `m${i + 1}`));
-
-  it('is deterministic for a seed and gives finite positions', () => {
-    const a = runForceLayout(memories, edges, { width: 800, height: 600, ticks: 120, seed: 7 });
-    const b = runForceLayout(memories, edges, { width: 800, height: 600, ticks: 120, seed: 7 });
-    expect(a.nodes.map((n) => [n.x, n.y])).toEqual(b.nodes.map((n) => [n.x, n.y]));
-    for (const n of a.nodes) {
-      expect(Number.isFinite(n.x) && Number.isFinite(n.y)).toBe(true);
-    }
-    expect(a.links).toHaveLength(29);
-  });
-
-  it('keeps linked memories closer than unlinked ones', () => {
-    const { nodes } = runForceLayout(memories, edges, { width: 800, height: 600, ticks: 200 });
-    const d = (i: number, j: number): number => Math.hypot(nodes[i].x - nodes[j].x, nodes[i].y - nodes[j].y);
-    const linked = edges.map((_, i) => d(i, i + 1)).reduce((s, v) => s + v, 0) / edges.length;
-    expect(linked).toBeLessThan(d(0, 29));
-  });
-});
-
-describe('styles', () => {
-  it('every relation and kind colour has at least 3:1 contrast on white', () => {
-    for (const s of relationStyles()) expect(contrastRatio(s.colour, '#ffffff')).toBeGreaterThanOrEqual(3);
-    for (const s of kindStyles()) expect(contrastRatio(s.fill, '#ffffff')).toBeGreaterThanOrEqual(3);
-  });
-
-  it('relations are distinguishable without colour (unique colour and dash pairs)', () => {
-    const styles = relationStyles();
-    expect(styles.map((s) => s.relation)).toEqual([...RELATIONS]);
-    expect(new Set(styles.map((s) => s.colour)).size).toBe(styles.length);
-    expect(new Set(styles.map((s) => `${s.dash}|${s.width}`)).size).toBeGreaterThanOrEqual(5);
+  it('orders members by memory/order.ts: equal times by createdAt, then id', () => {
+    const memories = [mem('b', DAY, 'event', { createdAt: 5 }), mem('a', DAY, 'event', { createdAt: 5 }), mem('c', DAY, 'event', { createdAt: 1 })];
+    const edges = [edge('1', 'c', 'a'), edge('2', 'a', 'b')];
+    expect(threads(memories, edges).threads[0].members.map((m) => m.id)).toEqual(['c', 'a', 'b']);
   });
 });
