@@ -12,11 +12,27 @@ export function themeChoice(): ThemeChoice {
   }
 }
 
-/** Sets data-theme on <html> (app.css reads it); 'system' removes it. */
+const systemDark = (): MediaQueryList | undefined => globalThis.matchMedia?.('(prefers-color-scheme: dark)');
+let following: MediaQueryList | undefined;
+const followSystem = () => apply('system');
+
+function apply(choice: ThemeChoice): void {
+  const dark = choice === 'dark' || (choice === 'system' && !!systemDark()?.matches);
+  document.documentElement.dataset.theme = dark ? 'dark' : 'light';
+}
+
+/**
+ * Sets data-theme on <html> (app.css reads it). 'system' resolves the device's setting and keeps
+ * following it while the page is open.
+ */
 export function applyTheme(choice: ThemeChoice = themeChoice()): void {
-  const root = document.documentElement;
-  if (choice === 'system') delete root.dataset.theme;
-  else root.dataset.theme = choice;
+  following?.removeEventListener('change', followSystem);
+  following = undefined;
+  if (choice === 'system') {
+    following = systemDark();
+    following?.addEventListener('change', followSystem);
+  }
+  apply(choice);
 }
 
 export function chooseTheme(choice: ThemeChoice): void {

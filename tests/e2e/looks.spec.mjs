@@ -30,11 +30,14 @@ test('dark mode follows the system until the user chooses, and the choice surviv
     assert.equal(await page.getByTestId('theme-light').isChecked(), true);
 
     await page.emulateMedia({ colorScheme: 'light' });
+    assert.equal(await pageBg(page), '#f7f6f2', 'a chosen theme ignores the system');
     await page.getByTestId('theme-dark').check();
     assert.equal(await pageBg(page), '#131816', 'dark chosen on a light system');
     await shot(page, 'settings-dark-1280');
     await page.getByTestId('theme-system').check();
     assert.equal(await pageBg(page), '#f7f6f2', 'back to the light system');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    assert.equal(await pageBg(page), '#131816', 'following the system: it turns dark while the page is open');
     assert.notEqual(await background(page), '');
     assertNoOffHost(h);
   } finally {
