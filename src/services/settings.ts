@@ -20,14 +20,24 @@ export interface AppSettings {
   serverUrl: string;
   /** The server's model chosen for chat and memory. */
   serverModel?: string;
+  /** The assistant's persona: the first lines of its system prompt; empty = Tealeaf's own. */
+  systemPrompt: string;
+  /** Sampling temperature of chat replies (0 = most predictable, 2 = most varied). */
+  temperature: number;
   memory: MemorySettings;
 }
+
+/** Longest persona kept: it goes into every prompt, and small models have small contexts. */
+export const MAX_SYSTEM_PROMPT = 4000;
+export const TEMPERATURE_RANGE = { min: 0, max: 2, default: 0.7 } as const;
 
 export const DEFAULT_SETTINGS: AppSettings = {
   idleGapMinutes: 60,
   autoLoadModel: true,
   modelMirror: '',
   serverUrl: '',
+  systemPrompt: '',
+  temperature: TEMPERATURE_RANGE.default,
   memory: { ...DEFAULT_MEMORY_SETTINGS },
 };
 
@@ -50,6 +60,11 @@ function sanitise(raw: unknown): AppSettings {
     modelMirror: typeof r.modelMirror === 'string' ? r.modelMirror : '',
     serverUrl: typeof r.serverUrl === 'string' ? r.serverUrl : '',
     serverModel: typeof r.serverModel === 'string' ? r.serverModel : undefined,
+    systemPrompt: typeof r.systemPrompt === 'string' ? r.systemPrompt.slice(0, MAX_SYSTEM_PROMPT) : '',
+    temperature:
+      typeof r.temperature === 'number' && r.temperature >= TEMPERATURE_RANGE.min && r.temperature <= TEMPERATURE_RANGE.max
+        ? r.temperature
+        : TEMPERATURE_RANGE.default,
     memory,
   };
 }
