@@ -154,8 +154,7 @@ export class AppState {
         n > 0
           ? `Tealeaf made ${n === 1 ? '1 memory' : `${n} memories`} from it. Kept memories stay in your memory; the explorer shows their source as deleted.`
           : pending ? 'It has not been memorised yet, and will not be.' : '',
-      ].filter(Boolean).join('
-'),
+      ].filter(Boolean).join('\n'),
       confirmLabel: 'Delete chat',
       danger: true,
       ...(n > 0 ? { checkbox: { label: `Also delete the ${n === 1 ? 'memory' : `${n} memories`} made from it`, checked: false } } : {}),

@@ -81,12 +81,19 @@ export class SettingsService extends Emitter<{ changed: AppSettings }> {
     return this.value;
   }
 
-  async update(patch: Partial<Omit<AppSettings, 'memory'>> & { memory?: Partial<MemorySettings> }): Promise<AppSettings> {
-    const next = sanitise({ ...this.value, ...patch, memory: { ...this.value.memory, ...(patch.memory ?? {}) } });
-    await this.repo.putSetting(KEY, next);
-    this.value = next;
-    this.emit('changed', next);
-    return next;
+  /** Updates run one after another: each starts from the one before (two quick edits both stay). */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  update(patch: Partial<Omit<AppSettings, 'memory'>> & { memory?: Partial<MemorySettings> }): Promise<AppSettings> {
+    const run = this.queue.catch(() => undefined).then(async () => {
+      const next = sanitise({ ...this.value, ...patch, memory: { ...this.value.memory, ...(patch.memory ?? {}) } });
+      await this.repo.putSetting(KEY, next);
+      this.value = next;
+      this.emit('changed', next);
+      return next;
+    });
+    this.queue = run;
+    return run;
   }
 
   get idleGapMs(): number {

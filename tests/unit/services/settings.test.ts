@@ -59,3 +59,14 @@ describe('SettingsService', () => {
   });
 });
 
+
+describe('SettingsService.update', () => {
+  it('two updates started together both stay', async () => {
+    const repo = new InMemoryRepository();
+    const a = new SettingsService(repo);
+    await a.load();
+    await Promise.all([a.update({ systemPrompt: 'Be brief.' }), a.update({ temperature: 0.3 })]);
+    const b = await new SettingsService(repo).load();
+    expect([b.systemPrompt, b.temperature]).toEqual(['Be brief.', 0.3]);
+  });
+});
