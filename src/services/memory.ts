@@ -280,16 +280,20 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
 
   /**
    * Deletes a chat: its turns, passages (segments) and memorising job; its memories too when asked.
-   * Kept memories keep pointing at the deleted turns (the explorer says "source deleted"). Runs as
+   * Kept memories keep pointing at the deleted turns (the explorer says "source deleted"). A chat
+   * whose memorising had not finished takes what its job had made so far with it: that was never a
+   * finished set, and the user was told the chat would not be memorised. Runs as
    * an exclusive operation: a memorise job of this chat (in any tab) is stopped and has finished
    * its step before anything is deleted, and its record goes in the same change, so it can neither
    * write after the delete nor resume.
    */
   async deleteSession(sessionId: Id, { deleteMemories }: { deleteMemories: boolean }): Promise<AppliedChange> {
     const applied = await this.exclusive(async () => {
+      const session = await this.repo.getSession(sessionId);
+      const unfinished = session !== undefined && session.status !== 'memorised';
       const [turns, segments, jobs, memories] = await Promise.all([
         this.repo.listTurns(sessionId), this.repo.listSegmentsBySession(sessionId), this.repo.listJobs(),
-        deleteMemories ? this.repo.listMemories() : Promise.resolve([]),
+        deleteMemories || unfinished ? this.repo.listMemories() : Promise.resolve([]),
       ]);
       return this.applyLive({
         deleteSessions: [sessionId],

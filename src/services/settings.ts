@@ -78,6 +78,8 @@ export class SettingsService extends Emitter<{ changed: AppSettings }> {
 
   async load(): Promise<AppSettings> {
     this.value = sanitise(await this.repo.getSetting<unknown>(KEY));
+    // Also after an import: the views show the imported settings at once.
+    this.emit('changed', this.value);
     return this.value;
   }
 

@@ -145,6 +145,36 @@ describe('MemoryService.deleteSession', () => {
     expect(checkGraphInvariants(await repo.listMemories(), await repo.listEdges())).toEqual([]);
   });
 
+  it('a model call that ignores the abort: the step it finishes is deleted with the chat', async () => {
+    const repo = new InMemoryRepository();
+    await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!']);
+    const inner = model();
+    let started!: () => void;
+    const summarising = new Promise<void>((r) => (started = r));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const llm = {
+      modelId: inner.modelId,
+      chat: inner.chat.bind(inner),
+      json: async (messages: Parameters<typeof inner.json>[0], schema: Parameters<typeof inner.json>[1]) => {
+        started();
+        await gate; // answers after the delete asked, whatever the signal says
+        return inner.json(messages, schema);
+      },
+    };
+    const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+    await service.load();
+    service.kick();
+    await summarising;
+    const deleting = service.deleteSession('s1', { deleteMemories: false });
+    await new Promise((r) => setTimeout(r, 10));
+    release();
+    await deleting;
+    expect(await repo.listMemories()).toEqual([]);
+    expect(await repo.listJobs()).toEqual([]);
+    expect(service.memories.size).toBe(0);
+  });
+
   it('keeps the memories of a deleted chat when asked (their sources are gone), or deletes them', async () => {
     const repo = new InMemoryRepository();
     await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!', 'Biscuit chews my shoes', 'Oh no']);
