@@ -45,6 +45,7 @@ test('rename, search and delete chats; kept memories show their source as delete
 
     // A second chat; the first one ends and is memorised.
     await page.getByTestId('new-chat').click();
+    await page.getByTestId('turn-user').first().waitFor({ state: 'detached' });
     await say(page, 'Planning a trip to Lyon in May');
     const memorised = await pollDb(page, (db) => sessionOf(db, 'Garden notes')?.status === 'memorised' && db.memories.length > 0, { what: 'the first chat memorised' });
     const garden = sessionOf(memorised, 'Garden notes');
