@@ -329,7 +329,7 @@ const textOf = (db, id) => db.memories.find((m) => m.id === id)?.text;
 /** A fragment of a memory's text that is unique (the tag at its end). */
 const handle = (text) => text.split(' ').at(-1);
 
-async function importBackupUi(page, file, mode, row) {
+async function importBackupUi(page, file, mode) {
   await page.getByTestId('nav-settings').click();
   await page.getByTestId('import-mode').selectOption(mode);
   await page.getByTestId('import-file').setInputFiles(file);
@@ -453,7 +453,7 @@ const ACTIONS = {
     exclusive: true,
     async act(row, c) {
       const b = backups[c.index % backups.length];
-      await importBackupUi(row.page, b.file, 'merge', row);
+      await importBackupUi(row.page, b.file, 'merge');
       return { backup: b, before: c.at };
     },
     effect(db, e, phase) {
@@ -472,7 +472,7 @@ const ACTIONS = {
     exclusive: true,
     async act(row, c) {
       const b = backups[c.index % backups.length];
-      await importBackupUi(row.page, b.file, 'replace', row);
+      await importBackupUi(row.page, b.file, 'replace');
       return { backup: b };
     },
     effect(db, e, phase) {
