@@ -1,5 +1,6 @@
 // UI state: mirrors what the services publish into Svelte runes. No IndexedDB or model SDK here.
 import type { Memory, Session, Timeline, Turn } from '../memory/types';
+import { errorText } from '../errors';
 import type { ModelsSnapshot } from '../services/models';
 import type { JobSnapshot } from '../services/jobs';
 import type { AppSettings } from '../services/settings';
@@ -7,6 +8,25 @@ import type { Tealeaf } from '../services/tealeaf';
 
 export type View = 'chat' | 'memory' | 'models' | 'settings';
 const VIEWS: View[] = ['chat', 'memory', 'models', 'settings'];
+
+/** A question for the user, shown in the app's one dialog (ConfirmDialog). */
+export interface ConfirmRequest {
+  title: string;
+  /** Paragraphs, one per line. */
+  message: string;
+  confirmLabel: string;
+  cancelLabel?: string;
+  /** The action cannot be undone (red button, alertdialog). */
+  danger?: boolean;
+  /** An extra choice, e.g. "also delete downloaded models". */
+  checkbox?: { label: string; checked?: boolean };
+}
+
+export interface ConfirmResult {
+  ok: boolean;
+  /** The checkbox, when there was one. */
+  checked: boolean;
+}
 
 export interface Toast {
   id: number;
@@ -36,6 +56,9 @@ export class AppState {
   /** Bumped whenever the memory graph changed, so the explorer reloads. */
   graphVersion = $state(0);
 
+  /** The confirmation being asked, if any. */
+  dialog = $state<(ConfirmRequest & { resolve: (r: ConfirmResult) => void }) | null>(null);
+
   tealeaf?: Tealeaf;
   private toastId = 0;
 
@@ -61,6 +84,7 @@ export class AppState {
     });
     t.chat.on('busy', ({ phase }) => (this.phase = phase));
     t.chat.on('error', ({ message }) => this.toast('error', message));
+    t.chat.on('notice', ({ message }) => this.toast('info', message));
     t.models.on('state', (m) => (this.models = m));
     t.models.on('error', ({ message }) => this.toast('error', message));
     t.models.on('notice', ({ message }) => this.toast('info', message));
@@ -87,6 +111,19 @@ export class AppState {
     this.toasts = this.toasts.filter((t) => t.id !== id);
   }
 
+  /** Asks in the page (never window.confirm); resolves with the answer. */
+  confirm(request: ConfirmRequest): Promise<ConfirmResult> {
+    // A second question replaces the first, which counts as cancelled.
+    this.dialog?.resolve({ ok: false, checked: false });
+    return new Promise((resolve) => (this.dialog = { ...request, resolve }));
+  }
+
+  closeDialog(ok: boolean, checked: boolean): void {
+    const d = this.dialog;
+    this.dialog = null;
+    d?.resolve({ ok, checked });
+  }
+
   memoryText(id: string): string {
     return this.memories.get(id)?.text ?? '(deleted memory)';
   }
@@ -97,7 +134,41 @@ export class AppState {
 
   send = (text: string) => this.tealeaf?.chat.send(text) ?? Promise.resolve();
   stop = () => this.tealeaf?.chat.stop();
-  regenerate = () => this.tealeaf?.chat.regenerate() ?? Promise.resolve();
+  regenerate = (turnId?: string) => this.tealeaf?.chat.regenerate(turnId) ?? Promise.resolve();
+  editAndResend = (turnId: string, text: string) => this.tealeaf?.chat.editAndResend(turnId, text) ?? Promise.resolve();
+  showVersion = (turnId: string, version: number) => this.tealeaf?.chat.showVersion(turnId, version) ?? Promise.resolve();
+  renameChat = (sessionId: string, title: string) => this.tealeaf?.chat.rename(sessionId, title) ?? Promise.resolve();
+  searchChats = (query: string) => this.tealeaf?.chat.search(query) ?? Promise.resolve([]);
+
+  /** Asks, then deletes a chat; a chat with memories asks whether to keep them (default: keep). */
+  async deleteChat(sessionId: string): Promise<boolean> {
+    const t = this.tealeaf;
+    const session = this.sessions.find((s) => s.id === sessionId);
+    if (!t || !session) return false;
+    const n = t.memory.memoriesOfSession(sessionId);
+    const pending = session.status === 'ended';
+    const answer = await this.confirm({
+      title: 'Delete this chat?',
+      message: [
+        `“${session.title}” and all its messages will be deleted from this device. This cannot be undone.`,
+        n > 0
+          ? `Tealeaf made ${n === 1 ? '1 memory' : `${n} memories`} from it. Kept memories stay in your memory; the explorer shows their source as deleted.`
+          : pending ? 'It has not been memorised yet, and will not be.' : '',
+      ].filter(Boolean).join('\n'),
+      confirmLabel: 'Delete chat',
+      danger: true,
+      ...(n > 0 ? { checkbox: { label: `Also delete the ${n === 1 ? 'memory' : `${n} memories`} made from it`, checked: false } } : {}),
+    });
+    if (!answer.ok) return false;
+    try {
+      await t.deleteChat(sessionId, { deleteMemories: n > 0 && answer.checked });
+      this.toast('info', n > 0 && !answer.checked ? `Chat deleted; its ${n === 1 ? 'memory was' : 'memories were'} kept.` : 'Chat deleted.');
+      return true;
+    } catch (e) {
+      this.toast('error', `Could not delete the chat: ${errorText(e)}`);
+      return false;
+    }
+  }
   newChat = () => this.tealeaf?.chat.newChat() ?? Promise.resolve();
   endSession = () => this.tealeaf?.chat.endCurrent() ?? Promise.resolve();
   openSession = async (id: string) => {

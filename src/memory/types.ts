@@ -40,6 +40,24 @@ export interface Turn {
   usedMemory?: UsedMemory;
   /** Free-form origin, e.g. a LoCoMo dia_id for imported conversations. */
   externalId?: string;
+  /**
+   * The other versions of this turn (an edited message, a regenerated reply), kept to flip
+   * through; the shown version is the turn's own fields. Absent on turns with one version.
+   */
+  versions?: TurnVersion[];
+  /** Where the shown version sits among all versions (0-based); absent = last. */
+  shown?: number;
+}
+
+/** A version of a turn that is not shown now. */
+export interface TurnVersion {
+  text: string;
+  time: Millis;
+  status: TurnStatus;
+  modelId?: string;
+  usedMemory?: UsedMemory;
+  /** The turns that followed this version, put away while another version is shown. */
+  after?: Turn[];
 }
 
 export type MemoryKind = 'event' | 'user-trait' | 'assistant-trait' | 'note';

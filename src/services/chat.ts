@@ -8,6 +8,8 @@ import { createMemoriseJob } from '../memory/ingest/memorise';
 import { Emitter } from './emitter';
 import { newId } from './ids';
 import { endSession, isEmptySession, isIdleExpired, sessionsToEnd, titleFrom } from './session-rules';
+import { addVersion, showVersion, type VersionChange } from './turn-versions';
+import { matchSession, type SessionMatch } from './chat-search';
 
 export interface PreparedTurn {
   messages: ChatMessage[];
@@ -28,6 +30,8 @@ export type ChatEvents = {
   error: { message: string };
   /** A session ended and a memorising job was queued. */
   ended: { session: Session; job: Job };
+  /** Something the user should know that is not an error (e.g. a new chat started). */
+  notice: { message: string };
 };
 
 export interface ChatOptions {
@@ -35,6 +39,8 @@ export interface ChatOptions {
   preparer: TurnPreparer;
   getModel: () => LanguageModel | undefined;
   idleGapMs: () => Millis;
+  /** Sampling temperature for replies (the user's setting); undefined = the model's default. */
+  temperature?: () => number | undefined;
   now?: () => Millis;
   /** How often a streaming reply is written to the store (a closed tab loses at most this much). */
   saveEveryMs?: number;
@@ -64,8 +70,15 @@ export const plainPreparer: TurnPreparer = {
   },
 };
 
+/** Longest chat title kept (a rename is cut there). */
+export const MAX_TITLE = 200;
+
 export class ChatService extends Emitter<ChatEvents> {
   private abort?: AbortController;
+  /** The reply being written, so a delete can wait for its last save. */
+  private replying?: Promise<void>;
+  /** Words of each session for search, with the activity time they were read at. */
+  private searchCache = new Map<string, { at: Millis; texts: string[] }>();
   private readonly now: () => Millis;
   current?: Session;
   turns: Turn[] = [];
@@ -80,6 +93,7 @@ export class ChatService extends Emitter<ChatEvents> {
       this.channel.onmessage = (e: MessageEvent<{ type: string; sessionId: string }>) => {
         // Another tab wrote to a session: show it here too (unless this tab is mid-reply).
         if (e.data?.type !== 'session-changed' || this.busy) return;
+        this.searchCache.delete(e.data.sessionId);
         if (this.current?.id === e.data.sessionId) void this.open(e.data.sessionId);
         else void this.emitSessions();
       };
@@ -138,7 +152,11 @@ export class ChatService extends Emitter<ChatEvents> {
 
   async open(sessionId: string): Promise<void> {
     const s = await this.opts.repo.getSession(sessionId);
-    if (!s) return;
+    if (!s) {
+      // Deleted (here or in another tab) while shown: show an empty chat instead.
+      if (this.current?.id === sessionId) await this.forget(sessionId);
+      return;
+    }
     this.current = s;
     this.turns = await this.opts.repo.listTurns(sessionId);
     this.emit('turns', { sessionId, turns: this.turns });
@@ -169,8 +187,10 @@ export class ChatService extends Emitter<ChatEvents> {
     const now = this.now();
     let session = this.current;
     if (session && (session.status !== 'open' || isIdleExpired(session, now, this.opts.idleGapMs()))) {
+      // An ended chat is never continued: a new one starts, and the user is told so.
       if (session.status === 'open') await this.finish(session, 'idle');
       session = undefined;
+      this.emit('notice', { message: 'A new chat started: the previous one had ended and is remembered separately.' });
     }
     if (!session) {
       session = { id: newId('ses'), title: titleFrom(clean), startedAt: now, lastActivityAt: now, status: 'open' };
@@ -181,21 +201,118 @@ export class ChatService extends Emitter<ChatEvents> {
     const s = session;
     this.turns = await this.appendTurn(userTurn, this.turns.length > 0, (t) => ({ sessions: [s], turns: [t] }));
     this.current = session;
+    this.searchCache.delete(session.id);
     this.broadcast(session.id);
     this.emit('turns', { sessionId: session.id, turns: this.turns });
     await this.emitSessions();
     await this.reply();
   }
 
-  /** Replaces the last reply with a new one. */
-  async regenerate(): Promise<void> {
-    if (this.busy || !this.current) return;
-    const last = this.turns.at(-1);
-    if (!last || last.role !== 'assistant') return;
-    this.turns = this.turns.slice(0, -1);
-    await this.opts.repo.apply({ deleteTurns: [last.id] });
-    this.emit('turns', { sessionId: this.current.id, turns: this.turns });
+  /** The open session's turn with this id and its position, when it may get a new version. */
+  private editable(turnId: string, role: Turn['role']): number {
+    if (this.busy || this.current?.status !== 'open') return -1;
+    const i = this.turns.findIndex((t) => t.id === turnId);
+    return this.turns[i]?.role === role ? i : -1;
+  }
+
+  /** Writes a version change and shows it. */
+  private async applyVersions(change: VersionChange): Promise<void> {
+    const session = this.current!;
+    await this.opts.repo.apply({ turns: change.put, deleteTurns: change.deleteTurnIds });
+    this.turns = change.turns;
+    this.searchCache.delete(session.id);
+    this.emit('turns', { sessionId: session.id, turns: this.turns });
+    this.broadcast(session.id);
+  }
+
+  /**
+   * Writes a new version of a reply (the last one by default); the earlier versions stay to flip
+   * through, with the turns that had followed them.
+   */
+  async regenerate(turnId?: string): Promise<void> {
+    const id = turnId ?? this.turns.at(-1)?.id ?? '';
+    const i = this.editable(id, 'assistant');
+    const llm = this.opts.getModel();
+    if (i < 0) return;
+    if (!llm) {
+      this.emit('error', { message: 'No language model is loaded. Open Models to download or load one.' });
+      return;
+    }
+    const change = addVersion(this.turns, i, { text: '', time: this.now(), status: 'streaming', modelId: llm.modelId });
+    await this.applyVersions(change);
+    await this.reply(change.turns[i]);
+  }
+
+  /** Edits a message of the open chat as a new version of it and answers it again. */
+  async editAndResend(turnId: string, text: string): Promise<void> {
+    const clean = clampText(text.trim());
+    const i = this.editable(turnId, 'user');
+    if (!clean || i < 0 || clean === this.turns[i].text) return;
+    await this.applyVersions(addVersion(this.turns, i, { text: clean, time: this.now(), status: 'complete' }));
     await this.reply();
+  }
+
+  /** Shows another version of a turn of the open chat (with the turns that followed it). */
+  async showVersion(turnId: string, version: number): Promise<void> {
+    if (this.busy || this.current?.status !== 'open') return;
+    const i = this.turns.findIndex((t) => t.id === turnId);
+    if (i < 0) return;
+    const change = showVersion(this.turns, i, version);
+    if (change.put.length > 0) await this.applyVersions(change);
+  }
+
+  /** Renames a chat (here and in other tabs). */
+  async rename(sessionId: string, title: string): Promise<void> {
+    const clean = title.replace(/\s+/g, ' ').trim().slice(0, MAX_TITLE);
+    const stored = await this.opts.repo.getSession(sessionId);
+    if (!clean || !stored || stored.title === clean) return;
+    const renamed = { ...stored, title: clean };
+    await this.opts.repo.apply({ sessions: [renamed] });
+    if (this.current?.id === sessionId) this.current = { ...this.current, title: clean };
+    this.searchCache.delete(sessionId);
+    this.broadcast(sessionId);
+    await this.emitSessions();
+  }
+
+  /**
+   * Chats whose title or shown messages contain every word of the query, newest first, each with
+   * where it matched. Turns are read once per session and kept until the session changes.
+   */
+  async search(query: string): Promise<SessionMatch[]> {
+    const sessions = await this.listSessions();
+    const out: SessionMatch[] = [];
+    for (const s of sessions) {
+      let cached = this.searchCache.get(s.id);
+      if (!cached || cached.at !== s.lastActivityAt) {
+        cached = { at: s.lastActivityAt, texts: (await this.opts.repo.listTurns(s.id)).map((t) => t.text) };
+        this.searchCache.set(s.id, cached);
+      }
+      const m = matchSession(s, cached.texts, query);
+      if (m) out.push(m);
+    }
+    return out;
+  }
+
+  /**
+   * Makes a session safe to delete from this tab: its reply (if any) is stopped and its last save
+   * has landed, so nothing writes to it afterwards.
+   */
+  async release(sessionId: string): Promise<void> {
+    if (this.current?.id !== sessionId) return;
+    this.stop();
+    await this.replying?.catch(() => undefined);
+  }
+
+  /** A session was deleted: stop showing it. */
+  async forget(sessionId: string): Promise<void> {
+    this.searchCache.delete(sessionId);
+    if (this.current?.id === sessionId) {
+      this.current = undefined;
+      this.turns = [];
+      this.emit('turns', { sessionId: '', turns: [] });
+    }
+    this.broadcast(sessionId);
+    await this.emitSessions();
   }
 
   /**
@@ -225,7 +342,14 @@ export class ChatService extends Emitter<ChatEvents> {
     this.abort?.abort();
   }
 
-  private async reply(): Promise<void> {
+  /** Streams a reply into a new turn at the end, or into `target` (a new version, already stored). */
+  private reply(target?: Turn): Promise<void> {
+    const run = this.replyOnce(target);
+    this.replying = run;
+    return run;
+  }
+
+  private async replyOnce(target?: Turn): Promise<void> {
     const session = this.current;
     const llm = this.opts.getModel();
     if (!session) return;
@@ -235,13 +359,18 @@ export class ChatService extends Emitter<ChatEvents> {
     }
     const abort = (this.abort = new AbortController());
     const started = this.now();
-    let turn: Turn = {
-      id: newId('turn'), sessionId: session.id, index: this.turns.length, role: 'assistant', text: '',
-      time: started, status: 'streaming', modelId: llm.modelId,
-    };
-    this.turns = await this.appendTurn(turn, true, (t) => ({ turns: [t] }));
-    turn = this.turns[this.turns.length - 1];
-    this.emit('turns', { sessionId: session.id, turns: this.turns });
+    let turn: Turn;
+    if (target) {
+      turn = target;
+    } else {
+      turn = {
+        id: newId('turn'), sessionId: session.id, index: this.turns.length, role: 'assistant', text: '',
+        time: started, status: 'streaming', modelId: llm.modelId,
+      };
+      this.turns = await this.appendTurn(turn, true, (t) => ({ turns: [t] }));
+      turn = this.turns[this.turns.length - 1];
+      this.emit('turns', { sessionId: session.id, turns: this.turns });
+    }
 
     let lastSave = started;
     let saving: Promise<void> = Promise.resolve();
@@ -259,13 +388,15 @@ export class ChatService extends Emitter<ChatEvents> {
 
     try {
       this.emit('busy', { phase: 'remembering' });
-      const history = this.turns.filter((t) => t.id !== turn.id);
+      const history = this.turns.filter((t) => t.index < turn.index);
       const prepared = await this.opts.preparer.prepare({ session, history, now: started, llm, signal: abort.signal });
       if (prepared.usedMemory) update({ ...turn, usedMemory: prepared.usedMemory });
       this.emit('busy', { phase: 'replying' });
       let text = '';
+      const temperature = this.opts.temperature?.();
       const full = await llm.chat(prepared.messages, {
         signal: abort.signal,
+        ...(temperature !== undefined ? { temperature } : {}),
         onToken: (delta) => {
           text += delta;
           update({ ...turn, text });
@@ -283,9 +414,14 @@ export class ChatService extends Emitter<ChatEvents> {
     } finally {
       this.abort = undefined;
       await save(turn);
-      const s = { ...session, lastActivityAt: this.now() };
-      this.current = s;
-      await this.opts.repo.apply({ sessions: [s] });
+      // As stored now: a rename during the reply stays, and a deleted chat is not brought back.
+      const stored = await this.opts.repo.getSession(session.id);
+      if (stored) {
+        const s = { ...stored, lastActivityAt: this.now() };
+        if (this.current?.id === s.id) this.current = s;
+        await this.opts.repo.apply({ sessions: [s] });
+      }
+      this.searchCache.delete(session.id);
       this.emit('busy', { phase: 'idle' });
       await this.emitSessions();
       this.broadcast(session.id);

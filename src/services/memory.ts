@@ -189,6 +189,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       settings: this.settings.value.memory,
       refineCache: this.refineCache,
       seed: this.seed,
+      // The user's persona replaces the opening line; the date and memory instructions follow it.
+      persona: this.settings.value.systemPrompt.trim() || undefined,
       signal,
     });
     return { messages: prepared.messages, usedMemory: prepared.usedMemory };
@@ -205,6 +207,10 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       this.graph.removeMemory(id);
       this.index.remove(id);
       this.memories.delete(id);
+    }
+    for (const id of change.deleteSegments ?? []) {
+      this.segments.delete(id);
+      this.index.remove(id);
     }
     for (const m of change.memories ?? []) {
       if (!this.graph.has(m.id)) this.graph.addMemory(m.id, m.time, m.createdAt);
@@ -270,6 +276,44 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     // No second round either: whoever cancels kicks again when it is done.
     this.again = false;
     this.jobsController?.abort(new DOMException('Memorising was stopped for an import or a deletion.', 'AbortError'));
+  }
+
+  /**
+   * Deletes a chat: its turns, passages (segments) and memorising job; its memories too when asked.
+   * Kept memories keep pointing at the deleted turns (the explorer says "source deleted"). A chat
+   * whose memorising had not finished takes what its job had made so far with it: that was never a
+   * finished set, and the user was told the chat would not be memorised. Runs as
+   * an exclusive operation: a memorise job of this chat (in any tab) is stopped and has finished
+   * its step before anything is deleted, and its record goes in the same change, so it can neither
+   * write after the delete nor resume.
+   */
+  async deleteSession(sessionId: Id, { deleteMemories }: { deleteMemories: boolean }): Promise<AppliedChange> {
+    const applied = await this.exclusive(async () => {
+      const session = await this.repo.getSession(sessionId);
+      const unfinished = session !== undefined && session.status !== 'memorised';
+      const [turns, segments, jobs, memories] = await Promise.all([
+        this.repo.listTurns(sessionId), this.repo.listSegmentsBySession(sessionId), this.repo.listJobs(),
+        deleteMemories || unfinished ? this.repo.listMemories() : Promise.resolve([]),
+      ]);
+      return this.applyLive({
+        deleteSessions: [sessionId],
+        deleteTurns: turns.map((t) => t.id),
+        deleteSegments: segments.map((x) => x.id),
+        deleteJobs: jobs.filter((j) => j.sessionId === sessionId).map((j) => j.id),
+        deleteMemories: memories.filter((m) => m.sessionId === sessionId).map((m) => m.id),
+      });
+    });
+    // Other chats' jobs were stopped too: they resume from their recorded step.
+    this.kick();
+    await this.publishJobs();
+    return applied;
+  }
+
+  /** How many memories were made from a chat. */
+  memoriesOfSession(sessionId: Id): number {
+    let n = 0;
+    for (const m of this.memories.values()) if (m.sessionId === sessionId) n++;
+    return n;
   }
 
   async changeEdge(id: Id, relation: Relation | null): Promise<void> {

@@ -20,14 +20,24 @@ export interface AppSettings {
   serverUrl: string;
   /** The server's model chosen for chat and memory. */
   serverModel?: string;
+  /** The assistant's persona: the first lines of its system prompt; empty = Tealeaf's own. */
+  systemPrompt: string;
+  /** Sampling temperature of chat replies (0 = most predictable, 2 = most varied). */
+  temperature: number;
   memory: MemorySettings;
 }
+
+/** Longest persona kept: it goes into every prompt, and small models have small contexts. */
+export const MAX_SYSTEM_PROMPT = 4000;
+export const TEMPERATURE_RANGE = { min: 0, max: 2, default: 0.7 } as const;
 
 export const DEFAULT_SETTINGS: AppSettings = {
   idleGapMinutes: 60,
   autoLoadModel: true,
   modelMirror: '',
   serverUrl: '',
+  systemPrompt: '',
+  temperature: TEMPERATURE_RANGE.default,
   memory: { ...DEFAULT_MEMORY_SETTINGS },
 };
 
@@ -50,6 +60,11 @@ function sanitise(raw: unknown): AppSettings {
     modelMirror: typeof r.modelMirror === 'string' ? r.modelMirror : '',
     serverUrl: typeof r.serverUrl === 'string' ? r.serverUrl : '',
     serverModel: typeof r.serverModel === 'string' ? r.serverModel : undefined,
+    systemPrompt: typeof r.systemPrompt === 'string' ? r.systemPrompt.slice(0, MAX_SYSTEM_PROMPT) : '',
+    temperature:
+      typeof r.temperature === 'number' && r.temperature >= TEMPERATURE_RANGE.min && r.temperature <= TEMPERATURE_RANGE.max
+        ? r.temperature
+        : TEMPERATURE_RANGE.default,
     memory,
   };
 }
@@ -63,15 +78,24 @@ export class SettingsService extends Emitter<{ changed: AppSettings }> {
 
   async load(): Promise<AppSettings> {
     this.value = sanitise(await this.repo.getSetting<unknown>(KEY));
+    // Also after an import: the views show the imported settings at once.
+    this.emit('changed', this.value);
     return this.value;
   }
 
-  async update(patch: Partial<Omit<AppSettings, 'memory'>> & { memory?: Partial<MemorySettings> }): Promise<AppSettings> {
-    const next = sanitise({ ...this.value, ...patch, memory: { ...this.value.memory, ...(patch.memory ?? {}) } });
-    await this.repo.putSetting(KEY, next);
-    this.value = next;
-    this.emit('changed', next);
-    return next;
+  /** Updates run one after another: each starts from the one before (two quick edits both stay). */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  update(patch: Partial<Omit<AppSettings, 'memory'>> & { memory?: Partial<MemorySettings> }): Promise<AppSettings> {
+    const run = this.queue.catch(() => undefined).then(async () => {
+      const next = sanitise({ ...this.value, ...patch, memory: { ...this.value.memory, ...(patch.memory ?? {}) } });
+      await this.repo.putSetting(KEY, next);
+      this.value = next;
+      this.emit('changed', next);
+      return next;
+    });
+    this.queue = run;
+    return run;
   }
 
   get idleGapMs(): number {

@@ -27,6 +27,7 @@ export class Tealeaf {
       preparer: this.memory,
       getModel: () => this.models.languageModel,
       idleGapMs: () => this.settings.idleGapMs,
+      temperature: () => this.settings.value.temperature,
     });
     // Memorising runs whenever there is work and a model to do it.
     this.chat.on('ended', () => this.memory.kick());
@@ -44,6 +45,16 @@ export class Tealeaf {
     const t = new Tealeaf(repo);
     await t.settings.load();
     return t;
+  }
+
+  /**
+   * Deletes a chat (see MemoryService.deleteSession). A reply still streaming into it is stopped
+   * and saved first, so nothing writes to it afterwards.
+   */
+  async deleteChat(sessionId: string, options: { deleteMemories: boolean }): Promise<void> {
+    await this.chat.release(sessionId);
+    await this.memory.deleteSession(sessionId, options);
+    await this.chat.forget(sessionId);
   }
 
   /** Loads the built-in demo conversation with its memories (idempotent). */

@@ -151,6 +151,21 @@ const usedMemorySchema = z.strictObject({
   requery: text.optional(),
 });
 
+const turnStatus = z.enum(['complete', 'streaming', 'interrupted', 'stopped', 'error']);
+
+// Versions of a turn hold the turns that followed them (a branch of the conversation), which may
+// have versions of their own: the two schemas refer to each other (zod 4 getters).
+const turnVersionSchema = z.strictObject({
+  text,
+  time,
+  status: turnStatus,
+  modelId: text.optional(),
+  usedMemory: usedMemorySchema.optional(),
+  get after(): z.ZodOptional<z.ZodArray<typeof turnSchema>> {
+    return list(turnSchema).optional();
+  },
+});
+
 const turnSchema = z.strictObject({
   id,
   sessionId: id,
@@ -158,10 +173,14 @@ const turnSchema = z.strictObject({
   role: z.enum(['user', 'assistant']),
   text,
   time,
-  status: z.enum(['complete', 'streaming', 'interrupted', 'stopped', 'error']),
+  status: turnStatus,
   modelId: text.optional(),
   usedMemory: usedMemorySchema.optional(),
   externalId: text.optional(),
+  get versions(): z.ZodOptional<z.ZodArray<typeof turnVersionSchema>> {
+    return list(turnVersionSchema).optional();
+  },
+  shown: position.optional(),
 });
 
 const memorySchema = z.strictObject({

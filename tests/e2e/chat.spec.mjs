@@ -40,7 +40,7 @@ test('send, stream, stop, regenerate, end session, reload', async () => {
     await shot(page, 'chat-stopped');
 
     await setScript(page, { delayMs: 5, replies: [{ when: 'long story', say: 'Once upon a time, briefly.' }] });
-    await page.getByTestId('regenerate').click();
+    await page.getByTestId('regenerate').last().click();
     assert.equal(await lastReply(page), 'Once upon a time, briefly.');
     assert.equal(await page.getByTestId('turn-assistant').count(), 2, 'regenerate replaced the reply');
 

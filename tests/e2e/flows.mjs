@@ -40,6 +40,20 @@ export async function lastReply(page, { status = 'complete', timeout = 15_000 } 
   return handle.jsonValue();
 }
 
+/**
+ * Answers the app's in-page confirmation (src/app/dialog): OK or Cancel, optionally ticking its
+ * checkbox first. Returns the dialog's text. Fails if a native dialog would have been needed.
+ */
+export async function answerDialog(page, { ok = true, check = false, timeout = 5_000 } = {}) {
+  const dialog = page.getByTestId('confirm-dialog');
+  await dialog.waitFor({ timeout });
+  const text = (await dialog.textContent()).replace(/\s+/g, ' ').trim();
+  if (check) await dialog.getByTestId('confirm-check').check();
+  await dialog.getByTestId(ok ? 'confirm-ok' : 'confirm-cancel').click();
+  await dialog.waitFor({ state: 'detached', timeout });
+  return text;
+}
+
 export function assertNoOffHost(h) {
   assert.deepEqual(h.offHost, [], `requests left 127.0.0.1: ${h.offHost.join(', ')}`);
 }

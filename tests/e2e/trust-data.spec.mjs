@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestModel, readDb, send, setScript } from './flows.mjs';
+import { answerDialog, assertNoOffHost, lastReply, loadTestModel, readDb, send, setScript } from './flows.mjs';
 
 let server;
 before(async () => { server = await startServer(); });
@@ -37,10 +37,14 @@ test('export, delete all my data, import the backup: everything is back', async 
     assert.equal(backup.format, 'tealeaf-backup');
     assert.equal(backup.data.memories.length, memories);
 
-    // Two confirmations: keep the models (Cancel), then yes, delete (OK).
-    const answers = [false, true];
-    page.on('dialog', (d) => void (answers.shift() ? d.accept() : d.dismiss()));
-    await Promise.all([page.waitForEvent('load'), page.getByTestId('delete-all').click()]);
+    // One in-page dialog: Cancel really cancels; then delete, keeping the models (box unticked).
+    await page.getByTestId('delete-all').click();
+    assert.match(await answerDialog(page, { ok: false }), /also delete downloaded models/i);
+    assert.equal((await readDb(page, ['sessions'])).sessions.length > 0, true, 'Cancel deleted nothing');
+    await page.getByTestId('delete-all').click();
+    await page.getByTestId('confirm-dialog').waitFor();
+    await shot(page, 'settings-delete-all-dialog');
+    await Promise.all([page.waitForEvent('load'), answerDialog(page)]);
     await page.getByTestId('nav-memory').click();
     await page.getByTestId('load-demo').waitFor();
     await page.getByTestId('nav-chat').click();
@@ -91,7 +95,6 @@ test('a large import shows its progress (phase and percent) and Cancel leaves ev
     const h = await launch({ viewport: { width, height: 800 } });
     try {
       const { page } = h;
-      page.on('dialog', (d) => void d.accept());
       await page.goto(`${server.url}/`);
       await page.getByTestId('nav-memory').click();
       await page.getByTestId('load-demo').click();
@@ -102,6 +105,7 @@ test('a large import shows its progress (phase and percent) and Cancel leaves ev
       await page.getByTestId('import-file').setInputFiles(file);
       await page.getByTestId('import-mode').selectOption('replace');
       await page.getByTestId('import-run').click();
+      await answerDialog(page); // "Replace all your data?"
       const progress = page.getByTestId('backup-progress');
       // Wait until the bar shows a phase with a count, then picture it.
       await page.locator('[data-testid="backup-progress"]:is([data-phase="checking"], [data-phase="writing"], [data-phase="reading"])').waitFor({ timeout: 15_000 });

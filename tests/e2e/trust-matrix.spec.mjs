@@ -329,11 +329,10 @@ const textOf = (db, id) => db.memories.find((m) => m.id === id)?.text;
 /** A fragment of a memory's text that is unique (the tag at its end). */
 const handle = (text) => text.split(' ').at(-1);
 
-async function importBackupUi(page, file, mode, row) {
+async function importBackupUi(page, file, mode) {
   await page.getByTestId('nav-settings').click();
   await page.getByTestId('import-mode').selectOption(mode);
   await page.getByTestId('import-file').setInputFiles(file);
-  if (mode === 'replace') row.answers.push(true);
   await page.getByTestId('import-run').click();
   await confirmInPage(page, /replace|import|yes|ok|continue/i);
   const done = page.getByTestId('import-done');
@@ -454,7 +453,7 @@ const ACTIONS = {
     exclusive: true,
     async act(row, c) {
       const b = backups[c.index % backups.length];
-      await importBackupUi(row.page, b.file, 'merge', row);
+      await importBackupUi(row.page, b.file, 'merge');
       return { backup: b, before: c.at };
     },
     effect(db, e, phase) {
@@ -473,7 +472,7 @@ const ACTIONS = {
     exclusive: true,
     async act(row, c) {
       const b = backups[c.index % backups.length];
-      await importBackupUi(row.page, b.file, 'replace', row);
+      await importBackupUi(row.page, b.file, 'replace');
       return { backup: b };
     },
     effect(db, e, phase) {
@@ -498,10 +497,9 @@ const ACTIONS = {
     async act(row) {
       const page = row.page;
       await page.getByTestId('nav-settings').click();
-      row.answers.push(false, true); // keep the models; yes, delete everything
       const loaded = page.waitForEvent('load', { timeout: 20_000 });
       await page.getByTestId('delete-all').click();
-      // Real dialogs instead of confirm(): keep the models, then confirm.
+      // The in-page dialog: models kept (box unticked), Delete everything.
       if (await confirmInPage(page, /delete|ok|yes|continue/i, { keep: true })) await confirmInPage(page, /delete|ok|yes|continue/i);
       await loaded;
       return {};
@@ -519,8 +517,6 @@ const ACTIONS = {
     async act(row) {
       const other = await row.h.context.newPage();
       try {
-        const answers = [false, true]; // keep the models; yes, delete everything
-        other.on('dialog', (d) => void (answers.length === 0 || answers.shift() ? d.accept() : d.dismiss()));
         await other.goto(`${server.url}/#/settings`);
         const loaded = other.waitForEvent('load', { timeout: 20_000 });
         await other.getByTestId('delete-all').click();

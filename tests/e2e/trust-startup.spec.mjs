@@ -106,8 +106,8 @@ test('when the start fails anyway, the failure screen offers a backup and delete
     await fatal.waitFor();
     await h.page.getByTestId('rescue-export').waitFor();
     await shot(h.page, 'fatal-rescue');
-    h.page.once('dialog', (d) => d.accept());
     await h.page.getByTestId('rescue-delete').click();
+    await h.page.getByTestId('confirm-dialog').getByTestId('confirm-ok').click();
     await h.page.waitForLoadState('load');
     await h.page.getByTestId('composer').waitFor({ timeout: 30_000 });
     assert.equal(await fatal.count(), 0);

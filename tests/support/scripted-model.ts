@@ -4,7 +4,8 @@
 //
 // Replies stream word by word. A test scripts it through localStorage 'tealeaf-test-script':
 //   { "replies": [{ "when": "substring of the user message", "say": "reply text" }], "delayMs": 30 }
-// Unscripted messages get "You said: <message>". JSON calls answer by schema title, deriving
+// Unscripted messages get "You said: <message>"; a message with "[echo settings]" gets the system
+// prompt's first line and the temperature it was called with. JSON calls answer by schema title, deriving
 // memories from the transcript so the memory pipeline runs end to end.
 // Optional: "jsonDelayMs" slows every JSON call (trust e2e tests close the tab mid-job), and
 // "note" replaces the refined timeline note (to place hostile text there), and "recordCalls"
@@ -53,7 +54,11 @@ export class ScriptedModel implements LanguageModel {
     const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
     const rule = s.replies?.find((r) => lastUser.includes(r.when));
     const memoryNote = messages.find((m) => m.role === 'system' && /remember|memor/i.test(m.content) && m.content.includes('['));
-    const reply = rule?.say ?? `You said: ${lastUser}${memoryNote ? '\n\n(I remembered something about this.)' : ''}`;
+    // "[echo settings]" answers with what reached the model: the system prompt's first line and the temperature.
+    const echo = lastUser.includes('[echo settings]')
+      ? `persona: ${(messages.find((m) => m.role === 'system')?.content ?? '').split('\n')[0]} | temperature: ${options.temperature ?? 'default'}`
+      : undefined;
+    const reply = echo ?? rule?.say ?? `You said: ${lastUser}${memoryNote ? '\n\n(I remembered something about this.)' : ''}`;
     let out = '';
     for (const piece of reply.match(/\S+\s*|\s+/g) ?? []) {
       if (options.signal?.aborted) break;

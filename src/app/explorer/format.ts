@@ -26,6 +26,8 @@ export interface TurnExcerpt {
   role: 'user' | 'assistant';
   text: string;
   time: Millis;
+  /** The turn no longer exists (its chat was deleted; the memory was kept). */
+  deleted?: boolean;
 }
 
 const dateFmt = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric' });

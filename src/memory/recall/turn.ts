@@ -81,7 +81,7 @@ export interface PreparedTurn {
   problems: string[];
 }
 
-const DEFAULT_PERSONA =
+export const DEFAULT_PERSONA =
   'You are Tealeaf, a warm and thoughtful companion who talks with one person over months and years.';
 
 /** Candidates fetched from the index: enough to fill the budget with small units (memories are ~10 words). */

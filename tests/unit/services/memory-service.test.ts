@@ -105,3 +105,100 @@ describe('MemoryService', () => {
     expect((await repo.listJobs())[0]).toMatchObject({ status: 'pending', attempts: 0 });
   });
 });
+
+describe('MemoryService.deleteSession', () => {
+  it('deleting a chat while its memorise job waits on the model leaves nothing of it, and no error', async () => {
+    const repo = new InMemoryRepository();
+    await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!']);
+    await seedSession(repo, 's2', 1, ['My sister moved to Lyon', 'Nice']);
+    const inner = model();
+    let started!: () => void;
+    const summarising = new Promise<void>((r) => (started = r));
+    // The first summarising call hangs until aborted (as the real worker does).
+    let first = true;
+    const llm = {
+      modelId: inner.modelId,
+      chat: inner.chat.bind(inner),
+      json: (messages: Parameters<typeof inner.json>[0], schema: Parameters<typeof inner.json>[1], o?: { signal?: AbortSignal }) => {
+        if (!first) return inner.json(messages, schema);
+        first = false;
+        started();
+        return new Promise<string>((_, reject) => o?.signal?.addEventListener('abort', () => reject(o.signal!.reason), { once: true }));
+      },
+    };
+    const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+    const errors: string[] = [];
+    service.on('error', ({ message }) => errors.push(message));
+    await service.load();
+    service.kick();
+    await summarising;
+    const applied = await service.deleteSession('s1', { deleteMemories: false });
+    expect(applied.deleteSessions).toEqual(['s1']);
+    await settle(service, repo);
+    expect(await repo.getSession('s1')).toBeUndefined();
+    expect(await repo.listTurns('s1')).toEqual([]);
+    expect(await repo.listSegmentsBySession('s1')).toEqual([]);
+    expect((await repo.listJobs()).map((j) => j.sessionId)).toEqual(['s2']);
+    expect((await repo.listMemories()).every((m) => m.sessionId === 's2')).toBe(true);
+    expect(service.memories.size).toBe(1); // s2 was memorised after the delete
+    expect(errors).toEqual([]);
+    expect(checkGraphInvariants(await repo.listMemories(), await repo.listEdges())).toEqual([]);
+  });
+
+  it('a model call that ignores the abort: the step it finishes is deleted with the chat', async () => {
+    const repo = new InMemoryRepository();
+    await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!']);
+    const inner = model();
+    let started!: () => void;
+    const summarising = new Promise<void>((r) => (started = r));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const llm = {
+      modelId: inner.modelId,
+      chat: inner.chat.bind(inner),
+      json: async (messages: Parameters<typeof inner.json>[0], schema: Parameters<typeof inner.json>[1]) => {
+        started();
+        await gate; // answers after the delete asked, whatever the signal says
+        return inner.json(messages, schema);
+      },
+    };
+    const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+    await service.load();
+    service.kick();
+    await summarising;
+    const deleting = service.deleteSession('s1', { deleteMemories: false });
+    await new Promise((r) => setTimeout(r, 10));
+    release();
+    await deleting;
+    expect(await repo.listMemories()).toEqual([]);
+    expect(await repo.listJobs()).toEqual([]);
+    expect(service.memories.size).toBe(0);
+  });
+
+  it('keeps the memories of a deleted chat when asked (their sources are gone), or deletes them', async () => {
+    const repo = new InMemoryRepository();
+    await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!', 'Biscuit chews my shoes', 'Oh no']);
+    await seedSession(repo, 's2', 1, ['Biscuit learned to sit', 'Good dog']);
+    const service = new MemoryService(repo, new SettingsService(repo), () => model(), () => undefined);
+    await service.load();
+    await settle(service, repo);
+    const kept = [...service.memories.values()].filter((m) => m.sessionId === 's1');
+    expect(kept.length).toBe(2);
+    expect(service.memoriesOfSession('s1')).toBe(2);
+    const segs = await repo.listSegmentsBySession('s1');
+    expect(segs.length).toBeGreaterThan(0);
+
+    await service.deleteSession('s1', { deleteMemories: false });
+    expect((await repo.listMemories()).filter((m) => m.sessionId === 's1').map((m) => m.id)).toEqual(kept.map((m) => m.id));
+    expect(await repo.getTurns(kept[0].sourceTurnIds)).toEqual([]); // "source deleted"
+    expect(await repo.listSegmentsBySession('s1')).toEqual([]);
+    for (const s of segs) expect(service.index.has(s.id)).toBe(false);
+
+    await service.deleteSession('s2', { deleteMemories: true });
+    const left = await repo.listMemories();
+    expect(left.every((m) => m.sessionId === 's1')).toBe(true);
+    expect(service.memories.size).toBe(left.length);
+    expect(checkGraphInvariants(left, await repo.listEdges())).toEqual([]);
+    expect(service.graph.size).toBe(left.length);
+  });
+});
