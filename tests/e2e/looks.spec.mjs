@@ -37,7 +37,8 @@ test('dark mode follows the system until the user chooses, and the choice surviv
     await page.getByTestId('theme-system').check();
     assert.equal(await pageBg(page), '#f7f6f2', 'back to the light system');
     await page.emulateMedia({ colorScheme: 'dark' });
-    assert.equal(await pageBg(page), '#131816', 'following the system: it turns dark while the page is open');
+    // The device's change arrives as an event: wait for it (it fails if the page never follows).
+    await page.waitForFunction(() => getComputedStyle(document.documentElement).getPropertyValue('--bg').trim() === '#131816', null, { timeout: 5_000 });
     assert.notEqual(await background(page), '');
     assertNoOffHost(h);
   } finally {
