@@ -68,6 +68,8 @@ async function importBackup(page, url, backup) {
     await page.setInputFiles('[data-testid="import-file"]', file);
     await page.selectOption('[data-testid="import-mode"]', 'replace');
     await page.click('[data-testid="import-run"]');
+    // A replace asks first (an in-page dialog): yes.
+    await page.locator('[data-testid="confirm-ok"]').click({ timeout: 10_000 });
     const done = await page.waitForSelector('[data-testid="import-done"], [data-testid="import-error"]', { timeout: 600_000 });
     if ((await done.getAttribute('data-testid')) === 'import-error') throw new Error(`bench:explorer: import refused: ${await done.innerText()}`);
   } finally {

@@ -71,8 +71,10 @@ try {
       await page.goto(`${server.url}/#/settings`);
       await page.getByTestId('import-file').setInputFiles(file);
       await page.getByTestId('import-mode').selectOption('replace');
-      const start = await page.evaluate(() => performance.now());
       await page.getByTestId('import-run').click();
+      // A replace asks first (an in-page dialog): the import starts with the yes.
+      const start = await page.evaluate(() => performance.now());
+      await page.getByTestId('confirm-ok').click({ timeout: 10_000 });
       // The worker's part ends when the progress says the page is loading its memories (the rebuild).
       await page.locator('[data-testid="backup-progress"][data-phase="reloading"]').waitFor({ timeout: 600_000 });
       const written = await page.evaluate(() => performance.now());

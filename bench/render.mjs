@@ -137,6 +137,8 @@ async function importThroughUi(page, url, backup) {
   });
   await page.selectOption('[data-testid="import-mode"]', 'replace');
   await page.click('[data-testid="import-run"]');
+  // A replace asks first (an in-page dialog): yes.
+  await page.locator('[data-testid="confirm-ok"]').click({ timeout: 10_000 });
   const done = await page.waitForSelector('[data-testid="import-done"], [data-testid="import-error"]', { timeout: 120_000 }).catch(() => null);
   if (!done) throw new UiMissing('bench:render: neither data-testid="import-done" nor "import-error" appeared within 120 s of clicking import-run');
   if ((await done.getAttribute('data-testid')) === 'import-error') throw new Error(`bench:render: the app refused the synthetic backup: ${await done.innerText()}`);
