@@ -279,7 +279,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   }
 
   async toggleSuperseded(id: Id): Promise<string | undefined> {
-    const r = toggleSuperseded(id, this.memories, this.graph);
+    const r = toggleSuperseded(id, this.memories, this.graph, Date.now());
     if (r.change) await this.applyLive(r.change);
     return r.error;
   }
