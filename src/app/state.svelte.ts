@@ -35,6 +35,10 @@ export class AppState {
   focusTurnId = $state<string | null>(null);
   /** Bumped whenever the memory graph changed, so the explorer reloads. */
   graphVersion = $state(0);
+  /** Which memory this tab shows: the user's own or the demo (a separate database). */
+  space = $state<'own' | 'demo'>('own');
+  /** Demo records an earlier version put into the user's own memory, offered for removal. */
+  legacyDemo = $state<{ sessions: number; memories: number } | null>(null);
 
   tealeaf?: Tealeaf;
   private toastId = 0;
@@ -75,7 +79,45 @@ export class AppState {
     this.settings = t.settings.value;
     this.models = t.models.snapshot;
     this.memories = new Map(t.memory.memories);
+    this.space = t.space;
+    void this.checkLegacyDemo();
   }
+
+  async checkLegacyDemo(): Promise<void> {
+    const found = await this.tealeaf?.legacyDemo().catch(() => undefined);
+    this.legacyDemo = found ? { sessions: found.sessions, memories: found.memories } : null;
+  }
+
+  /** Opens the demo in this tab (its own database): the page reloads into it. */
+  enterDemo = async () => {
+    await this.tealeaf?.enterDemo();
+    location.hash = '#/memory';
+    location.reload();
+  };
+
+  leaveDemo = () => {
+    this.tealeaf?.leaveDemo();
+    location.reload();
+  };
+
+  removeDemo = async () => {
+    try {
+      await this.tealeaf?.removeDemo();
+      location.reload();
+    } catch (e) {
+      this.toast('error', `Could not remove the demo: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+
+  removeLegacyDemo = async () => {
+    try {
+      await this.tealeaf?.removeLegacyDemo();
+      this.legacyDemo = null;
+      this.toast('info', 'The demo records were removed from your memory.');
+    } catch (e) {
+      this.toast('error', `Could not remove the demo records: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
 
   toast(kind: Toast['kind'], message: string): void {
     const id = ++this.toastId;
