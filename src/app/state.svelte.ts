@@ -35,6 +35,8 @@ export class AppState {
   focusTurnId = $state<string | null>(null);
   /** Bumped whenever the memory graph changed, so the explorer reloads. */
   graphVersion = $state(0);
+  /** The chat shown is temporary: nothing of it is stored or remembered. */
+  temporary = $state(false);
   /** Which memory this tab shows: the user's own or the demo (a separate database). */
   space = $state<'own' | 'demo'>('own');
   /** Demo records an earlier version put into the user's own memory, offered for removal. */
@@ -64,6 +66,7 @@ export class AppState {
       if (i >= 0) this.turns[i] = turn;
     });
     t.chat.on('busy', ({ phase }) => (this.phase = phase));
+    t.chat.on('temporary', (on) => (this.temporary = on));
     t.chat.on('error', ({ message }) => this.toast('error', message));
     t.models.on('state', (m) => (this.models = m));
     t.models.on('error', ({ message }) => this.toast('error', message));
@@ -141,11 +144,18 @@ export class AppState {
   stop = () => this.tealeaf?.chat.stop();
   regenerate = () => this.tealeaf?.chat.regenerate() ?? Promise.resolve();
   newChat = () => this.tealeaf?.chat.newChat() ?? Promise.resolve();
+  temporaryChat = () => this.tealeaf?.chat.startTemporary() ?? Promise.resolve();
   endSession = () => this.tealeaf?.chat.endCurrent() ?? Promise.resolve();
   openSession = async (id: string) => {
     await this.tealeaf?.chat.open(id);
     this.go('chat');
   };
+
+  /** Opens the explorer on the memories a session added (the "Memory updated" notice's link). */
+  openMemories(memoryIds: string[]): void {
+    this.explorerFocus = { memoryIds, timelines: [], turnId: '' };
+    this.go('memory');
+  }
 
   openExplorerFor(turn: Turn): void {
     this.explorerFocus = { memoryIds: turn.usedMemory?.memoryIds ?? [], timelines: turn.usedMemory?.timelines ?? [], turnId: turn.id };

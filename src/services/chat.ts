@@ -28,6 +28,8 @@ export type ChatEvents = {
   error: { message: string };
   /** A session ended and a memorising job was queued. */
   ended: { session: Session; job: Job };
+  /** The chat shown is temporary (kept in this page only) or not. */
+  temporary: boolean;
 };
 
 export interface ChatOptions {
@@ -38,6 +40,8 @@ export interface ChatOptions {
   now?: () => Millis;
   /** How often a streaming reply is written to the store (a closed tab loses at most this much). */
   saveEveryMs?: number;
+  /** Whether an ended session is queued for memorising (the memory-creation switch); default yes. */
+  memorise?: () => boolean;
 }
 
 const HISTORY_TURNS = 12;
@@ -69,6 +73,11 @@ export class ChatService extends Emitter<ChatEvents> {
   private readonly now: () => Millis;
   current?: Session;
   turns: Turn[] = [];
+  /**
+   * A temporary chat: its session and turns live in this object only. Nothing of it is written to
+   * the store, so it is neither remembered nor kept after it is closed.
+   */
+  temporary = false;
 
   private readonly channel?: BroadcastChannel;
 
@@ -115,7 +124,7 @@ export class ChatService extends Emitter<ChatEvents> {
   /** Ends the open session once it has been idle for the gap (called periodically). */
   async checkIdle(): Promise<void> {
     const s = this.current;
-    if (!s || this.busy || !isIdleExpired(s, this.now(), this.opts.idleGapMs())) return;
+    if (!s || this.busy || this.temporary || !isIdleExpired(s, this.now(), this.opts.idleGapMs())) return;
     await this.finish(s, 'idle');
     await this.open(s.id);
   }
@@ -139,6 +148,7 @@ export class ChatService extends Emitter<ChatEvents> {
   async open(sessionId: string): Promise<void> {
     const s = await this.opts.repo.getSession(sessionId);
     if (!s) return;
+    this.leaveTemporary();
     this.current = s;
     this.turns = await this.opts.repo.listTurns(sessionId);
     this.emit('turns', { sessionId, turns: this.turns });
@@ -148,14 +158,31 @@ export class ChatService extends Emitter<ChatEvents> {
   /** Ends the open session (it will be memorised) and shows an empty chat. */
   async newChat(): Promise<void> {
     if (this.busy) this.stop();
-    if (this.current?.status === 'open') await this.finish(this.current, 'new-chat');
+    if (this.current?.status === 'open' && !this.temporary) await this.finish(this.current, 'new-chat');
+    this.leaveTemporary();
     this.current = undefined;
     this.turns = [];
     this.emit('turns', { sessionId: '', turns: [] });
     await this.emitSessions();
   }
 
+  /** Starts a temporary chat: the open session ends as with a new chat; nothing of this one is stored. */
+  async startTemporary(): Promise<void> {
+    await this.newChat();
+    this.temporary = true;
+    this.emit('temporary', true);
+  }
+
+  /** A temporary chat is dropped (never stored) when another chat is shown. */
+  private leaveTemporary(): void {
+    if (!this.temporary) return;
+    this.stop();
+    this.temporary = false;
+    this.emit('temporary', false);
+  }
+
   async endCurrent(): Promise<void> {
+    if (this.temporary) return this.newChat();
     if (this.busy) this.stop();
     if (this.current?.status === 'open') await this.finish(this.current, 'button');
     if (this.current) await this.open(this.current.id);
@@ -168,12 +195,12 @@ export class ChatService extends Emitter<ChatEvents> {
     if (!clean || this.busy) return;
     const now = this.now();
     let session = this.current;
-    if (session && (session.status !== 'open' || isIdleExpired(session, now, this.opts.idleGapMs()))) {
+    if (session && !this.temporary && (session.status !== 'open' || isIdleExpired(session, now, this.opts.idleGapMs()))) {
       if (session.status === 'open') await this.finish(session, 'idle');
       session = undefined;
     }
     if (!session) {
-      session = { id: newId('ses'), title: titleFrom(clean), startedAt: now, lastActivityAt: now, status: 'open' };
+      session = { id: newId(this.temporary ? 'tmp' : 'ses'), title: titleFrom(clean), startedAt: now, lastActivityAt: now, status: 'open' };
       this.turns = [];
     }
     const userTurn: Turn = { id: newId('turn'), sessionId: session.id, index: 0, role: 'user', text: clean, time: now, status: 'complete' };
@@ -181,7 +208,7 @@ export class ChatService extends Emitter<ChatEvents> {
     const s = session;
     this.turns = await this.appendTurn(userTurn, this.turns.length > 0, (t) => ({ sessions: [s], turns: [t] }));
     this.current = session;
-    this.broadcast(session.id);
+    if (!this.temporary) this.broadcast(session.id);
     this.emit('turns', { sessionId: session.id, turns: this.turns });
     await this.emitSessions();
     await this.reply();
@@ -193,7 +220,7 @@ export class ChatService extends Emitter<ChatEvents> {
     const last = this.turns.at(-1);
     if (!last || last.role !== 'assistant') return;
     this.turns = this.turns.slice(0, -1);
-    await this.opts.repo.apply({ deleteTurns: [last.id] });
+    await this.write({ deleteTurns: [last.id] });
     this.emit('turns', { sessionId: this.current.id, turns: this.turns });
     await this.reply();
   }
@@ -203,6 +230,10 @@ export class ChatService extends Emitter<ChatEvents> {
    * the index comes from the store, and a clash at an index (unique in the store) is retried.
    */
   private async appendTurn(turn: Turn, existing: boolean, change: (t: Turn) => ChangeSet): Promise<Turn[]> {
+    if (this.temporary) {
+      const turns = existing ? this.turns : [];
+      return [...turns, { ...turn, index: turns.length }];
+    }
     for (let attempt = 0; ; attempt++) {
       const turns = existing ? await this.opts.repo.listTurns(turn.sessionId) : [];
       const t = { ...turn, index: turns.length };
@@ -214,6 +245,11 @@ export class ChatService extends Emitter<ChatEvents> {
         existing = true;
       }
     }
+  }
+
+  /** Writes a change of the chat shown, unless it is temporary (then nothing is stored). */
+  private async write(change: ChangeSet): Promise<void> {
+    if (!this.temporary) await this.opts.repo.apply(change);
   }
 
   /** Tells other tabs that a session changed, so they can show it. */
@@ -234,6 +270,8 @@ export class ChatService extends Emitter<ChatEvents> {
       return;
     }
     const abort = (this.abort = new AbortController());
+    // Fixed for the whole reply: a temporary chat left mid-reply still writes nothing.
+    const temporary = this.temporary;
     const started = this.now();
     let turn: Turn = {
       id: newId('turn'), sessionId: session.id, index: this.turns.length, role: 'assistant', text: '',
@@ -246,6 +284,7 @@ export class ChatService extends Emitter<ChatEvents> {
     let lastSave = started;
     let saving: Promise<void> = Promise.resolve();
     const save = (t: Turn) => {
+      if (temporary) return saving;
       saving = saving.then(async () => void (await this.opts.repo.apply({ turns: [{ ...t, text: clampText(t.text) }] }))).catch((e: unknown) => {
         this.emit('error', { message: `Could not save the reply: ${errorText(e)}` });
       });
@@ -284,11 +323,13 @@ export class ChatService extends Emitter<ChatEvents> {
       this.abort = undefined;
       await save(turn);
       const s = { ...session, lastActivityAt: this.now() };
-      this.current = s;
-      await this.opts.repo.apply({ sessions: [s] });
+      if (!temporary) {
+        this.current = s;
+        await this.opts.repo.apply({ sessions: [s] });
+      } else if (this.temporary && this.current?.id === s.id) this.current = s;
       this.emit('busy', { phase: 'idle' });
       await this.emitSessions();
-      this.broadcast(session.id);
+      if (!temporary) this.broadcast(session.id);
     }
   }
 
@@ -302,6 +343,13 @@ export class ChatService extends Emitter<ChatEvents> {
     }
     const ended = endSession(session, reason);
     const now = this.now();
+    // Memory creation off: the session ends and is kept, but no memorising job is queued for it.
+    if (this.opts.memorise?.() === false) {
+      await this.opts.repo.apply({ sessions: [ended] });
+      if (this.current?.id === session.id) this.current = ended;
+      this.broadcast(session.id);
+      return;
+    }
     const job: Job = createMemoriseJob(session.id, now);
     await this.opts.repo.apply({ sessions: [ended], jobs: [job] });
     if (this.current?.id === session.id) this.current = ended;

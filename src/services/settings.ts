@@ -20,6 +20,10 @@ export interface AppSettings {
   serverUrl: string;
   /** The server's model chosen for chat and memory. */
   serverModel?: string;
+  /** Replies draw on what Tealeaf remembers (retrieval into the prompt). Off: replies see only the chat. */
+  memoryUse: boolean;
+  /** Ended sessions are turned into memories. Off: sessions that end are not memorised; queued ones wait. */
+  memoryCreation: boolean;
   memory: MemorySettings;
 }
 
@@ -28,6 +32,8 @@ export const DEFAULT_SETTINGS: AppSettings = {
   autoLoadModel: true,
   modelMirror: '',
   serverUrl: '',
+  memoryUse: true,
+  memoryCreation: true,
   memory: { ...DEFAULT_MEMORY_SETTINGS },
 };
 
@@ -50,6 +56,8 @@ function sanitise(raw: unknown): AppSettings {
     modelMirror: typeof r.modelMirror === 'string' ? r.modelMirror : '',
     serverUrl: typeof r.serverUrl === 'string' ? r.serverUrl : '',
     serverModel: typeof r.serverModel === 'string' ? r.serverModel : undefined,
+    memoryUse: typeof r.memoryUse === 'boolean' ? r.memoryUse : true,
+    memoryCreation: typeof r.memoryCreation === 'boolean' ? r.memoryCreation : true,
     memory,
   };
 }

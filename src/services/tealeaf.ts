@@ -29,7 +29,10 @@ export class Tealeaf {
       preparer: this.memory,
       getModel: () => this.models.languageModel,
       idleGapMs: () => this.settings.idleGapMs,
+      memorise: () => this.settings.value.memoryCreation,
     });
+    // Memory creation off: stop the job that runs now; on again: catch up with what waited.
+    this.settings.on('changed', (s) => (s.memoryCreation ? this.memory.kick() : this.memory.pauseJobs()));
     // Memorising runs whenever there is work and a model to do it.
     this.chat.on('ended', () => this.memory.kick());
     this.memory.on('graph', () => void this.chat.refresh());
