@@ -1,5 +1,6 @@
 // UI state: mirrors what the services publish into Svelte runes. No IndexedDB or model SDK here.
 import type { Memory, Session, Timeline, Turn } from '../memory/types';
+import { displayText } from '../memory/voice';
 import type { ModelsSnapshot } from '../services/models';
 import type { JobSnapshot } from '../services/jobs';
 import type { AppSettings } from '../services/settings';
@@ -133,7 +134,9 @@ export class AppState {
   }
 
   memoryText(id: string): string {
-    return this.memories.get(id)?.text ?? '(deleted memory)';
+    const m = this.memories.get(id);
+    // Shown as the user reads it ("You ..."); the stored text is unchanged.
+    return m ? displayText(m) : '(deleted memory)';
   }
 
   go(view: View): void {
