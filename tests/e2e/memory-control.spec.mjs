@@ -384,7 +384,7 @@ test('"remembered" details read plainly: relation labels, You/Tealeaf passages, 
     assert.ok(overflow <= 0, `overflows by ${overflow}px`);
     const wide = await detail.evaluate((el) => el.scrollWidth - el.clientWidth);
     assert.ok(wide <= 1, `the details scroll sideways by ${wide}px`);
-    await detail.scrollIntoViewIfNeeded();
+    await detail.getByTestId('remembered-why').scrollIntoViewIfNeeded();
     await shots(page, 'remembered-details');
     assert.deepEqual(h.errors, []);
     assertNoOffHost(h);
