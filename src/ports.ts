@@ -48,6 +48,8 @@ export interface MemoryPatch {
   text?: string;
   edited?: boolean;
   supersededBy?: Id | null;
+  /** `null` clears it (the trait is current again). */
+  endedAt?: Millis | null;
 }
 
 /**

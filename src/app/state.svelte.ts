@@ -1,6 +1,7 @@
 // UI state: mirrors what the services publish into Svelte runes. No IndexedDB or model SDK here.
 import type { Memory, Session, Timeline, Turn } from '../memory/types';
 import { errorText } from '../errors';
+import { displayText } from '../memory/voice';
 import type { ModelsSnapshot } from '../services/models';
 import type { JobSnapshot } from '../services/jobs';
 import type { AppSettings } from '../services/settings';
@@ -55,6 +56,12 @@ export class AppState {
   focusTurnId = $state<string | null>(null);
   /** Bumped whenever the memory graph changed, so the explorer reloads. */
   graphVersion = $state(0);
+  /** The chat shown is temporary: nothing of it is stored or remembered. */
+  temporary = $state(false);
+  /** Which memory this tab shows: the user's own or the demo (a separate database). */
+  space = $state<'own' | 'demo'>('own');
+  /** Demo records an earlier version put into the user's own memory, offered for removal. */
+  legacyDemo = $state<{ sessions: number; memories: number } | null>(null);
 
   /** The confirmation being asked, if any. */
   dialog = $state<(ConfirmRequest & { resolve: (r: ConfirmResult) => void }) | null>(null);
@@ -83,6 +90,7 @@ export class AppState {
       if (i >= 0) this.turns[i] = turn;
     });
     t.chat.on('busy', ({ phase }) => (this.phase = phase));
+    t.chat.on('temporary', (on) => (this.temporary = on));
     t.chat.on('error', ({ message }) => this.toast('error', message));
     t.chat.on('notice', ({ message }) => this.toast('info', message));
     t.models.on('state', (m) => (this.models = m));
@@ -99,7 +107,45 @@ export class AppState {
     this.settings = t.settings.value;
     this.models = t.models.snapshot;
     this.memories = new Map(t.memory.memories);
+    this.space = t.space;
+    void this.checkLegacyDemo();
   }
+
+  async checkLegacyDemo(): Promise<void> {
+    const found = await this.tealeaf?.legacyDemo().catch(() => undefined);
+    this.legacyDemo = found ? { sessions: found.sessions, memories: found.memories } : null;
+  }
+
+  /** Opens the demo in this tab (its own database): the page reloads into it. */
+  enterDemo = async () => {
+    await this.tealeaf?.enterDemo();
+    location.hash = '#/memory';
+    location.reload();
+  };
+
+  leaveDemo = () => {
+    this.tealeaf?.leaveDemo();
+    location.reload();
+  };
+
+  removeDemo = async () => {
+    try {
+      await this.tealeaf?.removeDemo();
+      location.reload();
+    } catch (e) {
+      this.toast('error', `Could not remove the demo: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
+
+  removeLegacyDemo = async () => {
+    try {
+      await this.tealeaf?.removeLegacyDemo();
+      this.legacyDemo = null;
+      this.toast('info', 'The demo records were removed from your memory.');
+    } catch (e) {
+      this.toast('error', `Could not remove the demo records: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  };
 
   toast(kind: Toast['kind'], message: string): void {
     const id = ++this.toastId;
@@ -125,7 +171,9 @@ export class AppState {
   }
 
   memoryText(id: string): string {
-    return this.memories.get(id)?.text ?? '(deleted memory)';
+    const m = this.memories.get(id);
+    // Shown as the user reads it ("You ..."); the stored text is unchanged.
+    return m ? displayText(m) : '(deleted memory)';
   }
 
   go(view: View): void {
@@ -170,11 +218,18 @@ export class AppState {
     }
   }
   newChat = () => this.tealeaf?.chat.newChat() ?? Promise.resolve();
+  temporaryChat = () => this.tealeaf?.chat.startTemporary() ?? Promise.resolve();
   endSession = () => this.tealeaf?.chat.endCurrent() ?? Promise.resolve();
   openSession = async (id: string) => {
     await this.tealeaf?.chat.open(id);
     this.go('chat');
   };
+
+  /** Opens the explorer on the memories a session added (the "Memory updated" notice's link). */
+  openMemories(memoryIds: string[]): void {
+    this.explorerFocus = { memoryIds, timelines: [], turnId: '' };
+    this.go('memory');
+  }
 
   openExplorerFor(turn: Turn): void {
     this.explorerFocus = { memoryIds: turn.usedMemory?.memoryIds ?? [], timelines: turn.usedMemory?.timelines ?? [], turnId: turn.id };

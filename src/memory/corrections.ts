@@ -6,6 +6,7 @@ import type { ChangeSet, MemoryPatch } from '../ports';
 import type { Edge, Id, Memory, Millis, Relation } from './types';
 import type { MemoryGraph } from './graph';
 import { compareChronological } from './order';
+import { isPast } from './past';
 
 const isTrait = (m: Memory) => m.kind === 'user-trait' || m.kind === 'assistant-trait';
 
@@ -59,19 +60,22 @@ export function changeEdge(edge: Edge, relation: Relation | null, memories: Read
 }
 
 /**
- * Marks a trait current (clears supersededBy) or superseded: it must point to a newer trait of the
- * same kind, preferably one it is linked to, else the newest such trait about the same subject.
+ * "No longer true" / "Mark current" on a trait. Marking it ended records when (`endedAt`, now),
+ * with or without a newer trait that replaces it; a newer trait of the same kind it links to
+ * becomes its replacement (`supersededBy`). Marking current clears both.
  */
-export function toggleSuperseded(id: Id, memories: ReadonlyMap<Id, Memory>, graph: MemoryGraph): { change?: ChangeSet; error?: string } {
+export function toggleSuperseded(
+  id: Id,
+  memories: ReadonlyMap<Id, Memory>,
+  graph: MemoryGraph,
+  now: Millis = Date.now(),
+): { change?: ChangeSet; error?: string } {
   const m = memories.get(id);
   if (!m) return { error: 'That memory no longer exists.' };
-  if (m.supersededBy) return { change: { memoryPatches: [{ id, supersededBy: null }] } };
+  if (isPast(m)) return { change: { memoryPatches: [{ id, supersededBy: null, endedAt: null }] } };
   if (!isTrait(m)) return { error: 'Only traits can be marked as no longer true.' };
   const newer = (x: Memory) => x.id !== id && x.kind === m.kind && compareChronological(m, x) < 0;
   const linked = [...graph.outgoing(id)].map((e) => memories.get(e.to)).filter((x): x is Memory => !!x && newer(x));
-  const sameSubject = [...memories.values()].filter((x) => newer(x) && (x.subject ?? '') === (m.subject ?? ''));
-  const pick = (xs: Memory[]) => xs.sort(compareChronological).at(-1);
-  const target = pick(linked) ?? pick(sameSubject);
-  if (!target) return { error: 'There is no newer trait that replaces this one, so it stays current.' };
-  return { change: { memoryPatches: [{ id, supersededBy: target.id }] } };
+  const target = linked.sort(compareChronological).at(-1);
+  return { change: { memoryPatches: [{ id, endedAt: Math.max(now, m.time), ...(target ? { supersededBy: target.id } : {}) }] } };
 }

@@ -74,6 +74,11 @@ export interface Memory {
   sessionId: Id;
   /** Set when a newer trait replaced this one through a "Changed" edge (kept, not deleted). */
   supersededBy?: Id;
+  /**
+   * When the user said this stopped being true ("No longer true"), with or without a newer trait
+   * that replaces it. The memory is kept and treated as the past: "until <date>".
+   */
+  endedAt?: Millis;
   /** The user edited the text by hand. */
   edited: boolean;
   createdAt: Millis;

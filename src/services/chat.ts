@@ -32,6 +32,8 @@ export type ChatEvents = {
   ended: { session: Session; job: Job };
   /** Something the user should know that is not an error (e.g. a new chat started). */
   notice: { message: string };
+  /** The chat shown is temporary (kept in this page only) or not. */
+  temporary: boolean;
 };
 
 export interface ChatOptions {
@@ -44,6 +46,8 @@ export interface ChatOptions {
   now?: () => Millis;
   /** How often a streaming reply is written to the store (a closed tab loses at most this much). */
   saveEveryMs?: number;
+  /** Whether an ended session is queued for memorising (the memory-creation switch); default yes. */
+  memorise?: () => boolean;
 }
 
 const HISTORY_TURNS = 12;
@@ -82,6 +86,11 @@ export class ChatService extends Emitter<ChatEvents> {
   private readonly now: () => Millis;
   current?: Session;
   turns: Turn[] = [];
+  /**
+   * A temporary chat: its session and turns live in this object only. Nothing of it is written to
+   * the store, so it is neither remembered nor kept after it is closed.
+   */
+  temporary = false;
 
   private readonly channel?: BroadcastChannel;
 
@@ -129,7 +138,7 @@ export class ChatService extends Emitter<ChatEvents> {
   /** Ends the open session once it has been idle for the gap (called periodically). */
   async checkIdle(): Promise<void> {
     const s = this.current;
-    if (!s || this.busy || !isIdleExpired(s, this.now(), this.opts.idleGapMs())) return;
+    if (!s || this.busy || this.temporary || !isIdleExpired(s, this.now(), this.opts.idleGapMs())) return;
     await this.finish(s, 'idle');
     await this.open(s.id);
   }
@@ -157,6 +166,7 @@ export class ChatService extends Emitter<ChatEvents> {
       if (this.current?.id === sessionId) await this.forget(sessionId);
       return;
     }
+    this.leaveTemporary();
     this.current = s;
     this.turns = await this.opts.repo.listTurns(sessionId);
     this.emit('turns', { sessionId, turns: this.turns });
@@ -166,14 +176,31 @@ export class ChatService extends Emitter<ChatEvents> {
   /** Ends the open session (it will be memorised) and shows an empty chat. */
   async newChat(): Promise<void> {
     if (this.busy) this.stop();
-    if (this.current?.status === 'open') await this.finish(this.current, 'new-chat');
+    if (this.current?.status === 'open' && !this.temporary) await this.finish(this.current, 'new-chat');
+    this.leaveTemporary();
     this.current = undefined;
     this.turns = [];
     this.emit('turns', { sessionId: '', turns: [] });
     await this.emitSessions();
   }
 
+  /** Starts a temporary chat: the open session ends as with a new chat; nothing of this one is stored. */
+  async startTemporary(): Promise<void> {
+    await this.newChat();
+    this.temporary = true;
+    this.emit('temporary', true);
+  }
+
+  /** A temporary chat is dropped (never stored) when another chat is shown. */
+  private leaveTemporary(): void {
+    if (!this.temporary) return;
+    this.stop();
+    this.temporary = false;
+    this.emit('temporary', false);
+  }
+
   async endCurrent(): Promise<void> {
+    if (this.temporary) return this.newChat();
     if (this.busy) this.stop();
     if (this.current?.status === 'open') await this.finish(this.current, 'button');
     if (this.current) await this.open(this.current.id);
@@ -186,14 +213,14 @@ export class ChatService extends Emitter<ChatEvents> {
     if (!clean || this.busy) return;
     const now = this.now();
     let session = this.current;
-    if (session && (session.status !== 'open' || isIdleExpired(session, now, this.opts.idleGapMs()))) {
+    if (session && !this.temporary && (session.status !== 'open' || isIdleExpired(session, now, this.opts.idleGapMs()))) {
       // An ended chat is never continued: a new one starts, and the user is told so.
       if (session.status === 'open') await this.finish(session, 'idle');
       session = undefined;
       this.emit('notice', { message: 'A new chat started: the previous one had ended and is remembered separately.' });
     }
     if (!session) {
-      session = { id: newId('ses'), title: titleFrom(clean), startedAt: now, lastActivityAt: now, status: 'open' };
+      session = { id: newId(this.temporary ? 'tmp' : 'ses'), title: titleFrom(clean), startedAt: now, lastActivityAt: now, status: 'open' };
       this.turns = [];
     }
     const userTurn: Turn = { id: newId('turn'), sessionId: session.id, index: 0, role: 'user', text: clean, time: now, status: 'complete' };
@@ -202,7 +229,7 @@ export class ChatService extends Emitter<ChatEvents> {
     this.turns = await this.appendTurn(userTurn, this.turns.length > 0, (t) => ({ sessions: [s], turns: [t] }));
     this.current = session;
     this.searchCache.delete(session.id);
-    this.broadcast(session.id);
+    if (!this.temporary) this.broadcast(session.id);
     this.emit('turns', { sessionId: session.id, turns: this.turns });
     await this.emitSessions();
     await this.reply();
@@ -218,11 +245,11 @@ export class ChatService extends Emitter<ChatEvents> {
   /** Writes a version change and shows it. */
   private async applyVersions(change: VersionChange): Promise<void> {
     const session = this.current!;
-    await this.opts.repo.apply({ turns: change.put, deleteTurns: change.deleteTurnIds });
+    await this.write({ turns: change.put, deleteTurns: change.deleteTurnIds });
     this.turns = change.turns;
     this.searchCache.delete(session.id);
     this.emit('turns', { sessionId: session.id, turns: this.turns });
-    this.broadcast(session.id);
+    if (!this.temporary) this.broadcast(session.id);
   }
 
   /**
@@ -320,6 +347,10 @@ export class ChatService extends Emitter<ChatEvents> {
    * the index comes from the store, and a clash at an index (unique in the store) is retried.
    */
   private async appendTurn(turn: Turn, existing: boolean, change: (t: Turn) => ChangeSet): Promise<Turn[]> {
+    if (this.temporary) {
+      const turns = existing ? this.turns : [];
+      return [...turns, { ...turn, index: turns.length }];
+    }
     for (let attempt = 0; ; attempt++) {
       const turns = existing ? await this.opts.repo.listTurns(turn.sessionId) : [];
       const t = { ...turn, index: turns.length };
@@ -331,6 +362,11 @@ export class ChatService extends Emitter<ChatEvents> {
         existing = true;
       }
     }
+  }
+
+  /** Writes a change of the chat shown, unless it is temporary (then nothing is stored). */
+  private async write(change: ChangeSet): Promise<void> {
+    if (!this.temporary) await this.opts.repo.apply(change);
   }
 
   /** Tells other tabs that a session changed, so they can show it. */
@@ -358,6 +394,8 @@ export class ChatService extends Emitter<ChatEvents> {
       return;
     }
     const abort = (this.abort = new AbortController());
+    // Fixed for the whole reply: a temporary chat left mid-reply still writes nothing.
+    const temporary = this.temporary;
     const started = this.now();
     let turn: Turn;
     if (target) {
@@ -375,6 +413,7 @@ export class ChatService extends Emitter<ChatEvents> {
     let lastSave = started;
     let saving: Promise<void> = Promise.resolve();
     const save = (t: Turn) => {
+      if (temporary) return saving;
       saving = saving.then(async () => void (await this.opts.repo.apply({ turns: [{ ...t, text: clampText(t.text) }] }))).catch((e: unknown) => {
         this.emit('error', { message: `Could not save the reply: ${errorText(e)}` });
       });
@@ -415,16 +454,18 @@ export class ChatService extends Emitter<ChatEvents> {
       this.abort = undefined;
       await save(turn);
       // As stored now: a rename during the reply stays, and a deleted chat is not brought back.
-      const stored = await this.opts.repo.getSession(session.id);
-      if (stored) {
-        const s = { ...stored, lastActivityAt: this.now() };
-        if (this.current?.id === s.id) this.current = s;
-        await this.opts.repo.apply({ sessions: [s] });
-      }
+      if (!temporary) {
+        const stored = await this.opts.repo.getSession(session.id);
+        if (stored) {
+          const s = { ...stored, lastActivityAt: this.now() };
+          if (this.current?.id === s.id) this.current = s;
+          await this.opts.repo.apply({ sessions: [s] });
+        }
+      } else if (this.temporary && this.current?.id === session.id) this.current = { ...session, lastActivityAt: this.now() };
       this.searchCache.delete(session.id);
       this.emit('busy', { phase: 'idle' });
       await this.emitSessions();
-      this.broadcast(session.id);
+      if (!temporary) this.broadcast(session.id);
     }
   }
 
@@ -438,6 +479,13 @@ export class ChatService extends Emitter<ChatEvents> {
     }
     const ended = endSession(session, reason);
     const now = this.now();
+    // Memory creation off: the session ends and is kept, but no memorising job is queued for it.
+    if (this.opts.memorise?.() === false) {
+      await this.opts.repo.apply({ sessions: [ended] });
+      if (this.current?.id === session.id) this.current = ended;
+      this.broadcast(session.id);
+      return;
+    }
     const job: Job = createMemoriseJob(session.id, now);
     await this.opts.repo.apply({ sessions: [ended], jobs: [job] });
     if (this.current?.id === session.id) this.current = ended;

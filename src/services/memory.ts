@@ -13,7 +13,7 @@ import { RefineCache } from '../memory/recall/refine';
 import { prepareTurn } from '../memory/recall/turn';
 import { memoryUnit, runMemoriseJob, type Segmenter } from '../memory/ingest/memorise';
 import { segmentSession } from '../memory/ingest/segments';
-import type { PreparedTurn, TurnPreparer } from './chat';
+import { plainPreparer, type PreparedTurn, type TurnPreparer } from './chat';
 import { Emitter } from './emitter';
 import { inSlices, jobSnapshot, withJobLock, yieldToPage, type JobSnapshot } from './jobs';
 import type { SettingsService } from './settings';
@@ -177,7 +177,10 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     await this.load();
   }
 
-  async prepare({ history, now, llm, signal }: Parameters<TurnPreparer['prepare']>[0]): Promise<PreparedTurn> {
+  async prepare(input: Parameters<TurnPreparer['prepare']>[0]): Promise<PreparedTurn> {
+    // Memory use switched off: the reply sees only this chat, and nothing is retrieved.
+    if (!this.settings.value.memoryUse) return plainPreparer.prepare(input);
+    const { history, now, llm, signal } = input;
     const prepared = await prepareTurn({
       dialogue: history.map((t: Turn) => ({ role: t.role, text: t.text, time: t.time })),
       now,
@@ -272,6 +275,14 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     return result.value;
   }
 
+  /**
+   * Memory creation was switched off: the job running now stops at once (it wrote nothing of the
+   * step it was in and resumes from its recorded step when creation is on again).
+   */
+  pauseJobs(): void {
+    this.cancelJobs();
+  }
+
   private cancelJobs(): void {
     // No second round either: whoever cancels kicks again when it is done.
     this.again = false;
@@ -323,7 +334,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   }
 
   async toggleSuperseded(id: Id): Promise<string | undefined> {
-    const r = toggleSuperseded(id, this.memories, this.graph);
+    const r = toggleSuperseded(id, this.memories, this.graph, Date.now());
     if (r.change) await this.applyLive(r.change);
     return r.error;
   }
@@ -380,6 +391,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     // Re-list after every job: another tab may have queued one meanwhile.
     for (;;) {
       if (signal.aborted) break;
+      // Memory creation switched off: queued jobs wait, persisted, until it is on again.
+      if (!this.settings.value.memoryCreation) break;
       const job = (await this.repo.listJobs())
         .filter((j) => (j.status === 'pending' || j.status === 'running') && !tried.has(j.id))
         .sort((a, b) => a.createdAt - b.createdAt)[0];

@@ -24,6 +24,10 @@ export interface AppSettings {
   systemPrompt: string;
   /** Sampling temperature of chat replies (0 = most predictable, 2 = most varied). */
   temperature: number;
+  /** Replies draw on what Tealeaf remembers (retrieval into the prompt). Off: replies see only the chat. */
+  memoryUse: boolean;
+  /** Ended sessions are turned into memories. Off: sessions that end are not memorised; queued ones wait. */
+  memoryCreation: boolean;
   memory: MemorySettings;
 }
 
@@ -38,6 +42,8 @@ export const DEFAULT_SETTINGS: AppSettings = {
   serverUrl: '',
   systemPrompt: '',
   temperature: TEMPERATURE_RANGE.default,
+  memoryUse: true,
+  memoryCreation: true,
   memory: { ...DEFAULT_MEMORY_SETTINGS },
 };
 
@@ -65,6 +71,8 @@ function sanitise(raw: unknown): AppSettings {
       typeof r.temperature === 'number' && r.temperature >= TEMPERATURE_RANGE.min && r.temperature <= TEMPERATURE_RANGE.max
         ? r.temperature
         : TEMPERATURE_RANGE.default,
+    memoryUse: typeof r.memoryUse === 'boolean' ? r.memoryUse : true,
+    memoryCreation: typeof r.memoryCreation === 'boolean' ? r.memoryCreation : true,
     memory,
   };
 }

@@ -1,7 +1,9 @@
 // The composition root: opens the store and wires chat, memory, models and settings together.
 import { IdbRepository } from '../store/repository';
 import type { BackupRunOptions } from '../store/backup-client';
-import { BLOCKED_MESSAGE } from '../store/db';
+import { BLOCKED_MESSAGE, deleteTealeafDb } from '../store/db';
+import { DB_NAME, DEMO_DB_NAME } from '../store/schema';
+import { currentSpace, findLegacyDemo, setSpace, type LegacyDemo, type Space } from './space';
 import { ChatService } from './chat';
 import { MemoryService } from './memory';
 import { ModelService } from './models';
@@ -18,7 +20,7 @@ export class Tealeaf {
   readonly memory: MemoryService;
   readonly chat: ChatService;
 
-  private constructor(readonly repo: IdbRepository) {
+  private constructor(readonly repo: IdbRepository, readonly space: Space) {
     this.settings = new SettingsService(repo);
     this.models = new ModelService(this.settings);
     this.memory = new MemoryService(repo, this.settings, () => this.models.languageModel, () => this.models.embedder);
@@ -28,7 +30,10 @@ export class Tealeaf {
       getModel: () => this.models.languageModel,
       idleGapMs: () => this.settings.idleGapMs,
       temperature: () => this.settings.value.temperature,
+      memorise: () => this.settings.value.memoryCreation,
     });
+    // Memory creation off: stop the job that runs now; on again: catch up with what waited.
+    this.settings.on('changed', (s) => (s.memoryCreation ? this.memory.kick() : this.memory.pauseJobs()));
     // Memorising runs whenever there is work and a model to do it.
     this.chat.on('ended', () => this.memory.kick());
     this.memory.on('graph', () => void this.chat.refresh());
@@ -38,11 +43,15 @@ export class Tealeaf {
   }
 
   static async open(opts: OpenOptions): Promise<Tealeaf> {
+    const space = currentSpace();
     const repo = await IdbRepository.open({
+      name: space === 'demo' ? DEMO_DB_NAME : DB_NAME,
       onVersionChange: opts.onVersionChange,
       onBlocked: (info) => opts.onBlocked(info.message ?? BLOCKED_MESSAGE),
     });
-    const t = new Tealeaf(repo);
+    // The demo database was removed in another tab: fill it again rather than show an empty demo.
+    if (space === 'demo') await seedDemo(repo);
+    const t = new Tealeaf(repo, space);
     await t.settings.load();
     return t;
   }
@@ -57,13 +66,48 @@ export class Tealeaf {
     await this.chat.forget(sessionId);
   }
 
-  /** Loads the built-in demo conversation with its memories (idempotent). */
-  async loadDemo(): Promise<void> {
-    const { buildDemo, demoSessionId } = await import('./demo');
-    // Loaded once: loading again would re-date it and undo the user's edits to it.
-    if (await this.repo.getSession(demoSessionId(1))) return;
-    const demo = buildDemo(Date.now());
-    await this.memory.applyLive({ sessions: demo.sessions, turns: demo.turns, memories: demo.memories, edges: demo.edges });
+  /**
+   * Prepares the demo space (its own database, filled once, with a copy of this space's settings so
+   * the same models load there). The caller reloads the page, which then opens the demo.
+   */
+  async enterDemo(): Promise<void> {
+    if (this.space === 'demo') return;
+    const demo = await IdbRepository.open({ name: DEMO_DB_NAME });
+    try {
+      if ((await demo.getSetting('app')) === undefined) await demo.putSetting('app', this.settings.value);
+      await seedDemo(demo);
+    } finally {
+      demo.close();
+    }
+    setSpace('demo');
+  }
+
+  /** Back to the user's own memory (the demo stays for next time). The caller reloads. */
+  leaveDemo(): void {
+    setSpace('own');
+  }
+
+  /** Deletes the demo database in one go and goes back to the user's own memory. The caller reloads. */
+  async removeDemo(): Promise<void> {
+    this.chat.stop();
+    if (this.space === 'demo') {
+      await this.memory.exclusive(async () => this.repo.close());
+    }
+    setSpace('own');
+    await deleteTealeafDb(globalThis.indexedDB, DEMO_DB_NAME);
+  }
+
+  /** Demo records that an earlier version loaded into the user's own memory, if any. */
+  async legacyDemo(): Promise<LegacyDemo | undefined> {
+    return this.space === 'own' ? findLegacyDemo(this.repo) : undefined;
+  }
+
+  /** Removes those records (their edges and vectors go with them) in one transaction. */
+  async removeLegacyDemo(): Promise<void> {
+    const found = await this.legacyDemo();
+    if (!found) return;
+    if (this.chat.current && found.change.deleteSessions?.includes(this.chat.current.id)) await this.chat.newChat();
+    await this.memory.applyLive(found.change);
     await this.chat.refresh();
   }
 
@@ -97,7 +141,7 @@ export class Tealeaf {
    */
   async exportBackup(includeVectors: boolean, options: BackupRunOptions = {}): Promise<Blob> {
     const { exportBackupInWorker } = await import('../store/backup-client');
-    return exportBackupInWorker({ ...options, includeVectors });
+    return exportBackupInWorker({ ...options, includeVectors, db: this.dbName });
   }
 
   /**
@@ -107,7 +151,7 @@ export class Tealeaf {
    */
   async importBackup(file: Blob, mode: 'merge' | 'replace', options: BackupRunOptions = {}) {
     const { importBackupInWorker } = await import('../store/backup-client');
-    const summary = await this.memory.exclusive(() => importBackupInWorker(file, mode, options));
+    const summary = await this.memory.exclusive(() => importBackupInWorker(file, mode, { ...options, db: this.dbName }));
     // The rebuild below runs on this page; the progress bar says so instead of looking stuck.
     options.onProgress?.({ phase: 'reloading', done: 0, total: 1 });
     await this.settings.load();
@@ -123,6 +167,14 @@ export class Tealeaf {
     // Jobs stop and wait (in every tab) so nothing is written after the wipe; the wipe itself is
     // one transaction over every store.
     await this.memory.exclusive(() => this.repo.wipeAll());
+    // Everything on this device: the other space too (the demo, or from the demo the user's own).
+    const other = await IdbRepository.open({ name: this.space === 'demo' ? DB_NAME : DEMO_DB_NAME });
+    try {
+      await other.wipeAll();
+    } finally {
+      other.close();
+    }
+    setSpace('own');
     if (typeof caches !== 'undefined') {
       const names = await caches.keys();
       const modelCaches = /^(webllm\/|transformers-cache|tealeaf-wasm)/;
@@ -139,4 +191,17 @@ export class Tealeaf {
     // Idle sessions end while the app stays open too.
     setInterval(() => void this.chat.checkIdle(), 60_000);
   }
+
+  /** The database this tab shows (the demo's own, or the user's). */
+  get dbName(): string {
+    return this.space === 'demo' ? DEMO_DB_NAME : DB_NAME;
+  }
+}
+
+/** Fills the demo database once: loading again would re-date it and undo edits made in the demo. */
+async function seedDemo(repo: IdbRepository): Promise<void> {
+  const { buildDemo, demoSessionId } = await import('./demo');
+  if (await repo.getSession(demoSessionId(1))) return;
+  const demo = buildDemo(Date.now());
+  await repo.apply({ sessions: demo.sessions, turns: demo.turns, memories: demo.memories, edges: demo.edges });
 }

@@ -24,6 +24,8 @@ export interface BackupWorkerPort {
 }
 
 export interface BackupRunOptions extends BackupControl {
+  /** The database to read or write (the demo's when the app shows the demo); the user's own by default. */
+  db?: string;
   /** Starts the worker; by default the real one. */
   startWorker?: () => BackupWorkerPort;
 }
@@ -89,10 +91,10 @@ function run<T>(request: BackupRequest, accept: (reply: BackupReply) => T | unde
 
 /** Reads, checks and writes a backup file in a worker: one transaction, nothing changes on any error or cancel. */
 export function importBackupInWorker(file: Blob, mode: ImportMode, options: BackupRunOptions = {}): Promise<ImportSummary> {
-  return run({ type: 'import', file, mode }, (r) => (r.type === 'imported' ? r.summary : undefined), options);
+  return run({ type: 'import', file, mode, db: options.db }, (r) => (r.type === 'imported' ? r.summary : undefined), options);
 }
 
 /** Everything as one versioned JSON file, built in a worker. */
 export function exportBackupInWorker(options: BackupRunOptions & { includeVectors: boolean }): Promise<Blob> {
-  return run({ type: 'export', includeVectors: options.includeVectors }, (r) => (r.type === 'exported' ? r.file : undefined), options);
+  return run({ type: 'export', includeVectors: options.includeVectors, db: options.db }, (r) => (r.type === 'exported' ? r.file : undefined), options);
 }

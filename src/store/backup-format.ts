@@ -192,6 +192,7 @@ const memorySchema = z.strictObject({
   sourceTurnIds: list(refId),
   sessionId: id,
   supersededBy: id.optional(),
+  endedAt: time.optional(),
   edited: z.boolean(),
   createdAt: time,
   context: text.optional(),

@@ -59,8 +59,9 @@ export function isBackupCancelled(e: unknown): e is BackupCancelledError {
 }
 
 export type BackupRequest =
-  | { type: 'import'; file: Blob; mode: ImportMode }
-  | { type: 'export'; includeVectors: boolean }
+  /** `db`: which database (the user's own or the demo's); the user's own when left out. */
+  | { type: 'import'; file: Blob; mode: ImportMode; db?: string }
+  | { type: 'export'; includeVectors: boolean; db?: string }
   /** Stop at the next safe point; an import's transaction is aborted, never half-committed. */
   | { type: 'cancel' };
 

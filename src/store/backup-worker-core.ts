@@ -15,7 +15,7 @@ import type { TealeafDb } from './db';
 import { isStorageFullError } from './errors';
 
 export interface BackupWorkerDeps {
-  openDb: () => Promise<TealeafDb>;
+  openDb: (name?: string) => Promise<TealeafDb>;
   post: (reply: BackupReply) => void;
 }
 
@@ -38,11 +38,11 @@ export function createBackupWorker(deps: BackupWorkerDeps): (request: BackupRequ
     try {
       if (request.type === 'import') {
         const text = await readText(request.file, control);
-        db = await deps.openDb();
+        db = await deps.openDb(request.db);
         const summary = await importBackup(db, text, { mode: request.mode, ...control });
         deps.post({ type: 'imported', summary });
       } else {
-        db = await deps.openDb();
+        db = await deps.openDb(request.db);
         const parts = await exportBackupParts(db, { includeVectors: request.includeVectors, ...control });
         deps.post({ type: 'exported', file: new Blob(parts, { type: 'application/json' }) });
       }

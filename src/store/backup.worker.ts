@@ -11,7 +11,7 @@ const scope = self as unknown as {
 };
 
 const handle = createBackupWorker({
-  openDb: () => openTealeafDb(),
+  openDb: (name) => openTealeafDb({ name }),
   post: (reply) => scope.postMessage(reply),
 });
 

@@ -115,10 +115,10 @@ function runMigrations(
   return Promise.resolve();
 }
 
-/** Deletes the whole database (the rescue path when the app cannot start). */
-export function deleteTealeafDb(factory: IDBFactory = globalThis.indexedDB): Promise<void> {
+/** Deletes the whole database (the rescue path when the app cannot start; removing the demo). */
+export function deleteTealeafDb(factory: IDBFactory = globalThis.indexedDB, name: string = DB_NAME): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const request = factory.deleteDatabase(DB_NAME);
+    const request = factory.deleteDatabase(name);
     request.onsuccess = () => resolve();
     request.onerror = () => reject(request.error ?? new Error('The database could not be deleted.'));
     request.onblocked = () => reject(new Error('Close the other Tealeaf tabs, then try again.'));

@@ -21,5 +21,6 @@ export {
   BACKUP_LIMITS,
 } from './backup';
 export type { TealeafBackup, BackupData, BackupVector, ImportMode, ImportOptions, ImportSummary, ExportOptions } from './backup';
-export { DB_NAME, DB_VERSION, MIGRATIONS, STORE_NAMES } from './schema';
+export { deleteTealeafDb } from './db';
+export { DB_NAME, DEMO_DB_NAME, DB_VERSION, MIGRATIONS, STORE_NAMES } from './schema';
 export type { Migration, StoreName, TealeafSchema } from './schema';

@@ -76,6 +76,8 @@ function applyPatch(base: Memory, patch: MemoryPatch): Memory {
   if (patch.edited !== undefined) next.edited = patch.edited;
   if (patch.supersededBy === null) delete next.supersededBy;
   else if (patch.supersededBy !== undefined) next.supersededBy = patch.supersededBy;
+  if (patch.endedAt === null) delete next.endedAt;
+  else if (patch.endedAt !== undefined) next.endedAt = patch.endedAt;
   return next;
 }
 

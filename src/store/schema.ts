@@ -17,6 +17,8 @@ import type {
 } from '../memory/types';
 
 export const DB_NAME = 'tealeaf';
+/** The demo lives in a database of its own: it never mixes with the user's memory. */
+export const DEMO_DB_NAME = 'tealeaf-demo';
 
 export const STORE_NAMES = [
   'sessions',

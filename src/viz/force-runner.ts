@@ -94,7 +94,7 @@ export function startForceLayout(memories: readonly Memory[], edges: readonly Ed
   const msg: ForceStart = {
     type: 'start',
     run,
-    memories: memories.map((m) => ({ id: m.id, kind: m.kind, time: m.time, supersededBy: m.supersededBy })),
+    memories: memories.map((m) => ({ id: m.id, kind: m.kind, time: m.time, supersededBy: m.supersededBy, endedAt: m.endedAt })),
     edges: edges.map((e) => ({ id: e.id, from: e.from, to: e.to, relation: e.relation })),
     options: { ...rest, ticks, initial: rest.initial ? new Map(rest.initial) : undefined },
   };

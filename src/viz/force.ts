@@ -68,7 +68,7 @@ export function runForceLayout(memories: readonly Memory[], edges: readonly Edge
 
   // Start near the time position with a little noise: converges faster than d3's phyllotaxis.
   const nodes: ForceNode[] = memories.map((m) => ({
-    id: m.id, kind: m.kind, superseded: m.supersededBy !== undefined, time: m.time,
+    id: m.id, kind: m.kind, superseded: m.supersededBy !== undefined || m.endedAt !== undefined, time: m.time,
     x: timeX(m.time) + (rand() - 0.5) * 20, y: height / 2 + (rand() - 0.5) * height * 0.6,
   }));
   const byId = new Map(nodes.map((n) => [n.id, n] as const));

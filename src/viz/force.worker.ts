@@ -9,7 +9,7 @@ export interface ForceStart {
   type: 'start';
   run: number;
   /** Only id, kind, time and supersededBy are read. */
-  memories: Pick<Memory, 'id' | 'kind' | 'time' | 'supersededBy'>[];
+  memories: Pick<Memory, 'id' | 'kind' | 'time' | 'supersededBy' | 'endedAt'>[];
   edges: Pick<Edge, 'id' | 'from' | 'to' | 'relation'>[];
   options: Omit<ForceOptions, 'ticks'> & { ticks: number };
 }

@@ -208,7 +208,7 @@ export function layoutLanes(data: Threads, options: TimelineLayoutOptions): Time
       } else rowEnds[row] = x;
       const node: LayoutNode = {
         id: m.id, x, y: 0, lane: index, row, kind: m.kind,
-        superseded: m.supersededBy !== undefined, time: m.time, gapAfter: Infinity,
+        superseded: m.supersededBy !== undefined || m.endedAt !== undefined, time: m.time, gapAfter: Infinity,
       };
       const prev = rowLast[row];
       if (prev) prev.gapAfter = x - prev.x;

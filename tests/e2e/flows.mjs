@@ -70,13 +70,14 @@ const ALL_STORES = ['sessions', 'turns', 'memories', 'edges', 'segments', 'jobs'
 
 /**
  * Reads whole object stores through a second connection of the page's own origin. Vectors come
- * back as {unitId, modelId, length} (which unit has one, not the numbers).
+ * back as {unitId, modelId, length} (which unit has one, not the numbers). By default the database
+ * the page shows (the demo's while it shows the demo); `db` names one.
  */
-export async function readDb(page, names = ALL_STORES) {
+export async function readDb(page, names = ALL_STORES, { db } = {}) {
   return page.evaluate(
-    (names) =>
+    ([names, name]) =>
       new Promise((resolve, reject) => {
-        const req = indexedDB.open('tealeaf');
+        const req = indexedDB.open(name ?? (sessionStorage.getItem('tealeaf-space') === 'demo' ? 'tealeaf-demo' : 'tealeaf'));
         req.onerror = () => reject(req.error);
         req.onsuccess = () => {
           const db = req.result;
@@ -92,7 +93,7 @@ export async function readDb(page, names = ALL_STORES) {
           tx.onerror = () => { db.close(); reject(tx.error); };
         };
       }),
-    names,
+    [names, db],
   );
 }
 

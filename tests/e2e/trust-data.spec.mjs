@@ -24,8 +24,10 @@ test('export, delete all my data, import the backup: everything is back', async 
     await setScript(page, { delayMs: 1 });
     await send(page, 'My favourite tree is the ginkgo');
     await lastReply(page);
+    // The demo opens in a database of its own; the backup is of what the page shows (the demo).
     await page.getByTestId('nav-memory').click();
     await page.getByTestId('load-demo').click();
+    await page.getByTestId('demo-banner').waitFor();
     await page.getByTestId('memory-count').waitFor();
     const memories = await count(page);
 
@@ -45,10 +47,12 @@ test('export, delete all my data, import the backup: everything is back', async 
     await page.getByTestId('confirm-dialog').waitFor();
     await shot(page, 'settings-delete-all-dialog');
     await Promise.all([page.waitForEvent('load'), answerDialog(page)]);
+    // Delete-all from the demo deletes the user's own data too, and leaves the demo.
     await page.getByTestId('nav-memory').click();
     await page.getByTestId('load-demo').waitFor();
+    assert.equal(await page.getByTestId('demo-banner').count(), 0);
     await page.getByTestId('nav-chat').click();
-    assert.equal(await page.getByTestId('session-item').count(), 0, 'no sessions left');
+    assert.equal(await page.getByTestId('session-item').count(), 0, 'no sessions left (the real ginkgo chat included)');
     await shot(page, 'data-deleted');
 
     // A broken file is refused, and nothing changes.
@@ -69,7 +73,7 @@ test('export, delete all my data, import the backup: everything is back', async 
     await page.getByTestId('memory-count').waitFor();
     assert.equal(await count(page), memories);
     await page.getByTestId('nav-chat').click();
-    await page.getByTestId('session-item').filter({ hasText: 'ginkgo' }).waitFor();
+    await page.getByTestId('session-item').filter({ hasText: 'Knee trouble' }).waitFor();
     assertNoOffHost(h);
   } finally {
     await h.dispose();

@@ -132,6 +132,9 @@ class MemoriseRun {
    * meanwhile (a memory the user deleted during a model call) are left out by the store.
    */
   async commitApplied(change: ChangeSet, job: Job): Promise<{ job: Job; applied: AppliedChange }> {
+    // Stopped (memory creation switched off, an import): a model that answered after the stop
+    // must not get its step written.
+    if (this.deps.signal?.aborted) throw this.deps.signal.reason ?? new Error('aborted');
     const applied = await this.deps.repo.apply({ ...change, jobs: [job], ...(this.stored ? { expectJob: this.stored } : {}) });
     this.stored = { id: job.id, updatedAt: job.updatedAt };
     this.deps.onProgress?.(job);

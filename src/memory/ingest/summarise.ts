@@ -111,7 +111,8 @@ export function summariseMessages(turns: readonly TranscriptTurn[], options: Sum
       : '',
     'Every item lists in "turns" the labels (like "T3") of the turns it comes from.',
     `- topics: the conversation divided into runs of consecutive turns about one subject, in order; each gives the labels of its first and last turn, like {"first": "T1", "last": "T6"}. Start a new topic where the subject changes. Together they cover every turn from T1 to ${turnLabel(Math.max(0, turns.length - 1))} exactly once, with no gaps and no overlaps.`,
-    'Write each sentence so it makes sense alone, in the third person. Skip small talk and greetings.',
+    // Second person: the user reads these memories in the explorer, and "You ..." reads as being remembered.
+    'Write each sentence so it makes sense alone. Speak to the user as "you" ("You started swimming.", "Your sister Ana..."), call the assistant "Tealeaf" and name anyone else; notes are instructions to Tealeaf. Skip small talk and greetings.',
     'Answer with JSON only.',
   ]
     .filter(Boolean)

@@ -7,6 +7,7 @@ import type { ChatMessage, JsonSchema, LanguageModel } from '../../ports';
 import type { Id, Memory, Timeline } from '../types';
 import { cleanText, extractJson, pickArray, readIndex } from '../llm-output';
 import { formatTimeline, timelineKey } from './timelines';
+import { pastNote } from '../past';
 
 /** A small LRU of refined notes, keyed per timeline within a set of timelines. */
 export class RefineCache {
@@ -36,7 +37,7 @@ export class RefineCache {
 function timelineSignature(t: Timeline, memoriesById: ReadonlyMap<Id, Memory>): string {
   const texts = t.memoryIds.map((id) => {
     const m = memoriesById.get(id);
-    return m ? `${m.text}\u0001${m.supersededBy ? 'past' : ''}` : '';
+    return m ? `${m.text}\u0001${pastNote(m, memoriesById)}` : '';
   });
   return `${timelineKey(t)}\u0002${texts.join('\u0003')}`;
 }

@@ -8,6 +8,7 @@ import type { Edge, Id, Memory, Relation, Timeline } from '../types';
 import type { MemoryGraph } from '../graph';
 import { seededRng, type Rng } from '../rng';
 import { promptDate } from '../text';
+import { pastNote } from '../past';
 
 export interface UntangleOptions {
   rng?: Rng;
@@ -100,18 +101,17 @@ export function timelinesForRetrieved(
   return out;
 }
 
-function describeMemory(m: Memory | undefined, id: Id): string {
+function describeMemory(m: Memory | undefined, id: Id, memoriesById: ReadonlyMap<Id, Memory>): string {
   if (!m) return `[missing memory ${id}]`;
-  const past = m.supersededBy ? ' (no longer true: changed later)' : '';
-  return `[${promptDate(m.time)}: ${m.text}${past}]`;
+  return `[${promptDate(m.time)}: ${m.text}${pastNote(m, memoriesById)}]`;
 }
 
 /** "[2023-05-08: event A] -(Cause)-> [2023-06-01: event B] ..." */
 export function formatTimeline(timeline: Timeline, memoriesById: ReadonlyMap<Id, Memory>): string {
-  let out = describeMemory(memoriesById.get(timeline.memoryIds[0]), timeline.memoryIds[0]);
+  let out = describeMemory(memoriesById.get(timeline.memoryIds[0]), timeline.memoryIds[0], memoriesById);
   for (let i = 1; i < timeline.memoryIds.length; i++) {
     const id = timeline.memoryIds[i];
-    out += ` -(${timeline.relations[i - 1] ?? 'SameTopic'})-> ${describeMemory(memoriesById.get(id), id)}`;
+    out += ` -(${timeline.relations[i - 1] ?? 'SameTopic'})-> ${describeMemory(memoriesById.get(id), id, memoriesById)}`;
   }
   return out;
 }

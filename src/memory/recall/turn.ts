@@ -17,6 +17,7 @@ import { decayed } from '../retrieval/decay';
 import { fuseRankings, isWeakRetrieval, requeryKeywords } from './requery';
 import { segmentExcerpt } from '../retrieval/excerpt';
 import { approxTokens, promptDate } from '../text';
+import { pastNote } from '../past';
 
 export interface DialogueTurn {
   role: Role;
@@ -104,9 +105,8 @@ function dialogueText(dialogue: readonly DialogueTurn[]): string {
     .join('\n');
 }
 
-export function memoryLine(m: Memory): string {
-  const past = m.supersededBy ? ' (this is no longer true; it changed later)' : '';
-  return `${promptDate(m.time)}: ${m.text}${past}`;
+export function memoryLine(m: Memory, memoriesById?: ReadonlyMap<Id, Memory>): string {
+  return `${promptDate(m.time)}: ${m.text}${pastNote(m, memoriesById)}`;
 }
 
 export function segmentBlock(time: Millis, text: string): string {
@@ -159,7 +159,7 @@ export function buildSystemPrompt(now: Millis, memoryBlocks: readonly string[], 
       'What you remember from earlier conversations is below, in the order it happened: single memories, ' +
         'timelines of related memories (oldest first) and excerpts of past conversations. Use it only ' +
         'where it is relevant to what the person says now, and ignore anything that does not fit or would ' +
-        'mislead. Things marked as no longer true describe the past, not the present. Do not invent memories, ' +
+        'mislead. In these memories "you" is the person you are talking with and "Tealeaf" is you. Things marked as no longer true ("true until" a date) describe the past, not the present. Do not invent memories, ' +
         'and if the person states something about the past that contradicts what you remember, gently say so.',
       memoryBlocks.map(promptItem).join('\n'),
     );
@@ -336,7 +336,7 @@ function pack(
       }
     }
     if (packer.isCovered(m.sourceTurnIds)) return;
-    const text = memoryLine(m);
+    const text = memoryLine(m, memoriesById);
     const cost = promptItemCost(text);
     if (packer.fits(cost)) packer.take({ kind: 'memory', id: m.id, text, cost, time: m.time, rank, score: hit.score, sourceTurnIds: m.sourceTurnIds, memoryIds: [m.id] });
   });

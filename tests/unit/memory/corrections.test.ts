@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../../../src/memory/corrections';
 import { MemoryGraph } from '../../../src/memory/graph';
+import { memoryLine } from '../../../src/memory/recall/turn';
+import { formatTimeline } from '../../../src/memory/recall/timelines';
 import { checkGraphInvariants } from '../../support/invariants';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import type { Edge, Memory } from '../../../src/memory/types';
@@ -55,14 +57,36 @@ describe('corrections', () => {
     expect(checkGraphInvariants(after.memories, after.edges)).toEqual([]);
   });
 
-  it('marks a trait superseded only by a newer trait of its kind, and back', () => {
+  it('"No longer true" ends any trait at a time, with or without a replacement; "Mark current" undoes both', async () => {
     const w = world();
-    expect(toggleSuperseded('tea', w.map, w.graph).change?.memoryPatches).toEqual([{ id: 'tea', supersededBy: null }]);
-    const lone = toggleSuperseded('coffee', w.map, w.graph);
-    expect(lone.error).toMatch(/no newer trait/);
-    expect(toggleSuperseded('run', w.map, w.graph).error).toMatch(/Only traits/);
+    // Past by supersession: marking current clears the replacement and any end.
+    expect(toggleSuperseded('tea', w.map, w.graph, 100).change?.memoryPatches).toEqual([{ id: 'tea', supersededBy: null, endedAt: null }]);
+    // No newer trait replaces it: it is still marked ended, at the time given.
+    const lone = toggleSuperseded('coffee', w.map, w.graph, 100);
+    expect(lone.error).toBeUndefined();
+    expect(lone.change?.memoryPatches).toEqual([{ id: 'coffee', endedAt: 100 }]);
+    expect(toggleSuperseded('run', w.map, w.graph, 100).error).toMatch(/Only traits/);
+    // A newer trait it links to becomes the replacement as well.
     const fresh = new Map(w.map);
     fresh.set('tea', mem('tea', 1, 'user-trait'));
-    expect(toggleSuperseded('tea', fresh, w.graph).change?.memoryPatches).toEqual([{ id: 'tea', supersededBy: 'coffee' }]);
+    expect(toggleSuperseded('tea', fresh, w.graph, 100).change?.memoryPatches).toEqual([{ id: 'tea', endedAt: 100, supersededBy: 'coffee' }]);
+    // Through the store, and back.
+    const ended = await applied(w.memories, w.edges, lone.change!);
+    expect(ended.memories.find((m) => m.id === 'coffee')?.endedAt).toBe(100);
+    const endedMap = new Map(ended.memories.map((m) => [m.id, m]));
+    const back = toggleSuperseded('coffee', endedMap, w.graph, 200);
+    expect(back.change?.memoryPatches).toEqual([{ id: 'coffee', supersededBy: null, endedAt: null }]);
+    const current = await applied(ended.memories, w.edges, back.change!);
+    expect(current.memories.find((m) => m.id === 'coffee')).not.toHaveProperty('endedAt');
+  });
+
+  it('an ended trait goes into prompts as the past, "true until" its end', () => {
+    const m = mem('coffee', Date.UTC(2024, 0, 5), 'user-trait', { endedAt: Date.UTC(2024, 2, 1) });
+    expect(memoryLine(m)).toMatch(/true until 2024-03-01/);
+    const replaced = mem('tea', Date.UTC(2024, 0, 1), 'user-trait', { supersededBy: 'coffee' });
+    const byId = new Map([[m.id, m], [replaced.id, replaced]]);
+    expect(memoryLine(replaced, byId)).toMatch(/true until 2024-01-05/);
+    expect(formatTimeline({ memoryIds: ['tea', 'coffee'], relations: ['Changed'], through: 'coffee' }, byId)).toMatch(/true until 2024-03-01/);
+    expect(memoryLine(mem('x', 1, 'user-trait'))).not.toMatch(/until|no longer/);
   });
 });

@@ -67,7 +67,7 @@ describe('untangleTimelines (Phase II-1, Figure 4)', () => {
       ['q', mem('q', 31, 'User switched to coffee', 'user-trait')],
     ]);
     const text = formatTimeline({ memoryIds: ['p', 'q'], relations: ['Changed'], through: 'q' }, byId);
-    expect(text).toBe('[2024-01-01: User loves tea (no longer true: changed later)] -(Changed)-> [2024-02-01: User switched to coffee]');
+    expect(text).toBe('[2024-01-01: User loves tea (true until 2024-02-01; no longer true)] -(Changed)-> [2024-02-01: User switched to coffee]');
   });
 
   it('handles a graph with more than a million paths through a node in well under 5 ms', () => {

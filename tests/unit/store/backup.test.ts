@@ -304,7 +304,7 @@ describe('import rejects with a message and touches nothing', () => {
     },
     memories: {
       id: ['id', true], kind: ['enum', true], text: ['string', true], subject: ['string', false], time: ['number', true],
-      sourceTurnIds: ['array', true], sessionId: ['id', true], supersededBy: ['id', false], edited: ['boolean', true],
+      sourceTurnIds: ['array', true], sessionId: ['id', true], supersededBy: ['id', false], endedAt: ['number', false], edited: ['boolean', true],
       createdAt: ['number', true], context: ['string', false],
     },
     edges: {

@@ -180,6 +180,7 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
               sourceTurnIds: fc.array(anyText.map((s) => `t-${s}`), { maxLength: 3 }),
               sessionId: sessionPick,
               supersededBy: memoryPick,
+              endedAt: time,
               edited: fc.boolean(),
               createdAt: time,
               context: bodyText,

@@ -1,0 +1,54 @@
+// How the "remembered" details under a reply read: past-chat passages as who said what ("You",
+// "Tealeaf"), and retrieval scores in words. Pure (tests/unit/app/remembered.test.ts).
+import type { RetrievalScore } from '../../memory/types';
+
+export interface PassageLine {
+  speaker: string;
+  text: string;
+}
+
+const SPEAKERS: Record<string, string> = { user: 'You', assistant: 'Tealeaf' };
+
+/** Markdown marks a reader should not see as characters (the words stay). */
+function plain(text: string): string {
+  return text
+    .replace(/```[a-z]*\n?/gi, '')
+    .replace(/`([^`]*)`/g, '$1')
+    .replace(/\*\*([^*]+)\*\*|__([^_]+)__/g, '$1$2')
+    .replace(/(^|\s)[*_]([^*_\s][^*_]*)[*_](?=\s|$|[.,;:!?])/g, '$1$2')
+    .replace(/^#{1,6}\s+/gm, '')
+    .replace(/^\s*[-*+]\s+/gm, '• ')
+    .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1');
+}
+
+/**
+ * A segment's text ("user: ...\nassistant: ..." as src/memory/ingest/segments writes it, or names
+ * for imported conversations) as lines with speakers; a line without a speaker continues the turn.
+ */
+export function passageLines(text: string, maxChars = 600): PassageLine[] {
+  const out: PassageLine[] = [];
+  let used = 0;
+  for (const raw of text.split('\n')) {
+    const m = /^([A-Za-z][\w .'-]{0,39}):\s?(.*)$/.exec(raw);
+    const known = m && (SPEAKERS[m[1]!.toLowerCase()] !== undefined || /^[A-Z]/.test(m[1]!));
+    if (m && known) out.push({ speaker: SPEAKERS[m[1]!.toLowerCase()] ?? m[1]!, text: plain(m[2]!) });
+    else if (out.length > 0) out[out.length - 1]!.text += `\n${plain(raw)}`;
+    else out.push({ speaker: '', text: plain(raw) });
+    used += raw.length;
+    if (used > maxChars) {
+      const last = out[out.length - 1]!;
+      last.text = `${last.text.slice(0, Math.max(0, last.text.length - (used - maxChars)))}…`;
+      break;
+    }
+  }
+  return out.filter((l) => l.text.trim() !== '');
+}
+
+/** One retrieval score in words: "words 0.42 · meaning 0.61". */
+export function scoreWords(s: RetrievalScore): string {
+  const parts: string[] = [];
+  if (s.lexical !== undefined) parts.push(`same words ${s.lexical.toFixed(2)}`);
+  if (s.dense !== undefined) parts.push(`similar meaning ${s.dense.toFixed(2)}`);
+  parts.push(`overall ${s.fused.toFixed(3)}`);
+  return parts.join(' · ');
+}
