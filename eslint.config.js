@@ -8,7 +8,14 @@ import svelte from 'eslint-plugin-svelte';
 import globals from 'globals';
 import svelteConfig from './svelte.config.js';
 
-const MODEL_SDKS = ['@mlc-ai/web-llm', '@mlc-ai/web-llm/*', '@huggingface/transformers', '@huggingface/transformers/*', 'onnxruntime-web', 'onnxruntime-web/*'];
+const MODEL_SDKS = [
+  '@mlc-ai/web-llm',
+  '@mlc-ai/web-llm/*',
+  '@huggingface/transformers',
+  '@huggingface/transformers/*',
+  'onnxruntime-web',
+  'onnxruntime-web/*',
+];
 const sdkRule = { group: MODEL_SDKS, message: 'Only src/models imports model SDKs.' };
 const idbRule = { group: ['idb', 'idb/*'], message: 'Only src/store touches IndexedDB.' };
 const testsRule = { group: ['**/tests/**'], message: 'Product code never imports test code.' };
@@ -17,7 +24,19 @@ const testsRule = { group: ['**/tests/**'], message: 'Product code never imports
 const restrict = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 
 // The DOM and browser storage, which the memory core must not touch.
-const BROWSER_ONLY = ['window', 'document', 'navigator', 'localStorage', 'sessionStorage', 'indexedDB', 'IDBKeyRange', 'caches', 'location', 'HTMLElement', 'Worker'];
+const BROWSER_ONLY = [
+  'window',
+  'document',
+  'navigator',
+  'localStorage',
+  'sessionStorage',
+  'indexedDB',
+  'IDBKeyRange',
+  'caches',
+  'location',
+  'HTMLElement',
+  'Worker',
+];
 
 export default ts.config(
   { ignores: ['dist', 'dist-*', '.tmp', 'test-results', 'node_modules', 'public', 'coverage', 'dev-dist'] },
@@ -63,7 +82,10 @@ export default ts.config(
         group: ['**/store/**', '**/services/**', '**/app/**', '**/models/**', '**/viz/**', 'd3', 'd3-*', 'svelte', 'svelte/*'],
         message: 'src/memory is the pure method: it reaches models and storage only through src/ports.ts.',
       }),
-      'no-restricted-globals': ['error', ...BROWSER_ONLY.map((name) => ({ name, message: 'src/memory runs in Node: no DOM or browser storage.' }))],
+      'no-restricted-globals': [
+        'error',
+        ...BROWSER_ONLY.map((name) => ({ name, message: 'src/memory runs in Node: no DOM or browser storage.' })),
+      ],
     },
   },
   {

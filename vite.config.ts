@@ -21,7 +21,10 @@ export default defineConfig(({ mode }) => ({
       name: 'tealeaf-csp',
       apply: 'build',
       transformIndexHtml: (html: string) =>
-        html.replace('<meta charset="UTF-8" />', `<meta charset="UTF-8" />\n    <meta http-equiv="Content-Security-Policy" content="${CSP}" />`),
+        html.replace(
+          '<meta charset="UTF-8" />',
+          `<meta charset="UTF-8" />\n    <meta http-equiv="Content-Security-Policy" content="${CSP}" />`,
+        ),
     },
     VitePWA({
       registerType: 'autoUpdate',

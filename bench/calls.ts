@@ -83,7 +83,14 @@ class CountingModel implements LanguageModel {
       case 'timeline_notes': {
         const lines = prompt.split('\n').filter((l) => /^\d+\. \[/.test(l));
         return JSON.stringify({
-          notes: lines.map((l, i) => ({ timeline: i + 1, note: l.replace(/^\d+\. /, '').split(/\s+/).slice(0, 16).join(' ') })),
+          notes: lines.map((l, i) => ({
+            timeline: i + 1,
+            note: l
+              .replace(/^\d+\. /, '')
+              .split(/\s+/)
+              .slice(0, 16)
+              .join(' '),
+          })),
         });
       }
       default:
@@ -105,7 +112,9 @@ async function main(): Promise<void> {
   const memories = new Map<Id, Memory>();
   const llm = new CountingModel();
   const cache = new RefineCache();
-  const segmenter: Segmenter | undefined = flag('--no-segments') ? undefined : ({ turns, ranges, signal }) => segmentSession(turns, { ranges, signal });
+  const segmenter: Segmenter | undefined = flag('--no-segments')
+    ? undefined
+    : ({ turns, ranges, signal }) => segmentSession(turns, { ranges, signal });
 
   let constructionCalls = 0;
   let turns = 0;
@@ -123,8 +132,15 @@ async function main(): Promise<void> {
       if (t.role !== 'user') continue;
       const before = llm.calls;
       const prepared = await prepareTurn({
-        dialogue: dialogue.slice(-8), now: t.time, index, graph, memoriesById: memories, llm, settings,
-        refineCache: cache, seed: seedFrom(session.id),
+        dialogue: dialogue.slice(-8),
+        now: t.time,
+        index,
+        graph,
+        memoriesById: memories,
+        llm,
+        settings,
+        refineCache: cache,
+        seed: seedFrom(session.id),
       });
       await llm.chat(prepared.messages);
       turns++;
@@ -158,8 +174,12 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(result));
   } else {
     console.log(`sessions ${result.sessions}, new memories ${result.newMemories}, edges ${repo.edges.size}`);
-    console.log(`construction calls ${constructionCalls} (target <= sessions + memories = ${result.sessions + result.newMemories}; paper: ${result.sessions + 3 * result.newMemories})`);
-    console.log(`turns ${turns}, model calls per turn ${result.turnCalls} (target <= 2; of which re-queries ${result.requeriesPerTurn}), prompt tokens per turn ~${result.promptTokensPerTurn} (chars/4)`);
+    console.log(
+      `construction calls ${constructionCalls} (target <= sessions + memories = ${result.sessions + result.newMemories}; paper: ${result.sessions + 3 * result.newMemories})`,
+    );
+    console.log(
+      `turns ${turns}, model calls per turn ${result.turnCalls} (target <= 2; of which re-queries ${result.requeriesPerTurn}), prompt tokens per turn ~${result.promptTokensPerTurn} (chars/4)`,
+    );
   }
 }
 

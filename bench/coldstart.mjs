@@ -35,8 +35,14 @@ await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
 const url = `http://127.0.0.1:${server.address().port}/`;
 
 const ARGS = [
-  '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic',
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
 ];
 const profile = mkdtempSync(join(tmpdir(), 'tealeaf-coldstart-'));
 const launch = () => chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', args: ARGS });
@@ -49,7 +55,11 @@ async function run(page, query) {
   return r;
 }
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const r1 = (x) => Math.round(x * 10) / 10;
 const collect = (results) => Object.fromEntries(Object.keys(results[0].ms).map((k) => [k, r1(median(results.map((r) => r.ms[k])))]));
 
@@ -77,7 +87,8 @@ try {
   }
   await context.close();
   const counts = measures[0].counts;
-  if (counts.memories !== n || counts.vectors !== n || counts.edges !== seeded.counts.edges) throw new Error(`loaded ${JSON.stringify(counts)}, seeded ${JSON.stringify(seeded.counts)}`);
+  if (counts.memories !== n || counts.vectors !== n || counts.edges !== seeded.counts.edges)
+    throw new Error(`loaded ${JSON.stringify(counts)}, seeded ${JSON.stringify(seeded.counts)}`);
   out = {
     memories: n,
     edges: seeded.counts.edges,

@@ -26,7 +26,10 @@ const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : unde
 const asJson = args.includes('--json');
 const debug = args.includes('--debug');
 const runs = Number(opt('--runs')) || 3;
-const sizes = (opt('--sizes') ?? '100000').split(',').map(Number).filter((x) => x > 0);
+const sizes = (opt('--sizes') ?? '100000')
+  .split(',')
+  .map(Number)
+  .filter((x) => x > 0);
 const dists = (opt('--dist') ?? resolve(import.meta.dirname, '../dist')).split(',').map((d) => resolve(d));
 const SHOTS = resolve(import.meta.dirname, '../test-results/explorer-scale');
 
@@ -36,7 +39,9 @@ const median = (xs) => {
   return s.length === 0 ? null : s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 const round = (x) => (x === null ? null : Math.round(x));
-const log = (...a) => { if (debug) console.error(...a); };
+const log = (...a) => {
+  if (debug) console.error(...a);
+};
 
 /** Installed before the app: records long tasks and the first draw on each canvas. */
 const INIT = () => {
@@ -46,7 +51,9 @@ const INIT = () => {
     new PerformanceObserver((list) => {
       for (const e of list.getEntries()) w.__longTasks.push({ start: e.startTime, duration: e.duration });
     }).observe({ type: 'longtask' });
-  } catch { /* no longtask support: figures stay 0 */ }
+  } catch {
+    /* no longtask support: figures stay 0 */
+  }
   w.__drawn = new WeakMap();
   const proto = CanvasRenderingContext2D.prototype;
   for (const name of ['fill', 'stroke', 'fillRect']) {
@@ -71,7 +78,8 @@ async function importBackup(page, url, backup) {
     // A replace asks first (an in-page dialog): yes.
     await page.locator('[data-testid="confirm-ok"]').click({ timeout: 10_000 });
     const done = await page.waitForSelector('[data-testid="import-done"], [data-testid="import-error"]', { timeout: 600_000 });
-    if ((await done.getAttribute('data-testid')) === 'import-error') throw new Error(`bench:explorer: import refused: ${await done.innerText()}`);
+    if ((await done.getAttribute('data-testid')) === 'import-error')
+      throw new Error(`bench:explorer: import refused: ${await done.innerText()}`);
   } finally {
     rmSync(file, { force: true });
   }
@@ -96,24 +104,33 @@ async function waitQuiet(page, from, quietMs = 1000, capMs = 20_000) {
 }
 
 const longest = (page, from, to) =>
-  page.evaluate(({ from, to }) => window.__longTasks.filter((t) => t.start >= from && t.start <= to).reduce((a, t) => Math.max(a, t.duration), 0), { from, to });
+  page.evaluate(
+    ({ from, to }) => window.__longTasks.filter((t) => t.start >= from && t.start <= to).reduce((a, t) => Math.max(a, t.duration), 0),
+    { from, to },
+  );
 
 /** A freshly loaded memory view on its default tab, settled. */
 async function openMemoryView(page, url, size) {
   await page.goto(`${url}/#/chat`, { waitUntil: 'load' });
   await page.waitForSelector('[data-testid="nav-memory"]', { timeout: 30_000 });
   await page.click('[data-testid="nav-memory"]');
-  await page.waitForFunction(
-    (n) => (document.querySelector('[data-testid="memory-count"]')?.textContent ?? '').startsWith(`${n} memories`),
-    size, { timeout: 120_000, polling: 250 },
-  ).catch(async (e) => {
-    const shown = await page.locator('[data-testid="memory-count"]').first().textContent({ timeout: 1000 }).catch(() => 'nothing');
-    if (debug) {
-      mkdirSync(SHOTS, { recursive: true });
-      await page.screenshot({ path: join(SHOTS, 'memory-view-timeout.png') });
-    }
-    throw new Error(`bench:explorer: the memory view shows "${shown}", expected ${size} memories (${e.message.split('\n')[0]})`);
-  });
+  await page
+    .waitForFunction((n) => (document.querySelector('[data-testid="memory-count"]')?.textContent ?? '').startsWith(`${n} memories`), size, {
+      timeout: 120_000,
+      polling: 250,
+    })
+    .catch(async (e) => {
+      const shown = await page
+        .locator('[data-testid="memory-count"]')
+        .first()
+        .textContent({ timeout: 1000 })
+        .catch(() => 'nothing');
+      if (debug) {
+        mkdirSync(SHOTS, { recursive: true });
+        await page.screenshot({ path: join(SHOTS, 'memory-view-timeout.png') });
+      }
+      throw new Error(`bench:explorer: the memory view shows "${shown}", expected ${size} memories (${e.message.split('\n')[0]})`);
+    });
   const t = await page.evaluate(() => performance.now());
   await waitQuiet(page, t, 1000, 60_000);
 }
@@ -180,7 +197,10 @@ async function interactGraph(page) {
   }
   if (hit) {
     await page.mouse.click(hit[0], hit[1]);
-    await page.locator('aside[aria-label="Memory details"]').waitFor({ timeout: 20_000 }).catch(() => {});
+    await page
+      .locator('aside[aria-label="Memory details"]')
+      .waitFor({ timeout: 20_000 })
+      .catch(() => {});
     await page.waitForTimeout(300);
     await page.keyboard.press('Escape');
   }
@@ -203,7 +223,10 @@ async function interactPersona(page) {
   await page.keyboard.press('Home');
   await page.waitForTimeout(100);
   await page.locator('#explorer-panel .trait button').nth(2).click();
-  await page.locator('aside[aria-label="Memory details"]').waitFor({ timeout: 20_000 }).catch(() => {});
+  await page
+    .locator('aside[aria-label="Memory details"]')
+    .waitFor({ timeout: 20_000 })
+    .catch(() => {});
   await page.waitForTimeout(300);
   return true;
 }
@@ -220,7 +243,9 @@ async function measureTab(page, url, size, tab, run, label) {
   const end = await waitQuiet(page, await page.evaluate(() => performance.now()), 1000, 20_000);
   const interactLongestMs = await longest(page, t1, end);
   if (debug) await page.screenshot({ path: join(SHOTS, `${label}-${size}-${tab}-${run}-after.png`) });
-  log(`  ${tab} run ${run + 1}: first draw ${round(open.firstDrawMs)} ms, longest task opening ${round(open.openLongestMs)} ms, interacting ${round(interactLongestMs)} ms${ok ? '' : ' (no memory found to click)'}`);
+  log(
+    `  ${tab} run ${run + 1}: first draw ${round(open.firstDrawMs)} ms, longest task opening ${round(open.openLongestMs)} ms, interacting ${round(interactLongestMs)} ms${ok ? '' : ' (no memory found to click)'}`,
+  );
   return { ...open, interactLongestMs };
 }
 
@@ -259,7 +284,11 @@ async function measure(size) {
           firstDrawMs: round(median(rs.map((x) => x.firstDrawMs))),
           openLongestMs: round(median(rs.map((x) => x.openLongestMs))),
           interactLongestMs: round(median(rs.map((x) => x.interactLongestMs))),
-          runs: rs.map((x) => ({ firstDrawMs: round(x.firstDrawMs), openLongestMs: round(x.openLongestMs), interactLongestMs: round(x.interactLongestMs) })),
+          runs: rs.map((x) => ({
+            firstDrawMs: round(x.firstDrawMs),
+            openLongestMs: round(x.openLongestMs),
+            interactLongestMs: round(x.interactLongestMs),
+          })),
         };
       }
       return out;
@@ -282,10 +311,14 @@ try {
 if (asJson) console.log(JSON.stringify({ runs, results }));
 else {
   for (const r of results) {
-    console.log(`${r.memories.toLocaleString('en-US')} memories, ${r.edges.toLocaleString('en-US')} edges, ${r.traits.toLocaleString('en-US')} traits (${r.dist}, median of ${runs}):`);
+    console.log(
+      `${r.memories.toLocaleString('en-US')} memories, ${r.edges.toLocaleString('en-US')} edges, ${r.traits.toLocaleString('en-US')} traits (${r.dist}, median of ${runs}):`,
+    );
     for (const tab of ['graph', 'persona']) {
       const x = r[tab];
-      console.log(`  ${tab.padEnd(8)} first draw ${x.firstDrawMs ?? 'none'} ms, longest task opening ${x.openLongestMs} ms, interacting ${x.interactLongestMs} ms`);
+      console.log(
+        `  ${tab.padEnd(8)} first draw ${x.firstDrawMs ?? 'none'} ms, longest task opening ${x.openLongestMs} ms, interacting ${x.interactLongestMs} ms`,
+      );
     }
   }
 }

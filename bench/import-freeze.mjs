@@ -17,9 +17,12 @@ const n = opt('--memories', 100_000);
 const asJson = args.includes('--json');
 const DIST = resolve(import.meta.dirname, '../dist');
 
-const WORDS = 'garden trip sister coffee painting concert dog hike beach exam project recipe bakery guitar novel museum marathon camping violin school promotion wedding cousin puppy kayak'.split(' ');
+const WORDS =
+  'garden trip sister coffee painting concert dog hike beach exam project recipe bakery guitar novel museum marathon camping violin school promotion wedding cousin puppy kayak'.split(
+    ' ',
+  );
 let seed = 42;
-const rnd = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
 const words = (k) => Array.from({ length: k }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ');
 
 /** A backup as the app writes it: sessions of 100 memories, two turns per memory, ~1.3 edges each. */
@@ -31,19 +34,71 @@ function makeBackup() {
   const edges = [];
   for (let i = 0; i < n; i++) {
     const s = Math.floor(i / 100);
-    if (i % 100 === 0) sessions.push({ id: `s${s}`, title: words(4), startedAt: T0 + s * 86_400_000, lastActivityAt: T0 + s * 86_400_000 + 3_600_000, endedAt: T0 + s * 86_400_000 + 3_600_000, status: 'memorised', endReason: 'button' });
+    if (i % 100 === 0)
+      sessions.push({
+        id: `s${s}`,
+        title: words(4),
+        startedAt: T0 + s * 86_400_000,
+        lastActivityAt: T0 + s * 86_400_000 + 3_600_000,
+        endedAt: T0 + s * 86_400_000 + 3_600_000,
+        status: 'memorised',
+        endReason: 'button',
+      });
     const time = T0 + s * 86_400_000 + (i % 100) * 60_000;
-    const u = { id: `t${i}u`, sessionId: `s${s}`, index: (i % 100) * 2, role: 'user', text: `I told you about the ${words(14)}`, time, status: 'complete' };
-    const a = { id: `t${i}a`, sessionId: `s${s}`, index: (i % 100) * 2 + 1, role: 'assistant', text: words(12), time: time + 1000, status: 'complete' };
+    const u = {
+      id: `t${i}u`,
+      sessionId: `s${s}`,
+      index: (i % 100) * 2,
+      role: 'user',
+      text: `I told you about the ${words(14)}`,
+      time,
+      status: 'complete',
+    };
+    const a = {
+      id: `t${i}a`,
+      sessionId: `s${s}`,
+      index: (i % 100) * 2 + 1,
+      role: 'assistant',
+      text: words(12),
+      time: time + 1000,
+      status: 'complete',
+    };
     turns.push(u, a);
-    memories.push({ id: `m${i}`, kind: i % 5 === 0 ? 'user-trait' : 'event', text: `The user mentioned the ${words(16)}`, time, sourceTurnIds: [u.id], sessionId: `s${s}`, edited: false, createdAt: time });
-    if (i > 0) edges.push({ id: `e${i}`, from: `m${Math.floor(rnd() * i)}`, to: `m${i}`, relation: ['Cause', 'SameTopic', 'Reason', 'Changed'][i % 4], origin: 'model', createdAt: time });
-    if (i > 10 && i % 3 === 0) edges.push({ id: `f${i}`, from: `m${i - 10}`, to: `m${i}`, relation: 'SameTopic', origin: 'similarity', createdAt: time });
+    memories.push({
+      id: `m${i}`,
+      kind: i % 5 === 0 ? 'user-trait' : 'event',
+      text: `The user mentioned the ${words(16)}`,
+      time,
+      sourceTurnIds: [u.id],
+      sessionId: `s${s}`,
+      edited: false,
+      createdAt: time,
+    });
+    if (i > 0)
+      edges.push({
+        id: `e${i}`,
+        from: `m${Math.floor(rnd() * i)}`,
+        to: `m${i}`,
+        relation: ['Cause', 'SameTopic', 'Reason', 'Changed'][i % 4],
+        origin: 'model',
+        createdAt: time,
+      });
+    if (i > 10 && i % 3 === 0)
+      edges.push({ id: `f${i}`, from: `m${i - 10}`, to: `m${i}`, relation: 'SameTopic', origin: 'similarity', createdAt: time });
   }
-  return { format: 'tealeaf-backup', version: 1, exportedAt: Date.now(), data: { sessions, turns, memories, edges, segments: [], settings: [] } };
+  return {
+    format: 'tealeaf-backup',
+    version: 1,
+    exportedAt: Date.now(),
+    data: { sessions, turns, memories, edges, segments: [], settings: [] },
+  };
 }
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const r1 = (x) => Math.round(x * 10) / 10;
 
 const dir = mkdtempSync(join(tmpdir(), 'tealeaf-import-'));
@@ -57,11 +112,15 @@ try {
     const h = await launch({
       init: () => {
         window.__longTasks = [];
-        new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__longTasks.push({ start: e.startTime, duration: e.duration }); })
-          .observe({ type: 'longtask', buffered: true });
+        new PerformanceObserver((list) => {
+          for (const e of list.getEntries()) window.__longTasks.push({ start: e.startTime, duration: e.duration });
+        }).observe({ type: 'longtask', buffered: true });
         // A second measure of the same thing: the gaps between animation frames the page shows.
         window.__frames = [];
-        const frame = (t) => { window.__frames.push(t); requestAnimationFrame(frame); };
+        const frame = (t) => {
+          window.__frames.push(t);
+          requestAnimationFrame(frame);
+        };
         requestAnimationFrame(frame);
       },
     });
@@ -91,9 +150,12 @@ try {
       const text = await page.getByTestId('import-done').textContent();
       if (!text.includes(`${n} memories`)) throw new Error(`unexpected result: ${text}`);
       results.push({
-        importMs: written - start, rebuildMs: done - written,
-        longestTaskImportMs: longest(start, written), longestTaskRebuildMs: longest(written, done),
-        longestFrameGapImportMs: frameGap(start, written), longestFrameGapRebuildMs: frameGap(written, done),
+        importMs: written - start,
+        rebuildMs: done - written,
+        longestTaskImportMs: longest(start, written),
+        longestTaskRebuildMs: longest(written, done),
+        longestFrameGapImportMs: frameGap(start, written),
+        longestFrameGapRebuildMs: frameGap(written, done),
       });
       if (h.offHost.length) throw new Error(`requests left 127.0.0.1: ${h.offHost.join(', ')}`);
     } finally {

@@ -91,7 +91,10 @@ const memUnits = (c: Ingested) => c.memories.map(memoryUnit);
 /** Retrieved memories, each followed by the other memories of its timeline (docs/METHOD.md, II-1). */
 function withTimelines(c: Ingested, base: IndexedUnit[], k: number): IndexedUnit[] {
   const byId = new Map(c.memories.map((m) => [m.id, memoryUnit(m)]));
-  const top = base.filter((u) => u.kind === 'memory').slice(0, k).map((u) => u.id);
+  const top = base
+    .filter((u) => u.kind === 'memory')
+    .slice(0, k)
+    .map((u) => u.id);
   const timelines = timelinesForRetrieved(c.graph, top, seedFrom(top.join('|')));
   const out: IndexedUnit[] = [];
   const seen = new Set<Id>();
@@ -153,54 +156,118 @@ function productTurn(retrievalMode: RetrievalMode, switches: Partial<MemorySetti
 
 const MODES: Mode[] = [
   {
-    name: 'turn', describe: 'the product per-turn flow: memories + segments, top-3 memories through timelines, under the budget',
-    turn: productTurn('timelines'), product: true,
+    name: 'turn',
+    describe: 'the product per-turn flow: memories + segments, top-3 memories through timelines, under the budget',
+    turn: productTurn('timelines'),
+    product: true,
   },
   {
-    name: 'turn-plain-topk', describe: 'the product per-turn flow with the plain-topk switch (no graph)',
-    turn: productTurn('plain-topk'), product: true,
+    name: 'turn-plain-topk',
+    describe: 'the product per-turn flow with the plain-topk switch (no graph)',
+    turn: productTurn('plain-topk'),
+    product: true,
   },
-  ...[30, 180, 365].map((days): Mode => ({ name: `turn-decay-${days}d`, describe: `turn with LD-Agent's time decay, half-life ${days} days`, turn: productTurn('timelines', { timeDecayHalfLifeDays: days }) })),
-  { name: 'turn-raw-segments', describe: 'turn with segments indexed without denoising (SeCom\'s index copy off)', turn: productTurn('timelines', {}, true) },
+  ...[30, 180, 365].map((days): Mode => ({
+    name: `turn-decay-${days}d`,
+    describe: `turn with LD-Agent's time decay, half-life ${days} days`,
+    turn: productTurn('timelines', { timeDecayHalfLifeDays: days }),
+  })),
+  {
+    name: 'turn-raw-segments',
+    describe: "turn with segments indexed without denoising (SeCom's index copy off)",
+    turn: productTurn('timelines', {}, true),
+  },
   // Every retrieval signal on its own over the flow with all of them off, and the default flow with
   // each one flipped: each signal is measured on and off.
-  { name: 'turn-no-signals', describe: 'turn with every retrieval signal off (the flow before issue 13)', turn: productTurn('timelines', SIGNALS_OFF) },
+  {
+    name: 'turn-no-signals',
+    describe: 'turn with every retrieval signal off (the flow before issue 13)',
+    turn: productTurn('timelines', SIGNALS_OFF),
+  },
   { name: 'plain-no-signals', describe: 'turn-plain-topk with every retrieval signal off', turn: productTurn('plain-topk', SIGNALS_OFF) },
-  ...SIGNALS.map((k): Mode => ({ name: `turn-only-${k}`, describe: `turn with only ${k} on`, turn: productTurn('timelines', { ...SIGNALS_OFF, [k]: true }) })),
   ...SIGNALS.map((k): Mode => ({
-    name: `turn-flip-${k}`, describe: `turn with ${k} flipped from its default (${String(!DEFAULT_MEMORY_SETTINGS[k])})`,
+    name: `turn-only-${k}`,
+    describe: `turn with only ${k} on`,
+    turn: productTurn('timelines', { ...SIGNALS_OFF, [k]: true }),
+  })),
+  ...SIGNALS.map((k): Mode => ({
+    name: `turn-flip-${k}`,
+    describe: `turn with ${k} flipped from its default (${String(!DEFAULT_MEMORY_SETTINGS[k])})`,
     turn: productTurn('timelines', { [k]: !DEFAULT_MEMORY_SETTINGS[k] }),
   })),
-  { name: BASELINE, describe: 'BM25 over single turns, speaker name indexed (baseline)', build: (c) => { const ix = indexOf(turnUnits(c)); return (q) => ranked(ix, q); } },
-  { name: 'segments', describe: 'BM25 over denoised segments, original text in the prompt', build: (c) => { const ix = indexOf(segUnits(c)); return (q) => ranked(ix, q); } },
   {
-    name: 'segments-raw', describe: 'BM25 over segments without denoising',
-    build: (c) => { const ix = indexOf(segUnits(c).map((u) => ({ ...u, indexText: undefined }))); return (q) => ranked(ix, q); },
+    name: BASELINE,
+    describe: 'BM25 over single turns, speaker name indexed (baseline)',
+    build: (c) => {
+      const ix = indexOf(turnUnits(c));
+      return (q) => ranked(ix, q);
+    },
+  },
+  {
+    name: 'segments',
+    describe: 'BM25 over denoised segments, original text in the prompt',
+    build: (c) => {
+      const ix = indexOf(segUnits(c));
+      return (q) => ranked(ix, q);
+    },
+  },
+  {
+    name: 'segments-raw',
+    describe: 'BM25 over segments without denoising',
+    build: (c) => {
+      const ix = indexOf(segUnits(c).map((u) => ({ ...u, indexText: undefined })));
+      return (q) => ranked(ix, q);
+    },
   },
   { name: 'memories', describe: 'BM25 over memories (the pipeline index)', build: (c) => (q) => ranked(c.memoryIndex, q) },
   {
-    name: 'memories+timelines', describe: 'memories, top-3 expanded through their timelines',
+    name: 'memories+timelines',
+    describe: 'memories, top-3 expanded through their timelines',
     build: (c) => (q) => withTimelines(c, ranked(c.memoryIndex, q), 3),
   },
   {
-    name: 'memories+segments', describe: 'one index over memories and segments',
-    build: (c) => { const ix = indexOf([...memUnits(c), ...segUnits(c)]); return (q) => ranked(ix, q); },
+    name: 'memories+segments',
+    describe: 'one index over memories and segments',
+    build: (c) => {
+      const ix = indexOf([...memUnits(c), ...segUnits(c)]);
+      return (q) => ranked(ix, q);
+    },
   },
   {
-    name: 'memories+segments-skipcovered', describe: 'one index over memories and segments, units whose turns are already packed skipped',
-    build: (c) => { const ix = indexOf([...memUnits(c), ...segUnits(c)]); return (q) => ranked(ix, q); }, skipCovered: true,
+    name: 'memories+segments-skipcovered',
+    describe: 'one index over memories and segments, units whose turns are already packed skipped',
+    build: (c) => {
+      const ix = indexOf([...memUnits(c), ...segUnits(c)]);
+      return (q) => ranked(ix, q);
+    },
+    skipCovered: true,
   },
   {
-    name: 'memories+segments-rrf', describe: 'separate memory and segment indexes fused by rank',
-    build: (c) => { const m = indexOf(memUnits(c)); const s = indexOf(segUnits(c)); return (q) => interleave(ranked(m, q), ranked(s, q)); },
+    name: 'memories+segments-rrf',
+    describe: 'separate memory and segment indexes fused by rank',
+    build: (c) => {
+      const m = indexOf(memUnits(c));
+      const s = indexOf(segUnits(c));
+      return (q) => interleave(ranked(m, q), ranked(s, q));
+    },
   },
   {
-    name: 'memories+turns-rrf', describe: 'separate memory and turn indexes fused by rank',
-    build: (c) => { const m = indexOf(memUnits(c)); const t = indexOf(turnUnits(c)); return (q) => interleave(ranked(m, q), ranked(t, q)); },
+    name: 'memories+turns-rrf',
+    describe: 'separate memory and turn indexes fused by rank',
+    build: (c) => {
+      const m = indexOf(memUnits(c));
+      const t = indexOf(turnUnits(c));
+      return (q) => interleave(ranked(m, q), ranked(t, q));
+    },
   },
   {
-    name: 'memories+turns-rrf+timelines', describe: 'memory and turn indexes fused, top-3 memories through timelines',
-    build: (c) => { const m = indexOf(memUnits(c)); const t = indexOf(turnUnits(c)); return (q) => withTimelines(c, interleave(ranked(m, q), ranked(t, q)), 3); },
+    name: 'memories+turns-rrf+timelines',
+    describe: 'memory and turn indexes fused, top-3 memories through timelines',
+    build: (c) => {
+      const m = indexOf(memUnits(c));
+      const t = indexOf(turnUnits(c));
+      return (q) => withTimelines(c, interleave(ranked(m, q), ranked(t, q)), 3);
+    },
   },
 ];
 
@@ -237,7 +304,11 @@ interface ModeResult {
 }
 
 function files(path: string): string[] {
-  if (statSync(path).isDirectory()) return readdirSync(path).filter((f) => f.endsWith('.json')).sort().map((f) => join(path, f));
+  if (statSync(path).isDirectory())
+    return readdirSync(path)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+      .map((f) => join(path, f));
   return [path];
 }
 
@@ -264,7 +335,12 @@ async function runMode(mode: Mode, ingested: Ingested[], names: string[]): Promi
         if (turn) got = await turn(q.query, b);
         else {
           const packed = packByBudget(list, b, { skipCovered: mode.skipCovered, cost: (u) => promptItemCost(render(u)) });
-          got = { turnIds: packed.turnIds, units: packed.units.length, words: packed.used, text: packed.units.map((p) => promptItem(render(p.unit))).join('\n') };
+          got = {
+            turnIds: packed.turnIds,
+            units: packed.units.length,
+            words: packed.used,
+            text: packed.units.map((p) => promptItem(render(p.unit))).join('\n'),
+          };
         }
         const have = new Set(got.turnIds);
         const r = q.evidence.filter((e) => have.has(e)).length / q.evidence.length;
@@ -286,11 +362,19 @@ async function runMode(mode: Mode, ingested: Ingested[], names: string[]): Promi
   }
   const byFile = Object.fromEntries(names.map((name, i) => [name, { recall: metric(recall, `f${i}:`), answerHit: metric(hit, `f${i}:`) }]));
   const avg = (prefix: string) => Object.fromEntries(BUDGETS.map((b) => [b, Math.round((size.mean(`${prefix}${b}`) ?? 0) * 10) / 10]));
-  return { recall: metric(recall, ''), byCategory, answerHit: metric(hit, ''), answerHitByCategory, byFile, avgUnits: avg('units'), avgWords: avg('words') };
+  return {
+    recall: metric(recall, ''),
+    byCategory,
+    answerHit: metric(hit, ''),
+    answerHitByCategory,
+    byFile,
+    avgUnits: avg('units'),
+    avgWords: avg('words'),
+  };
 }
 
 const UPPER_BOUND_NOTE =
-  'No model endpoint: LoCoMo\'s own observations stand in for the summarising call (memories written by a ' +
+  "No model endpoint: LoCoMo's own observations stand in for the summarising call (memories written by a " +
   'strong model with exact source turns), so these figures are an upper bound for what a small local model would give.';
 
 async function main(): Promise<void> {
@@ -304,14 +388,16 @@ async function main(): Promise<void> {
   const json = args.includes('--json');
   // --splitter min,max,cutoff: explore segment sizes (defaults: DEFAULT_SPLITTER).
   const sp = args.indexOf('--splitter');
-  const splitter = sp >= 0 ? (([minTurns, maxTurns, cutoff]) => ({ minTurns, maxTurns, cutoff }))(args[sp + 1]!.split(',').map(Number)) : undefined;
+  const splitter =
+    sp >= 0 ? (([minTurns, maxTurns, cutoff]) => ({ minTurns, maxTurns, cutoff }))(args[sp + 1]!.split(',').map(Number)) : undefined;
   // --modes a,b: run only these modes (the baseline and the product modes always run).
   const mo = args.indexOf('--modes');
   const only = mo >= 0 ? new Set(args[mo + 1]!.split(',')) : undefined;
   const paths = files(data);
   const names = paths.map((p) => p.split('/').pop()!);
   const ingested: Ingested[] = [];
-  for (const [i, p] of paths.entries()) ingested.push(await ingestLocomo(parseLocomoConversation(JSON.parse(readFileSync(p, 'utf8'))), `c${i}`, splitter));
+  for (const [i, p] of paths.entries())
+    ingested.push(await ingestLocomo(parseLocomoConversation(JSON.parse(readFileSync(p, 'utf8'))), `c${i}`, splitter));
 
   const modes: Record<string, ModeResult & { describe: string }> = {};
   for (const mode of MODES) {
@@ -323,10 +409,19 @@ async function main(): Promise<void> {
   // "best" is chosen among the product's own per-turn flow (its retrieval modes), so the headline
   // figure is what the app does; the other modes stay in "modes" as references.
   const product = new Set(MODES.filter((m) => m.product).map((m) => m.name));
-  const bestName = Object.keys(modes).filter((k) => product.has(k)).sort((a, b) => score(modes[b]!) - score(modes[a]!))[0]!;
+  const bestName = Object.keys(modes)
+    .filter((k) => product.has(k))
+    .sort((a, b) => score(modes[b]!) - score(modes[a]!))[0]!;
   const summary = (name: string) => {
     const m = modes[name]!;
-    return { mode: name, recall: m.recall, byCategory: m.byCategory, answerHit: m.answerHit, answerHitByCategory: m.answerHitByCategory, byFile: m.byFile };
+    return {
+      mode: name,
+      recall: m.recall,
+      byCategory: m.byCategory,
+      answerHit: m.answerHit,
+      answerHitByCategory: m.answerHitByCategory,
+      byFile: m.byFile,
+    };
   };
   const result = {
     note: UPPER_BOUND_NOTE,
@@ -347,7 +442,9 @@ async function main(): Promise<void> {
     return;
   }
   const f = (x: number | undefined) => (x ?? 0).toFixed(3);
-  console.log(`LoCoMo retrieval: ${result.conversations} conversation(s), ${questions} questions (categories 1-4), ${result.shortAnswerQuestions} with a short answer`);
+  console.log(
+    `LoCoMo retrieval: ${result.conversations} conversation(s), ${questions} questions (categories 1-4), ${result.shortAnswerQuestions} with a short answer`,
+  );
   console.log(UPPER_BOUND_NOTE);
   console.log('mode                           recall @300/@1000   answer hit @300/@1000   units   words');
   for (const [name, m] of Object.entries(modes)) {
@@ -361,7 +458,9 @@ async function main(): Promise<void> {
     for (const cat of Object.keys(m.byCategory)) {
       const r = m.byCategory[cat]!;
       const h = m.answerHitByCategory[cat];
-      console.log(`  ${cat} ${CATEGORY[cat] ?? ''}: ${f(r[300])}/${f(r[1000])} (${r.n}) | ${h ? `${f(h[300])}/${f(h[1000])} (${h.n})` : '-'}`);
+      console.log(
+        `  ${cat} ${CATEGORY[cat] ?? ''}: ${f(r[300])}/${f(r[1000])} (${r.n}) | ${h ? `${f(h[300])}/${f(h[1000])} (${h.n})` : '-'}`,
+      );
     }
   }
 }

@@ -31,7 +31,10 @@ const maxQuestions = opt('--max-questions') ? Number(opt('--max-questions')) : u
 const cacheDir = resolve(opt('--cache') ?? '.tmp/qa-cache');
 
 const files = statSync(data).isDirectory()
-  ? readdirSync(data).filter((f) => f.endsWith('.json')).sort().map((f) => join(data, f))
+  ? readdirSync(data)
+      .filter((f) => f.endsWith('.json'))
+      .sort()
+      .map((f) => join(data, f))
   : [data];
 if (files.length === 0) fail(`no .json files in ${data}`);
 
@@ -53,13 +56,26 @@ for (const file of files) {
 
 const summary = summarise(results);
 const calls = { fresh: answerer.stats.fresh + judge.stats.fresh, cached: answerer.stats.cached + judge.stats.cached };
-const out = { endpoint, model, judgeModel, conversations: results.map((r) => ({ name: r.name, sessions: r.sessions, memories: r.memories })), ...summary, calls };
+const out = {
+  endpoint,
+  model,
+  judgeModel,
+  conversations: results.map((r) => ({ name: r.name, sessions: r.sessions, memories: r.memories })),
+  ...summary,
+  calls,
+};
 if (asJson) {
   console.log(JSON.stringify(out, null, 2));
 } else {
-  console.log(`LoCoMo QA, ${summary.questions} questions (categories 1-4) over ${results.length} conversation(s); answer model ${model}, judge ${judgeModel}`);
+  console.log(
+    `LoCoMo QA, ${summary.questions} questions (categories 1-4) over ${results.length} conversation(s); answer model ${model}, judge ${judgeModel}`,
+  );
   console.log(`J ${summary.j} · F1 ${summary.f1}`);
   for (const [cat, r] of Object.entries(summary.byCategory)) console.log(`  ${cat.padEnd(12)} J ${r.j} · F1 ${r.f1} (n=${r.n})`);
-  console.log(`memory tokens per question ~${summary.memoryTokensPerQuestion} · model calls per question ${summary.modelCallsPerQuestion} (+ ${summary.memoriseCalls} while memorising)`);
-  console.log(`answer latency p50 ${summary.latencyMs.p50} ms · p95 ${summary.latencyMs.p95} ms · calls asked ${calls.fresh}, from cache ${calls.cached}`);
+  console.log(
+    `memory tokens per question ~${summary.memoryTokensPerQuestion} · model calls per question ${summary.modelCallsPerQuestion} (+ ${summary.memoriseCalls} while memorising)`,
+  );
+  console.log(
+    `answer latency p50 ${summary.latencyMs.p50} ms · p95 ${summary.latencyMs.p95} ms · calls asked ${calls.fresh}, from cache ${calls.cached}`,
+  );
 }

@@ -11,8 +11,26 @@ import { resolve } from 'node:path';
 
 const RELATIONS = ['Changed', 'Cause', 'Reason', 'HinderedBy', 'React', 'Want', 'SameTopic'];
 const TOPICS = [
-  'running', 'swimming', 'cooking', 'gardening', 'guitar', 'Portuguese', 'work', 'sister', 'travel', 'books',
-  'chess', 'painting', 'budget', 'moving house', 'the dog', 'cycling', 'photography', 'sleep', 'baking', 'hiking',
+  'running',
+  'swimming',
+  'cooking',
+  'gardening',
+  'guitar',
+  'Portuguese',
+  'work',
+  'sister',
+  'travel',
+  'books',
+  'chess',
+  'painting',
+  'budget',
+  'moving house',
+  'the dog',
+  'cycling',
+  'photography',
+  'sleep',
+  'baking',
+  'hiking',
 ];
 const VERBS = ['talked about', 'planned', 'worried about', 'finished', 'started', 'asked for advice on', 'was happy about', 'postponed'];
 const DAY = 86_400_000;
@@ -48,10 +66,26 @@ export function syntheticBackup({ memories: n, edges: targetEdges, seed = 42, no
       const tid = `${id}:t${i}`;
       turnIds.push(tid);
       const role = i % 2 === 0 ? 'user' : 'assistant';
-      turns.push({ id: tid, sessionId: id, index: i, role, text: `${role === 'user' ? 'I' : 'You'} ${pick(VERBS)} ${pick(TOPICS)} (turn ${i}).`, time: t0 + i * 60_000, status: 'complete' });
+      turns.push({
+        id: tid,
+        sessionId: id,
+        index: i,
+        role,
+        text: `${role === 'user' ? 'I' : 'You'} ${pick(VERBS)} ${pick(TOPICS)} (turn ${i}).`,
+        time: t0 + i * 60_000,
+        status: 'complete',
+      });
     }
     const end = t0 + 5 * 60_000;
-    sessions.push({ id, title: `Synthetic session ${s + 1}`, startedAt: t0, lastActivityAt: end, endedAt: end, status: 'memorised', endReason: 'button' });
+    sessions.push({
+      id,
+      title: `Synthetic session ${s + 1}`,
+      startedAt: t0,
+      lastActivityAt: end,
+      endedAt: end,
+      status: 'memorised',
+      endReason: 'button',
+    });
     for (let k = 0; k < perSession && memories.length < n; k++) {
       const turn = Math.floor(random() * 6);
       const topic = Math.floor(random() * topicCount);
@@ -61,7 +95,10 @@ export function syntheticBackup({ memories: n, edges: targetEdges, seed = 42, no
       const m = {
         id: `syn:m${pad(memories.length)}`,
         kind,
-        text: kind === 'note' ? `Keep answers about ${about} short (${memories.length}).` : `The ${kind === 'assistant-trait' ? 'assistant' : 'user'} ${pick(VERBS)} ${about}, item ${memories.length} of thread ${topic}.`,
+        text:
+          kind === 'note'
+            ? `Keep answers about ${about} short (${memories.length}).`
+            : `The ${kind === 'assistant-trait' ? 'assistant' : 'user'} ${pick(VERBS)} ${about}, item ${memories.length} of thread ${topic}.`,
         subject: kind === 'assistant-trait' ? 'assistant' : 'user',
         time: t0 + turn * 60_000,
         sourceTurnIds: [turnIds[turn]],
@@ -97,7 +134,14 @@ export function syntheticBackup({ memories: n, edges: targetEdges, seed = 42, no
     const trait = a.kind === b.kind && (a.kind === 'user-trait' || a.kind === 'assistant-trait');
     const relation = trait && random() < 0.5 ? 'Changed' : pick(RELATIONS);
     if (relation === 'Changed' && trait && a.supersededBy === undefined) a.supersededBy = b.id;
-    return { id: `edge:${a.id}->${b.id}`, from: a.id, to: b.id, relation, origin: random() < 0.8 ? 'model' : 'similarity', createdAt: b.createdAt };
+    return {
+      id: `edge:${a.id}->${b.id}`,
+      from: a.id,
+      to: b.id,
+      relation,
+      origin: random() < 0.8 ? 'model' : 'similarity',
+      createdAt: b.createdAt,
+    };
   });
   for (const m of memories) delete m.topic;
   return { format: 'tealeaf-backup', version: 1, exportedAt: now, data: { sessions, turns, memories, edges, segments: [], settings: [] } };
@@ -119,9 +163,11 @@ async function need(page, selector, what, timeout = 30_000) {
   try {
     await page.waitForSelector(selector, { state: 'attached', timeout });
   } catch {
-    throw new UiMissing(`bench:render: ${what} (${selector}) not found in the built app after ${timeout / 1000} s. ` +
-      'The benchmark needs the Settings backup import (data-testid="import-file", "import-mode", "import-run", "import-done"), ' +
-      'the navigation link data-testid="nav-memory" and the memory view\'s performance.mark("explorer:render").');
+    throw new UiMissing(
+      `bench:render: ${what} (${selector}) not found in the built app after ${timeout / 1000} s. ` +
+        'The benchmark needs the Settings backup import (data-testid="import-file", "import-mode", "import-run", "import-done"), ' +
+        'the navigation link data-testid="nav-memory" and the memory view\'s performance.mark("explorer:render").',
+    );
   }
 }
 
@@ -139,9 +185,13 @@ async function importThroughUi(page, url, backup) {
   await page.click('[data-testid="import-run"]');
   // A replace asks first (an in-page dialog): yes.
   await page.locator('[data-testid="confirm-ok"]').click({ timeout: 10_000 });
-  const done = await page.waitForSelector('[data-testid="import-done"], [data-testid="import-error"]', { timeout: 120_000 }).catch(() => null);
-  if (!done) throw new UiMissing('bench:render: neither data-testid="import-done" nor "import-error" appeared within 120 s of clicking import-run');
-  if ((await done.getAttribute('data-testid')) === 'import-error') throw new Error(`bench:render: the app refused the synthetic backup: ${await done.innerText()}`);
+  const done = await page
+    .waitForSelector('[data-testid="import-done"], [data-testid="import-error"]', { timeout: 120_000 })
+    .catch(() => null);
+  if (!done)
+    throw new UiMissing('bench:render: neither data-testid="import-done" nor "import-error" appeared within 120 s of clicking import-run');
+  if ((await done.getAttribute('data-testid')) === 'import-error')
+    throw new Error(`bench:render: the app refused the synthetic backup: ${await done.innerText()}`);
 }
 
 /** Opens the memory view by its nav link; ms from the click to the first explorer:render mark. */
@@ -154,7 +204,10 @@ async function firstRender(page, url, expected) {
   const ms = await page.evaluate(async (expectedCount) => {
     return await new Promise((ok, fail) => {
       const link = document.querySelector('[data-testid="nav-memory"]');
-      const timer = setTimeout(() => fail(new Error('no performance.mark("explorer:render") within 30 s of opening the memory view')), 30_000);
+      const timer = setTimeout(
+        () => fail(new Error('no performance.mark("explorer:render") within 30 s of opening the memory view')),
+        30_000,
+      );
       let t0 = 0;
       const observer = new PerformanceObserver((list) => {
         for (const e of list.getEntries()) {
@@ -173,7 +226,11 @@ async function firstRender(page, url, expected) {
       link.click();
     });
   }, expected);
-  const count = await page.locator('[data-testid="memory-count"]').first().innerText({ timeout: 5_000 }).catch(() => '');
+  const count = await page
+    .locator('[data-testid="memory-count"]')
+    .first()
+    .innerText({ timeout: 5_000 })
+    .catch(() => '');
   if (count && !count.includes(`${expected.toLocaleString('en-US')} memories`) && !count.includes(`${expected} memories`)) {
     throw new Error(`bench:render: the memory view shows "${count}", expected ${expected} memories`);
   }
@@ -190,7 +247,9 @@ async function timelineBox(page) {
     }
     if (best) return best;
   }
-  throw new UiMissing('bench:render: no timeline to zoom: expected [data-testid="timeline-view"] (or a canvas/svg of at least 100x100 px in main)');
+  throw new UiMissing(
+    'bench:render: no timeline to zoom: expected [data-testid="timeline-view"] (or a canvas/svg of at least 100x100 px in main)',
+  );
 }
 
 /** Median rAF interval while the timeline is zoomed with the wheel and panned by dragging. */
@@ -232,8 +291,13 @@ async function frameTimes(page) {
   if (intervals.length < 10) throw new Error(`bench:render: only ${intervals.length} frames recorded during zoom and pan`);
   if (debug) {
     const sorted = [...intervals].sort((a, b) => a - b);
-    const marks = await page.evaluate((from) => performance.getEntriesByName('explorer:render').filter((e) => e.startTime >= from).length, frames[0]);
-    console.error(`  frames ${intervals.length}, median ${round1(median(intervals))} ms, p95 ${round1(sorted[Math.floor(sorted.length * 0.95)])} ms, max ${round1(sorted.at(-1))} ms, explorer:render marks during the gesture ${marks}`);
+    const marks = await page.evaluate(
+      (from) => performance.getEntriesByName('explorer:render').filter((e) => e.startTime >= from).length,
+      frames[0],
+    );
+    console.error(
+      `  frames ${intervals.length}, median ${round1(median(intervals))} ms, p95 ${round1(sorted[Math.floor(sorted.length * 0.95)])} ms, max ${round1(sorted.at(-1))} ms, explorer:render marks during the gesture ${marks}`,
+    );
     await shot(page, 'after-gesture');
   }
   return median(intervals);
@@ -279,7 +343,10 @@ async function main() {
   // --debug: per-run figures on stderr and screenshots in test-results/render/.
   debug = args.includes('--debug');
   const runs = Number(opt('--runs')) || 3;
-  const sizes = (opt('--sizes') ?? '1000,5000').split(',').map(Number).filter((x) => x > 0);
+  const sizes = (opt('--sizes') ?? '1000,5000')
+    .split(',')
+    .map(Number)
+    .filter((x) => x > 0);
   const { launch, startServer } = await import('../tests/e2e/harness.mjs');
   const server = await startServer({ dir: resolve(opt('--dist') ?? resolve(import.meta.dirname, '../dist')) });
   const result = {};
@@ -291,7 +358,9 @@ async function main() {
   if (asJson) console.log(JSON.stringify(result));
   else {
     for (const [size, r] of Object.entries(result)) {
-      console.log(`${size} memories, ${edgesFor(Number(size))} edges: first render ${r.firstRenderMs} ms, median frame ${r.medianFrameMs} ms`);
+      console.log(
+        `${size} memories, ${edgesFor(Number(size))} edges: first render ${r.firstRenderMs} ms, median frame ${r.medianFrameMs} ms`,
+      );
     }
   }
 }

@@ -110,8 +110,10 @@ const instantLabeller: LanguageModel = {
   modelId: 'instant',
   chat: async () => '',
   json: async (_m, schema) => {
-    const count = ((schema.properties as { labels: { maxItems: number } }).labels.maxItems) ?? 0;
-    return JSON.stringify({ labels: Array.from({ length: count }, (_, i) => ({ candidate: i + 1, relation: i === 0 ? 'SameTopic' : 'None' })) });
+    const count = (schema.properties as { labels: { maxItems: number } }).labels.maxItems ?? 0;
+    return JSON.stringify({
+      labels: Array.from({ length: count }, (_, i) => ({ candidate: i + 1, relation: i === 0 ? 'SameTopic' : 'None' })),
+    });
   },
 };
 
@@ -119,7 +121,16 @@ function memoryAt(i: number, t: string): Memory {
   // One memory in five a trait about the user, one in twenty about the assistant (as summaries
   // make them): the persona banks of every turn read them.
   const kind = i % 5 === 0 ? 'user-trait' : i % 20 === 1 ? 'assistant-trait' : 'event';
-  return { id: `m${String(i).padStart(7, '0')}`, kind, text: t, time: i * 60_000, sourceTurnIds: [`t${i}`], sessionId: `s${Math.floor(i / 20)}`, edited: false, createdAt: i };
+  return {
+    id: `m${String(i).padStart(7, '0')}`,
+    kind,
+    text: t,
+    time: i * 60_000,
+    sourceTurnIds: [`t${i}`],
+    sessionId: `s${Math.floor(i / 20)}`,
+    edited: false,
+    createdAt: i,
+  };
 }
 
 async function measure(n: number) {
@@ -179,7 +190,11 @@ async function measure(n: number) {
     const query = text(rng, vocab, 8);
     const t0 = performance.now();
     const hits = index.search(query, qv, 3);
-    const timelines = timelinesForRetrieved(graph, hits.map((h) => h.unit.id), q);
+    const timelines = timelinesForRetrieved(
+      graph,
+      hits.map((h) => h.unit.id),
+      q,
+    );
     const dt = performance.now() - t0;
     if (timelines.length === 0 && hits.length > 0) throw new Error('no timelines');
     if (q >= 20) {
@@ -205,9 +220,27 @@ async function measure(n: number) {
     const qv = near(rng, vectors[target]!, 0.6);
     const query = text(rng, vocab, 8);
     const embedder = { modelId: 'fixed', dimension: DIM, embed: async () => [qv] };
-    for (const [settings, times] of q % 2 ? ([[turnSettings, turnTimes], [noBankSettings, turnNoBankTimes]] as const) : ([[noBankSettings, turnNoBankTimes], [turnSettings, turnTimes]] as const)) {
+    for (const [settings, times] of q % 2
+      ? ([
+          [turnSettings, turnTimes],
+          [noBankSettings, turnNoBankTimes],
+        ] as const)
+      : ([
+          [noBankSettings, turnNoBankTimes],
+          [turnSettings, turnTimes],
+        ] as const)) {
       const t0 = performance.now();
-      await prepareTurn({ dialogue: [{ role: 'user', text: query }], now: n * 60_000, index, graph, memoriesById: memories, embedder, settings, refineCache: new RefineCache(), seed: q });
+      await prepareTurn({
+        dialogue: [{ role: 'user', text: query }],
+        now: n * 60_000,
+        index,
+        graph,
+        memoriesById: memories,
+        embedder,
+        settings,
+        refineCache: new RefineCache(),
+        seed: q,
+      });
       const dt = performance.now() - t0;
       if (q >= 10) times.push(dt);
     }
@@ -223,7 +256,16 @@ async function measure(n: number) {
     memories.set(m.id, m);
     graph.addMemory(m.id, m.time, m.createdAt);
     index.upsert({ id: m.id, kind: 'memory', text: m.text, time: m.time, sessionId: m.sessionId, sourceTurnIds: m.sourceTurnIds }, v);
-    const plan = await linkMemory({ memory: m, graph, index, lookup: (id) => memories.get(id), settings, llm: instantLabeller, vector: v, now: m.createdAt });
+    const plan = await linkMemory({
+      memory: m,
+      graph,
+      index,
+      lookup: (id) => memories.get(id),
+      settings,
+      llm: instantLabeller,
+      vector: v,
+      now: m.createdAt,
+    });
     for (const e of plan.edges) graph.addEdge(e);
     const dt = performance.now() - t0;
     if (l >= 5) linkTimes.push(dt);
@@ -250,7 +292,8 @@ function pathological() {
   const layers = Array.from({ length: 2 * L + 1 }, (_, l) => layer(l));
   layers.forEach((ids, l) => ids.forEach((id) => graph.addMemory(id, l * 1000, 0)));
   for (let l = 0; l + 1 < layers.length; l++) {
-    for (const a of layers[l]!) for (const b of layers[l + 1]!) graph.addEdge({ id: `${a}->${b}`, from: a, to: b, relation: 'Cause', origin: 'model', createdAt: 0 });
+    for (const a of layers[l]!)
+      for (const b of layers[l + 1]!) graph.addEdge({ id: `${a}->${b}`, from: a, to: b, relation: 'Cause', origin: 'model', createdAt: 0 });
   }
   const paths = W ** L * W ** L;
   const through = layers[L]![0]!;
@@ -261,7 +304,12 @@ function pathological() {
     times.push(performance.now() - t0);
     if (t.memoryIds.length !== 2 * L + 1) throw new Error(`bad timeline length ${t.memoryIds.length}`);
   }
-  return { timelineMs: r2(percentile(times.slice(20), 0.5)), timelineP95Ms: r2(percentile(times.slice(20), 0.95)), pathsThroughNode: paths, edges: graph.edgeCount };
+  return {
+    timelineMs: r2(percentile(times.slice(20), 0.5)),
+    timelineP95Ms: r2(percentile(times.slice(20), 0.95)),
+    pathsThroughNode: paths,
+    edges: graph.edgeCount,
+  };
 }
 
 async function main(): Promise<void> {

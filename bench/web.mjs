@@ -11,7 +11,11 @@ const runs = Number(args[args.indexOf('--runs') + 1]) || 15;
 const asJson = args.includes('--json');
 const DIST = resolve(import.meta.dirname, '../dist');
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 
 const server = await startServer({ dir: DIST });
 const paints = [];
@@ -24,7 +28,8 @@ try {
       await h.page.waitForFunction(() => performance.getEntriesByName('first-contentful-paint').length > 0);
       const r = await h.page.evaluate(() => {
         const fcp = performance.getEntriesByName('first-contentful-paint')[0].startTime;
-        const js = performance.getEntriesByType('resource')
+        const js = performance
+          .getEntriesByType('resource')
           .filter((e) => /\.m?js$/.test(new URL(e.name).pathname) && e.responseEnd <= fcp)
           .map((e) => new URL(e.name).pathname);
         return { fcp, js };

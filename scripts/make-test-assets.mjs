@@ -92,7 +92,6 @@ function fnv1a(str) {
   return h >>> 0;
 }
 
-
 function tokenVector(token, dim) {
   const rand = mulberry32(fnv1a(token));
   const v = new Float32Array(dim);
@@ -162,8 +161,7 @@ const ATTR_INT = 2;
 /** TensorShapeProto.Dimension: a number (dim_value) or a symbolic name (dim_param). */
 const dim = (d) => (typeof d === 'number' ? fMsg(1, [fInt(1, d)]) : fMsg(1, [fStr(2, d)]));
 /** ValueInfoProto { name=1, type=2: TypeProto { tensor_type=1: { elem_type=1, shape=2 } } } */
-const valueInfo = (name, elemType, dims) =>
-  [fStr(1, name), fMsg(2, [fMsg(1, [fInt(1, elemType), fMsg(2, dims.map(dim))])])];
+const valueInfo = (name, elemType, dims) => [fStr(1, name), fMsg(2, [fMsg(1, [fInt(1, elemType), fMsg(2, dims.map(dim))])])];
 /** TensorProto { dims=1, data_type=2, name=8, raw_data=9 } (raw data is little-endian) */
 const tensor = (name, dataType, dims, raw) => [...dims.map((d) => fInt(1, d)), fInt(2, dataType), fStr(8, name), fBytes(9, raw)];
 /** AttributeProto { name=1, i=3, type=20 } */
@@ -222,7 +220,11 @@ function tokenizerJson(vocab) {
     pre_tokenizer: { type: 'BertPreTokenizer' },
     post_processor: {
       type: 'TemplateProcessing',
-      single: [{ SpecialToken: { id: '[CLS]', type_id: 0 } }, { Sequence: { id: 'A', type_id: 0 } }, { SpecialToken: { id: '[SEP]', type_id: 0 } }],
+      single: [
+        { SpecialToken: { id: '[CLS]', type_id: 0 } },
+        { Sequence: { id: 'A', type_id: 0 } },
+        { SpecialToken: { id: '[SEP]', type_id: 0 } },
+      ],
       pair: [
         { SpecialToken: { id: '[CLS]', type_id: 0 } },
         { Sequence: { id: 'A', type_id: 0 } },
@@ -298,5 +300,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const i = process.argv.indexOf('--out');
   const out = i > 0 && process.argv[i + 1] ? resolve(process.argv[i + 1]) : DEFAULT_OUT;
   const r = makeTestAssets(out);
-  console.log(`test embedding model ${r.modelId} (${r.vocabSize} tokens x ${r.dimension}) in ${r.dir}; ${r.written.length ? `wrote ${r.written.join(', ')}` : 'up to date'}`);
+  console.log(
+    `test embedding model ${r.modelId} (${r.vocabSize} tokens x ${r.dimension}) in ${r.dir}; ${r.written.length ? `wrote ${r.written.join(', ')}` : 'up to date'}`,
+  );
 }

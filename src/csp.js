@@ -2,12 +2,7 @@
 // sent as a header (CSP_HEADER, with frame-ancestors) by `npm start` (vite preview), `npm run dev`
 // and the e2e server, so the model workers are covered too. No inline or remote script;
 // connections only to this site, the model hosts and a model server on this computer.
-export const MODEL_HOSTS = [
-  'https://huggingface.co',
-  'https://*.huggingface.co',
-  'https://*.hf.co',
-  'https://raw.githubusercontent.com',
-];
+export const MODEL_HOSTS = ['https://huggingface.co', 'https://*.huggingface.co', 'https://*.hf.co', 'https://raw.githubusercontent.com'];
 
 // A model server on this computer (Ollama, LM Studio, llama.cpp's server: src/models/local-server.ts):
 // loopback over http on any port, and nothing else beyond the model hosts.

@@ -67,7 +67,16 @@ async function seed(n: number): Promise<ColdstartResult> {
     const id = crypto.randomUUID();
     const text = Array.from({ length: 12 }, () => WORDS[Math.floor(rng() * WORDS.length)]).join(' ');
     const time = T0 + i * 3_600_000;
-    memories.push({ id, kind: 'event', text, time, sourceTurnIds: [`turn-${i}`], sessionId: `session-${Math.floor(i / 20)}`, edited: false, createdAt: time });
+    memories.push({
+      id,
+      kind: 'event',
+      text,
+      time,
+      sourceTurnIds: [`turn-${i}`],
+      sessionId: `session-${Math.floor(i / 20)}`,
+      edited: false,
+      createdAt: time,
+    });
     vectors.push({ unitId: id, modelId: MODEL, vector: unitVector(rng) });
     const olders = lastIn[Math.floor(rng() * components)]!;
     const links = olders.length === 0 ? 0 : rng() < 0.5 ? 1 : 2;
@@ -102,7 +111,12 @@ async function measure(): Promise<ColdstartResult> {
   const t0 = performance.now();
   const repo = await IdbRepository.open();
   const t1 = performance.now();
-  const service = new MemoryService(repo, new SettingsService(repo), () => undefined, () => embedder);
+  const service = new MemoryService(
+    repo,
+    new SettingsService(repo),
+    () => undefined,
+    () => embedder,
+  );
   await service.load();
   const t2 = performance.now();
   const counts = { memories: service.memories.size, edges: service.graph.edgeCount, vectors: service.index.vectors?.size ?? 0 };
@@ -135,7 +149,17 @@ async function breakdown(): Promise<ColdstartResult> {
   repo.close();
   return {
     mode: 'breakdown',
-    ms: { open: t1 - t0, readMemories: tm - t1, readEdges: te - tm, readVectors: t2 - te, read: t2 - t1, graph: t3 - t2, lexical: t4 - t3, vectors: t5 - t4, total: t5 - t0 },
+    ms: {
+      open: t1 - t0,
+      readMemories: tm - t1,
+      readEdges: te - tm,
+      readVectors: t2 - te,
+      read: t2 - t1,
+      graph: t3 - t2,
+      lexical: t4 - t3,
+      vectors: t5 - t4,
+      total: t5 - t0,
+    },
     counts: { memories: memories.length + segments.length, edges: graph.edgeCount, vectors: index.vectors?.size ?? 0 },
   };
 }
@@ -168,7 +192,12 @@ async function main(): Promise<void> {
     else if (q.has('experiment')) result = await experiment();
     else result = await measure();
   } catch (e) {
-    result = { mode: 'measure', ms: {}, counts: { memories: 0, edges: 0, vectors: 0 }, error: e instanceof Error ? `${e.message}\n${e.stack}` : String(e) };
+    result = {
+      mode: 'measure',
+      ms: {},
+      counts: { memories: 0, edges: 0, vectors: 0 },
+      error: e instanceof Error ? `${e.message}\n${e.stack}` : String(e),
+    };
   }
   window.coldstart = result;
   document.getElementById('out')!.textContent = JSON.stringify(result, null, 2);

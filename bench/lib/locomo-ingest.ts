@@ -50,7 +50,17 @@ export async function ingestLocomo(conv: LocomoConversation, prefix: string, spl
     // Stored with its session, as the app does: a job step writes only while its job record exists.
     await repo.apply({ sessions: [session], turns, jobs: [job] });
     allTurns.push(...turns);
-    const out = await runMemoriseJob(job, { repo, llm, index: memoryIndex, graph, memories: memoriesMap, settings, segmenter, includeNotes: false, now });
+    const out = await runMemoriseJob(job, {
+      repo,
+      llm,
+      index: memoryIndex,
+      graph,
+      memories: memoriesMap,
+      settings,
+      segmenter,
+      includeNotes: false,
+      now,
+    });
     if (out.status !== 'done') throw new Error(`memorise ${session.id}: ${out.status} ${out.reason ?? ''} ${out.job.lastError ?? ''}`);
     modelCalls += out.modelCalls;
   }

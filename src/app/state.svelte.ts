@@ -46,7 +46,13 @@ export class AppState {
   turns = $state<Turn[]>([]);
   phase = $state<'idle' | 'remembering' | 'replying'>('idle');
   toasts = $state<Toast[]>([]);
-  models = $state<ModelsSnapshot>({ choices: [], cached: {}, embedder: { state: 'none' }, server: { url: '', state: 'none', models: [] }, builtin: { availability: 'checking' } });
+  models = $state<ModelsSnapshot>({
+    choices: [],
+    cached: {},
+    embedder: { state: 'none' },
+    server: { url: '', state: 'none', models: [] },
+    builtin: { availability: 'checking' },
+  });
   jobs = $state<JobSnapshot[]>([]);
   settings = $state<AppSettings | null>(null);
   memories = $state<Map<string, Memory>>(new Map());
@@ -102,7 +108,9 @@ export class AppState {
       this.graphVersion++;
     });
     t.memory.on('error', ({ message }) => this.toast('error', message));
-    t.memory.on('repaired', ({ notes }) => this.toast('info', `Tealeaf repaired your memory store: ${notes.join(' ')} Details are in Settings.`));
+    t.memory.on('repaired', ({ notes }) =>
+      this.toast('info', `Tealeaf repaired your memory store: ${notes.join(' ')} Details are in Settings.`),
+    );
     t.settings.on('changed', (s) => (this.settings = s));
     this.settings = t.settings.value;
     this.models = t.models.snapshot;
@@ -201,8 +209,12 @@ export class AppState {
         `“${session.title}” and all its messages will be deleted from this device. This cannot be undone.`,
         n > 0
           ? `Tealeaf made ${n === 1 ? '1 memory' : `${n} memories`} from it. Kept memories stay in your memory; the explorer shows their source as deleted.`
-          : pending ? 'It has not been memorised yet, and will not be.' : '',
-      ].filter(Boolean).join('\n'),
+          : pending
+            ? 'It has not been memorised yet, and will not be.'
+            : '',
+      ]
+        .filter(Boolean)
+        .join('\n'),
       confirmLabel: 'Delete chat',
       danger: true,
       ...(n > 0 ? { checkbox: { label: `Also delete the ${n === 1 ? 'memory' : `${n} memories`} made from it`, checked: false } } : {}),
@@ -210,7 +222,10 @@ export class AppState {
     if (!answer.ok) return false;
     try {
       await t.deleteChat(sessionId, { deleteMemories: n > 0 && answer.checked });
-      this.toast('info', n > 0 && !answer.checked ? `Chat deleted; its ${n === 1 ? 'memory was' : 'memories were'} kept.` : 'Chat deleted.');
+      this.toast(
+        'info',
+        n > 0 && !answer.checked ? `Chat deleted; its ${n === 1 ? 'memory was' : 'memories were'} kept.` : 'Chat deleted.',
+      );
       return true;
     } catch (e) {
       this.toast('error', `Could not delete the chat: ${errorText(e)}`);

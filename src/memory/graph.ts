@@ -263,7 +263,7 @@ export class MemoryGraph {
     let root = v;
     while (this.parent[root] !== root) root = this.parent[root]!;
     // Path compression.
-    for (let cur = v; cur !== root; ) {
+    for (let cur = v; cur !== root;) {
       const next = this.parent[cur]!;
       this.parent[cur] = root;
       cur = next;

@@ -61,7 +61,10 @@ export function parseLocomoDate(text: string): Millis | undefined {
 /** Observation sources come as "D1:3", ["D1:3", "D1:5"] or "D8:6; D9:17". */
 function splitDiaIds(raw: unknown): string[] {
   const parts = Array.isArray(raw) ? raw : [raw];
-  return parts.flatMap((p) => (typeof p === 'string' ? p.split(/[\s,;]+/) : [])).map((s) => s.trim()).filter((s) => /^D\d+:\d+$/.test(s));
+  return parts
+    .flatMap((p) => (typeof p === 'string' ? p.split(/[\s,;]+/) : []))
+    .map((s) => s.trim())
+    .filter((s) => /^D\d+:\d+$/.test(s));
 }
 
 function asRecord(v: unknown): Record<string, unknown> {

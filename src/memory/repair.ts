@@ -38,13 +38,18 @@ export function planRepair(state: StoredState): Repair {
     notes.push(`Removed ${plural(change.deleteEdges.length, 'link')} to memories that no longer exist.`);
   }
 
-  const badSuper = state.memories.filter((m) => m.supersededBy !== undefined && (m.supersededBy === m.id || !memoryIds.has(m.supersededBy)));
-  const memories = badSuper.length === 0 ? [...state.memories] : state.memories.map((m) => {
-    if (!badSuper.includes(m)) return m;
-    const copy = { ...m };
-    delete copy.supersededBy;
-    return copy;
-  });
+  const badSuper = state.memories.filter(
+    (m) => m.supersededBy !== undefined && (m.supersededBy === m.id || !memoryIds.has(m.supersededBy)),
+  );
+  const memories =
+    badSuper.length === 0
+      ? [...state.memories]
+      : state.memories.map((m) => {
+          if (!badSuper.includes(m)) return m;
+          const copy = { ...m };
+          delete copy.supersededBy;
+          return copy;
+        });
   if (badSuper.length > 0) {
     change.memoryPatches = badSuper.map((m) => ({ id: m.id, supersededBy: null }));
     notes.push(`Marked ${plural(badSuper.length, 'memory', 'memories')} current again: what replaced them no longer exists.`);

@@ -16,10 +16,12 @@ export function duplicateKey(kind: string, subject: string | undefined, text: st
 }
 
 const STOPWORDS = new Set(
-  ('a an the and or but if of to in on at for with from by about as is are was were be been being ' +
+  (
+    'a an the and or but if of to in on at for with from by about as is are was were be been being ' +
     'it its this that these those i you he she we they me him her us them my your his our their ' +
     'has have had do does did not no so very just really also than then there here what when ' +
-    'who how which would could should can will shall may might up out into over s t user assistant').split(' '),
+    'who how which would could should can will shall may might up out into over s t user assistant'
+  ).split(' '),
 );
 
 export function contentWords(text: string): string[] {
@@ -39,7 +41,9 @@ export function wordOverlap(a: string, b: string): number {
 }
 
 export function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0, na = 0, nb = 0;
+  let dot = 0,
+    na = 0,
+    nb = 0;
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     dot += a[i] * b[i];

@@ -86,15 +86,7 @@ export interface Memory {
   context?: string;
 }
 
-export const RELATIONS = [
-  'Changed',
-  'Cause',
-  'Reason',
-  'HinderedBy',
-  'React',
-  'Want',
-  'SameTopic',
-] as const;
+export const RELATIONS = ['Changed', 'Cause', 'Reason', 'HinderedBy', 'React', 'Want', 'SameTopic'] as const;
 export type Relation = (typeof RELATIONS)[number];
 /** What the labeller may answer: a relation, or None (no edge). */
 export type RelationLabel = Relation | 'None';

@@ -5,12 +5,64 @@
 
 import type { Memory } from './types';
 
-const ADVERBS = new Set(['now', 'also', 'still', 'often', 'usually', 'really', 'always', 'never', 'sometimes', 'just', 'recently', 'no', 'longer', 'actually', 'already', 'finally', 'rarely', 'mostly']);
+const ADVERBS = new Set([
+  'now',
+  'also',
+  'still',
+  'often',
+  'usually',
+  'really',
+  'always',
+  'never',
+  'sometimes',
+  'just',
+  'recently',
+  'no',
+  'longer',
+  'actually',
+  'already',
+  'finally',
+  'rarely',
+  'mostly',
+]);
 /** Words after which "the user" is the subject of a clause. */
-const CLAUSE = new Set(['if', 'when', 'that', 'and', 'because', 'how', 'why', 'so', 'while', 'but', 'as', 'since', 'until', 'before', 'after', 'where', 'which', 'whether', 'though', 'although', 'once']);
-const IRREGULAR: Record<string, string> = { is: 'are', was: 'were', has: 'have', does: 'do', goes: 'go', "isn't": "aren't", "wasn't": "weren't", "hasn't": "haven't", "doesn't": "don't" };
+const CLAUSE = new Set([
+  'if',
+  'when',
+  'that',
+  'and',
+  'because',
+  'how',
+  'why',
+  'so',
+  'while',
+  'but',
+  'as',
+  'since',
+  'until',
+  'before',
+  'after',
+  'where',
+  'which',
+  'whether',
+  'though',
+  'although',
+  'once',
+]);
+const IRREGULAR: Record<string, string> = {
+  is: 'are',
+  was: 'were',
+  has: 'have',
+  does: 'do',
+  goes: 'go',
+  "isn't": "aren't",
+  "wasn't": "weren't",
+  "hasn't": "haven't",
+  "doesn't": "don't",
+};
 /** Other people whom a plural pronoun could mean: then pronouns are not touched (nor the text). */
-const OTHERS = /\b(they|they're|they've|parents|friends|children|kids|family|colleagues|team|people|others|everyone|both)\b|\b(?!the user\b)\w+ and (his|her|their) \w+/i;
+const OTHERS =
+  /\b(they|they're|they've|parents|friends|children|kids|family|colleagues|team|people|others|everyone|both)\b|\b(?!the user\b)\w+ and (his|her|their) \w+/i;
 
 /** "loves" -> "love", "tries" -> "try", "watches" -> "watch"; undefined when not a third-person verb. */
 function baseForm(word: string): string | undefined {

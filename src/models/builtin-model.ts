@@ -83,7 +83,10 @@ export class BuiltinModel implements LanguageModel {
     const lastUser = messages.map((m) => m.role).lastIndexOf('user');
     const earlier = messages.filter((_, i) => i !== lastUser);
     // The API takes system text only at the start of a session.
-    const system = earlier.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
+    const system = earlier
+      .filter((m) => m.role === 'system')
+      .map((m) => m.content)
+      .join('\n\n');
     const dialogue = earlier.filter((m) => m.role !== 'system');
     const initialPrompts: PromptMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...dialogue];
     const session = await this.api.create({ ...LANGUAGES, initialPrompts, signal });

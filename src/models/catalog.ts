@@ -122,22 +122,20 @@ const BASES: BaseModel[] = [
 const QUANTS: Quantization[] = ['q4f16_1', 'q4f32_1'];
 
 export const LLM_MODELS: readonly LlmModelInfo[] = BASES.flatMap((b) =>
-  QUANTS.map(
-    (q): LlmModelInfo => ({
-      id: `${b.base}-${q}-MLC`,
-      label: `${b.label} (${q === 'q4f16_1' ? 'q4f16' : 'q4f32'})`,
-      family: b.family,
-      paramsB: b.paramsB,
-      quantization: q,
-      downloadMB: approxDownloadMB(b.paramsB, q),
-      vramMB: b.vram[q],
-      contextWindow: 4096,
-      modelUrl: `${HF_PREFIX}mlc-ai/${b.base}-${q}-MLC`,
-      modelLibUrl: `${WEBLLM_LIB_PREFIX}${b.libStem}-${q}_cs1k-webgpu.wasm`,
-      description: b.description,
-      ...(b.hybridThinking ? { hybridThinking: true } : {}),
-    }),
-  ),
+  QUANTS.map((q): LlmModelInfo => ({
+    id: `${b.base}-${q}-MLC`,
+    label: `${b.label} (${q === 'q4f16_1' ? 'q4f16' : 'q4f32'})`,
+    family: b.family,
+    paramsB: b.paramsB,
+    quantization: q,
+    downloadMB: approxDownloadMB(b.paramsB, q),
+    vramMB: b.vram[q],
+    contextWindow: 4096,
+    modelUrl: `${HF_PREFIX}mlc-ai/${b.base}-${q}-MLC`,
+    modelLibUrl: `${WEBLLM_LIB_PREFIX}${b.libStem}-${q}_cs1k-webgpu.wasm`,
+    description: b.description,
+    ...(b.hybridThinking ? { hybridThinking: true } : {}),
+  })),
 );
 
 export function llmModelById(id: string): LlmModelInfo | undefined {

@@ -75,7 +75,11 @@ export class EmbedderRuntime implements Embedder {
       .then(({ dimension }) => {
         if (dimension !== this.dimension) {
           const detail = `Model ${this.model.id} produced ${dimension}-dimensional vectors, expected ${this.dimension}.`;
-          throw new ModelRuntimeError({ kind: 'unknown', message: `The embedding model does not match its description: ${detail}`, detail });
+          throw new ModelRuntimeError({
+            kind: 'unknown',
+            message: `The embedding model does not match its description: ${detail}`,
+            detail,
+          });
         }
         this.opts.onProgress?.({ phase: 'ready', fraction: 1, text: 'Ready' });
       })

@@ -69,9 +69,15 @@ function messageOf(err: unknown): string {
 const RULES: Array<{ kind: Exclude<ModelErrorKind, 'unknown' | 'not-loaded'>; re: RegExp }> = [
   // Order matters: a device-lost message mentions OOM; a failed store wraps a network error;
   // emscripten's "Aborted(...)" is a crash, not a cancellation.
-  { kind: 'no-webgpu', re: /WebGPU is not supported|Cannot find WebGPU in the environment|navigator\.gpu is undefined|WebGPUNotAvailable/i },
+  {
+    kind: 'no-webgpu',
+    re: /WebGPU is not supported|Cannot find WebGPU in the environment|navigator\.gpu is undefined|WebGPUNotAvailable/i,
+  },
   { kind: 'no-adapter', re: /Unable to find a compatible GPU|requestAdapter\(\) returned null|No WebGPU adapter/i },
-  { kind: 'device-lost', re: /device (was |is )?lost|DeviceLostError|GPU device lost|Instance dropped|GPU process (crashed|was lost)|context lost/i },
+  {
+    kind: 'device-lost',
+    re: /device (was |is )?lost|DeviceLostError|GPU device lost|Instance dropped|GPU process (crashed|was lost)|context lost/i,
+  },
   { kind: 'storage-full', re: /QuotaExceeded|quota (has been |was )?exceeded|exceeded the quota|not enough (disk )?space|ENOSPC/i },
   {
     kind: 'out-of-memory',
@@ -81,7 +87,10 @@ const RULES: Array<{ kind: Exclude<ModelErrorKind, 'unknown' | 'not-loaded'>; re
     kind: 'unsupported-model',
     re: /requires (WebGPU extension )?(feature )?shader-f16|This model requires feature|exceeds limit\. requested=|maxStorageBufferBindingSize exceeds|ShaderF16SupportError|FeatureSupportError/i,
   },
-  { kind: 'cancelled', re: /AbortError|aborted a request|signal is aborted|operation was aborted|\bwas cancell?ed\b|\bcancell?ed by the user\b|ModelLoadCancelled/i },
+  {
+    kind: 'cancelled',
+    re: /AbortError|aborted a request|signal is aborted|operation was aborted|\bwas cancell?ed\b|\bcancell?ed by the user\b|ModelLoadCancelled/i,
+  },
   {
     kind: 'network',
     re: /Failed to fetch|NetworkError|network error|Load failed|net::ERR_|ERR_INTERNET_DISCONNECTED|ERR_NAME_NOT_RESOLVED|ERR_CONNECTION|fetch failed/i,
@@ -116,18 +125,14 @@ export function classifyModelError(err: unknown, ctx: ClassifyContext = {}): Cla
 export const USER_MESSAGES: Record<ModelErrorKind, string> = {
   'no-webgpu':
     'This browser does not offer WebGPU, which the language model needs. Use a recent Chrome or Edge, Safari 26+, or Firefox 141+ on Windows. Your conversations and memories still work.',
-  'no-adapter':
-    'No usable GPU was found. Update your graphics drivers and make sure hardware acceleration is on in the browser settings.',
-  'unsupported-model':
-    'Your GPU cannot run this variant of the model. Choose a q4f32 variant or a smaller model.',
+  'no-adapter': 'No usable GPU was found. Update your graphics drivers and make sure hardware acceleration is on in the browser settings.',
+  'unsupported-model': 'Your GPU cannot run this variant of the model. Choose a q4f32 variant or a smaller model.',
   'download-failed':
     'The model could not be downloaded (the server refused or sent something unexpected). Try again later, or check the model mirror setting.',
   network:
     'The download stopped because the network is unreachable. Check your connection and try again; the parts already downloaded are kept.',
-  'storage-full':
-    'Your browser ran out of storage for the model. Free up disk space or delete a cached model, then try again.',
-  'out-of-memory':
-    'The GPU ran out of memory. Close other tabs or apps using the GPU, or choose a smaller model.',
+  'storage-full': 'Your browser ran out of storage for the model. Free up disk space or delete a cached model, then try again.',
+  'out-of-memory': 'The GPU ran out of memory. Close other tabs or apps using the GPU, or choose a smaller model.',
   'device-lost':
     'The GPU stopped responding (usually because it ran out of memory). The model was restarted; your conversation is safe. Try again, or choose a smaller model.',
   cancelled: 'Cancelled.',

@@ -50,11 +50,7 @@ export function createLlmWorkerCore(backend: LlmBackend): LlmWorkerCore {
   let hybridThinking = false;
   let queue: Promise<unknown> = Promise.resolve();
 
-  const runChat = async (
-    params: LlmChatParams,
-    emit: (e: { delta: string }) => void,
-    signal: AbortSignal,
-  ): Promise<LlmChatResult> => {
+  const runChat = async (params: LlmChatParams, emit: (e: { delta: string }) => void, signal: AbortSignal): Promise<LlmChatResult> => {
     if (signal.aborted) return { text: '', finishReason: 'abort' };
     if (!loadedId) throw new Error('Model not loaded before trying to complete a chat. Load a model first.');
     const request: StreamRequest = {

@@ -53,7 +53,8 @@ export function normaliseServerUrl(input: string, options: { allowRemote?: boole
     throw new LocalServerError('not-local', `"${input.trim()}" is not an address. Write it like ${DEFAULT_SERVER_URL}.`);
   }
   if (options.allowRemote) {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new LocalServerError('not-local', 'The address must start with http:// or https://.');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new LocalServerError('not-local', 'The address must start with http:// or https://.');
     return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}`;
   }
   if (!(LOOPBACK_HOSTS as readonly string[]).includes(url.hostname)) {
@@ -144,7 +145,15 @@ export class LocalServerModel implements LanguageModel {
         return await this.complete(messages, options, { type: 'json_schema', json_schema: { name: 'answer', strict: true, schema } });
       } catch (e) {
         // Servers without structured output answer 400/422 (or 500) naming the field: ask in words.
-        if (!(isLocalServerError(e) && e.kind === 'http' && e.status !== undefined && e.status >= 400 && e.status < 600 && e.status !== 404)) throw e;
+        if (!(
+          isLocalServerError(e) &&
+          e.kind === 'http' &&
+          e.status !== undefined &&
+          e.status >= 400 &&
+          e.status < 600 &&
+          e.status !== 404
+        ))
+          throw e;
         this.schemaUnsupported = true;
       }
     }
@@ -162,20 +171,29 @@ export class LocalServerModel implements LanguageModel {
   async listModels(signal?: AbortSignal): Promise<string[]> {
     const res = await this.request('/v1/models', { method: 'GET' }, signal);
     const body = (await res.json().catch(() => null)) as { data?: Array<{ id?: unknown }> } | null;
-    if (!body || !Array.isArray(body.data)) throw new LocalServerError('bad-response', 'The server answered, but not with a list of models. Is it an OpenAI-compatible server?');
+    if (!body || !Array.isArray(body.data))
+      throw new LocalServerError('bad-response', 'The server answered, but not with a list of models. Is it an OpenAI-compatible server?');
     return body.data.map((m) => m.id).filter((id): id is string => typeof id === 'string');
   }
 
-  private async complete(messages: ChatMessage[], options: GenerateOptions, responseFormat: Record<string, unknown> | undefined): Promise<string> {
+  private async complete(
+    messages: ChatMessage[],
+    options: GenerateOptions,
+    responseFormat: Record<string, unknown> | undefined,
+  ): Promise<string> {
     const body: Record<string, unknown> = { model: this.modelId, messages, stream: true };
     if (options.temperature !== undefined) body.temperature = options.temperature;
     if (options.maxTokens !== undefined) body.max_tokens = options.maxTokens;
     if (responseFormat) body.response_format = responseFormat;
-    const res = await this.request('/v1/chat/completions', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    }, options.signal);
+    const res = await this.request(
+      '/v1/chat/completions',
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      },
+      options.signal,
+    );
     if (!res.body) throw new LocalServerError('bad-response', 'The server sent an empty answer.');
     let text = '';
     try {
@@ -189,7 +207,7 @@ export class LocalServerModel implements LanguageModel {
           continue;
         }
         if (chunk.error) {
-          const detail = typeof chunk.error === 'string' ? chunk.error : chunk.error.message ?? '';
+          const detail = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? '');
           throw new LocalServerError('http', `The server stopped with an error: ${detail}`, detail);
         }
         if (options.signal?.aborted) break;
@@ -224,17 +242,29 @@ export class LocalServerModel implements LanguageModel {
     try {
       let res: Response;
       try {
-        const headers = { ...(init.headers as Record<string, string> | undefined), ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}) };
+        const headers = {
+          ...(init.headers as Record<string, string> | undefined),
+          ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
+        };
         res = await this.fetchImpl(url, { ...init, headers, signal: controller.signal });
       } catch (e) {
-        if (timedOut) throw new LocalServerError('timeout', `The model server at ${this.baseUrl} did not answer within ${Math.round(this.timeoutMs / 1000)} s. It may still be loading the model; try again.`);
+        if (timedOut)
+          throw new LocalServerError(
+            'timeout',
+            `The model server at ${this.baseUrl} did not answer within ${Math.round(this.timeoutMs / 1000)} s. It may still be loading the model; try again.`,
+          );
         if (signal?.aborted) throw new LocalServerError('cancelled', 'Cancelled.');
         throw await this.unreachable(url, e);
       }
       if (!res.ok) {
         const detail = await res.text().catch(() => '');
         const hint = res.status === 404 && path.includes('chat') ? ` Is the model "${this.modelId}" installed there?` : '';
-        throw new LocalServerError('http', `The model server answered ${res.status} ${res.statusText}.${hint}`, detail.slice(0, 500), res.status);
+        throw new LocalServerError(
+          'http',
+          `The model server answered ${res.status} ${res.statusText}.${hint}`,
+          detail.slice(0, 500),
+          res.status,
+        );
       }
       return res;
     } finally {
@@ -265,10 +295,14 @@ export class LocalServerModel implements LanguageModel {
         'origin-refused',
         `The model server at ${this.baseUrl} is running but does not allow this app (${this.origin}) to use it. ` +
           `Allow the origin in the server's settings: for Ollama, start it with OLLAMA_ORIGINS=${this.origin}; ` +
-          'for LM Studio, turn on CORS in its server settings; for llama.cpp\'s server, it allows any origin by default.',
+          "for LM Studio, turn on CORS in its server settings; for llama.cpp's server, it allows any origin by default.",
         detail,
       );
     }
-    return new LocalServerError('down', `Nothing answers at ${this.baseUrl}. Is the model server running (for Ollama: "ollama serve")?`, detail);
+    return new LocalServerError(
+      'down',
+      `Nothing answers at ${this.baseUrl}. Is the model server running (for Ollama: "ollama serve")?`,
+      detail,
+    );
   }
 }

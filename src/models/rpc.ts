@@ -166,10 +166,12 @@ export function serveRpc<M extends MethodMap, N = never>(port: PortLike, handler
     };
     const handler = handlers[method] as ((p: unknown, c: CallContext<unknown>) => Promise<unknown>) | undefined;
     const run = handler ? handler(msg.params, ctx) : Promise.reject(new Error(`Unknown method ${method}`));
-    run.then(
-      (value) => post({ kind: 'result', id, value } as RpcResponse<M, N>, transfer),
-      (err: unknown) => post({ kind: 'error', id, error: serializeError(err) }),
-    ).finally(() => controllers.delete(id));
+    run
+      .then(
+        (value) => post({ kind: 'result', id, value } as RpcResponse<M, N>, transfer),
+        (err: unknown) => post({ kind: 'error', id, error: serializeError(err) }),
+      )
+      .finally(() => controllers.delete(id));
   };
 
   return { notify: (notice) => post({ kind: 'notice', notice }) };

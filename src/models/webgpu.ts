@@ -208,24 +208,34 @@ export function webGpuAdvice(reason: GpuUnavailableReason, b: BrowserInfo): stri
     if (chromium) {
       if (b.version !== undefined && b.version < 113) out.push(`Update ${product} to version 113 or newer (you have ${b.version}).`);
       if (b.os === 'linux') {
-        out.push(`On Linux, WebGPU is still behind a flag: open ${flagsPage}/#enable-unsafe-webgpu, set it to Enabled (and ${flagsPage}/#enable-vulkan), then restart ${product}.`);
+        out.push(
+          `On Linux, WebGPU is still behind a flag: open ${flagsPage}/#enable-unsafe-webgpu, set it to Enabled (and ${flagsPage}/#enable-vulkan), then restart ${product}.`,
+        );
       } else if (b.os === 'android') {
         out.push(`On Android, WebGPU needs ${product} 121 or newer on Android 12+ with a Qualcomm or ARM GPU.`);
       } else if (b.version === undefined || b.version >= 113) {
-        out.push(`WebGPU may have been turned off: check ${flagsPage}/#enable-unsafe-webgpu is not Disabled, and that your organisation has not disabled it by policy.`);
+        out.push(
+          `WebGPU may have been turned off: check ${flagsPage}/#enable-unsafe-webgpu is not Disabled, and that your organisation has not disabled it by policy.`,
+        );
       }
     } else if (b.name === 'firefox') {
       if (b.os === 'windows') {
         if (b.version !== undefined && b.version < 141) out.push(`Update Firefox to version 141 or newer (you have ${b.version}).`);
         else out.push('Check that dom.webgpu.enabled is true in about:config.');
       } else {
-        out.push('Firefox ships WebGPU on Windows (141+) and on Apple-silicon Macs (145+); elsewhere set dom.webgpu.enabled to true in about:config, or use Chrome or Edge.');
+        out.push(
+          'Firefox ships WebGPU on Windows (141+) and on Apple-silicon Macs (145+); elsewhere set dom.webgpu.enabled to true in about:config, or use Chrome or Edge.',
+        );
       }
     } else if (b.name === 'safari') {
       if (b.version !== undefined && b.version < 26) {
-        out.push(`Update to Safari 26 or newer (macOS 26 / iOS 26; you have ${b.version}), or enable WebGPU under Develop > Feature Flags.`);
+        out.push(
+          `Update to Safari 26 or newer (macOS 26 / iOS 26; you have ${b.version}), or enable WebGPU under Develop > Feature Flags.`,
+        );
       } else {
-        out.push('Check that WebGPU is enabled under Settings > Safari > Advanced > Feature Flags (iOS) or Develop > Feature Flags (macOS).');
+        out.push(
+          'Check that WebGPU is enabled under Settings > Safari > Advanced > Feature Flags (iOS) or Develop > Feature Flags (macOS).',
+        );
       }
     }
     out.push('Use a current version of Chrome or Edge (113+), Safari 26+, or Firefox 141+ on Windows.');
@@ -233,8 +243,11 @@ export function webGpuAdvice(reason: GpuUnavailableReason, b: BrowserInfo): stri
     // no-adapter or an unexpected error: WebGPU exists but no GPU was handed out.
     out.push('Update your graphics drivers; browsers block WebGPU on drivers with known bugs.');
     if (chromium) {
-      out.push(`Make sure hardware acceleration is on (${product} settings > System), and look at ${b.name === 'edge' ? 'edge://gpu' : 'chrome://gpu'} to see whether WebGPU is disabled and why.`);
-      if (b.os === 'linux') out.push(`On Linux, enable ${flagsPage}/#enable-unsafe-webgpu and ${flagsPage}/#enable-vulkan, then restart ${product}.`);
+      out.push(
+        `Make sure hardware acceleration is on (${product} settings > System), and look at ${b.name === 'edge' ? 'edge://gpu' : 'chrome://gpu'} to see whether WebGPU is disabled and why.`,
+      );
+      if (b.os === 'linux')
+        out.push(`On Linux, enable ${flagsPage}/#enable-unsafe-webgpu and ${flagsPage}/#enable-vulkan, then restart ${product}.`);
     } else if (b.name === 'firefox') {
       out.push('Check about:support, section Graphics, for WebGPU status.');
     }
@@ -245,8 +258,17 @@ export function webGpuAdvice(reason: GpuUnavailableReason, b: BrowserInfo): stri
 }
 
 const VENDOR_NAMES: Record<string, string> = {
-  nvidia: 'NVIDIA', amd: 'AMD', ati: 'AMD', intel: 'Intel', apple: 'Apple', qualcomm: 'Qualcomm', arm: 'Arm',
-  'imagination-technologies': 'Imagination', microsoft: 'Microsoft', mesa: 'Mesa', google: 'Google',
+  nvidia: 'NVIDIA',
+  amd: 'AMD',
+  ati: 'AMD',
+  intel: 'Intel',
+  apple: 'Apple',
+  qualcomm: 'Qualcomm',
+  arm: 'Arm',
+  'imagination-technologies': 'Imagination',
+  microsoft: 'Microsoft',
+  mesa: 'Mesa',
+  google: 'Google',
 };
 
 /**
@@ -257,7 +279,12 @@ export function adapterName(gpu: Pick<GpuInfo, 'vendor' | 'architecture' | 'desc
   if (gpu.description.trim()) return gpu.description.trim();
   const vendor = gpu.vendor.trim().toLowerCase();
   const vendorName = VENDOR_NAMES[vendor] ?? (vendor ? vendor.charAt(0).toUpperCase() + vendor.slice(1) : '');
-  const arch = gpu.architecture.trim().split(/[-_\s]+/).filter(Boolean).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join(' ');
+  const arch = gpu.architecture
+    .trim()
+    .split(/[-_\s]+/)
+    .filter(Boolean)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join(' ');
   const name = [vendorName, arch].filter(Boolean).join(' ');
   if (name) return gpu.isFallbackAdapter ? `${name} (software)` : name;
   return gpu.isFallbackAdapter ? 'Software graphics adapter' : 'Graphics adapter (the browser does not say which)';

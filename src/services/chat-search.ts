@@ -16,7 +16,9 @@ export function fold(text: string): string {
 }
 
 export function queryWords(query: string): string[] {
-  return fold(query).split(/\s+/).filter((w) => w.length > 0);
+  return fold(query)
+    .split(/\s+/)
+    .filter((w) => w.length > 0);
 }
 
 /** Around `at` in `text`, cut at word boundaries, with ellipses where cut. */

@@ -54,7 +54,7 @@ const HISTORY_TURNS = 12;
 
 export function defaultSystemPrompt(now: Millis): string {
   return [
-    'You are Tealeaf, a warm, concise personal companion. You run entirely on the user\'s own device;',
+    "You are Tealeaf, a warm, concise personal companion. You run entirely on the user's own device;",
     'nothing they say leaves it. Answer in plain, friendly language; use markdown only when it helps.',
     `Today is ${new Date(now).toDateString()}.`,
   ].join(' ');
@@ -402,8 +402,14 @@ export class ChatService extends Emitter<ChatEvents> {
       turn = target;
     } else {
       turn = {
-        id: newId('turn'), sessionId: session.id, index: this.turns.length, role: 'assistant', text: '',
-        time: started, status: 'streaming', modelId: llm.modelId,
+        id: newId('turn'),
+        sessionId: session.id,
+        index: this.turns.length,
+        role: 'assistant',
+        text: '',
+        time: started,
+        status: 'streaming',
+        modelId: llm.modelId,
       };
       this.turns = await this.appendTurn(turn, true, (t) => ({ turns: [t] }));
       turn = this.turns[this.turns.length - 1];
@@ -414,9 +420,11 @@ export class ChatService extends Emitter<ChatEvents> {
     let saving: Promise<void> = Promise.resolve();
     const save = (t: Turn) => {
       if (temporary) return saving;
-      saving = saving.then(async () => void (await this.opts.repo.apply({ turns: [{ ...t, text: clampText(t.text) }] }))).catch((e: unknown) => {
-        this.emit('error', { message: `Could not save the reply: ${errorText(e)}` });
-      });
+      saving = saving
+        .then(async () => void (await this.opts.repo.apply({ turns: [{ ...t, text: clampText(t.text) }] })))
+        .catch((e: unknown) => {
+          this.emit('error', { message: `Could not save the reply: ${errorText(e)}` });
+        });
       return saving;
     };
     const update = (t: Turn) => {
@@ -505,4 +513,3 @@ function isConstraintError(e: unknown): boolean {
   }
   return false;
 }
-

@@ -45,15 +45,15 @@ const SCRIPT: ScriptSession[] = [
     title: 'Knee trouble',
     daysAgo: 97,
     turns: [
-      ['u', 'Bad news. I felt a sharp pain in my left knee on Sunday\'s long run, around kilometre 14.'],
+      ['u', "Bad news. I felt a sharp pain in my left knee on Sunday's long run, around kilometre 14."],
       ['a', 'I am sorry to hear that. Did you stop running straight away?'],
-      ['u', 'I limped home. The physio says it is runner\'s knee: no running for six weeks.'],
+      ['u', "I limped home. The physio says it is runner's knee: no running for six weeks."],
       ['a', 'That is frustrating, with the race coming up. How are you feeling about it?'],
       ['u', 'Honestly, gutted. I had been so consistent.'],
       ['a', 'That makes sense. Six weeks is a pause, not the end. Did the physio suggest anything you can do meanwhile?'],
       ['u', 'Swimming or cycling, to keep my fitness without loading the knee.'],
       ['a', 'Swimming could suit you. Would you like to try it this week?'],
-      ['u', 'Maybe. Please don\'t let me talk myself into running early. I know I will try.'],
+      ['u', "Maybe. Please don't let me talk myself into running early. I know I will try."],
       ['a', 'I will hold you to the six weeks, kindly but firmly.'],
     ],
   },
@@ -69,7 +69,10 @@ const SCRIPT: ScriptSession[] = [
       ['a', 'That makes a lot of sense. It is good that you found another valve.'],
       ['u', 'Other news: Miguel and I booked a trip to Lisbon! I want to learn some Portuguese before we go.'],
       ['a', 'Lisbon sounds lovely. Do you want to practise a little with me as well?'],
-      ['u', 'Yes! I am using an app ten minutes a day. Funny thing: I have switched to coffee, a small espresso after swimming. Tea just does not do it any more.'],
+      [
+        'u',
+        'Yes! I am using an app ten minutes a day. Funny thing: I have switched to coffee, a small espresso after swimming. Tea just does not do it any more.',
+      ],
       ['a', 'A coffee convert! Then your first phrases: "bom dia" is good morning, and "um café, por favor" is a coffee, please.'],
     ],
   },
@@ -77,13 +80,16 @@ const SCRIPT: ScriptSession[] = [
     title: 'The wedding speech',
     daysAgo: 47,
     turns: [
-      ['u', 'Ana\'s wedding is in two weeks and my speech is still a mess.'],
+      ['u', "Ana's wedding is in two weeks and my speech is still a mess."],
       ['a', 'Let us fix it. What do you want people to feel when you finish?'],
       ['u', 'That she is brave. She moved to Porto alone at nineteen, without a word of Portuguese, and built a life there.'],
       ['a', 'That is the heart of it. Open with one story from that move, then end on the toast.'],
       ['u', 'I will tell the one about her first week: she called me in tears, then went out and found a job the same afternoon.'],
       ['a', 'That story shows exactly the bravery you mean. Keep the whole speech under three minutes.'],
-      ['u', 'Will do. Running update: I have decided to postpone the half-marathon to next year. The knee feels fine, but I don\'t want to rush it.'],
+      [
+        'u',
+        "Will do. Running update: I have decided to postpone the half-marathon to next year. The knee feels fine, but I don't want to rush it.",
+      ],
       ['a', 'A wise call. You can build back up without a deadline.'],
     ],
   },
@@ -132,42 +138,107 @@ const MEMORIES: ScriptMemory[] = [
   // Session 1
   { key: 'signup', kind: 'event', text: 'The user signed up for their first half-marathon, the Riverside Half.', from: [[1, 0]] },
   { key: 'runner', kind: 'user-trait', text: 'The user loves running early in the morning.', from: [[1, 2]] },
-  { key: 'plan', kind: 'event', text: 'The user wants to follow a 16-week training plan, running four times a week.', from: [[1, 3], [1, 4]] },
-  { key: 'coach', kind: 'assistant-trait', text: 'Tealeaf keeps the user\'s training encouraging and reminds them that rest days count.', from: [[1, 5]] },
-  { key: 'wedding', kind: 'event', text: 'The user\'s sister Ana is getting married, and the user is giving the speech.', from: [[1, 6]] },
+  {
+    key: 'plan',
+    kind: 'event',
+    text: 'The user wants to follow a 16-week training plan, running four times a week.',
+    from: [
+      [1, 3],
+      [1, 4],
+    ],
+  },
+  {
+    key: 'coach',
+    kind: 'assistant-trait',
+    text: "Tealeaf keeps the user's training encouraging and reminds them that rest days count.",
+    from: [[1, 5]],
+  },
+  { key: 'wedding', kind: 'event', text: "The user's sister Ana is getting married, and the user is giving the speech.", from: [[1, 6]] },
   { key: 'tea', kind: 'user-trait', text: 'The user is a tea person.', from: [[1, 8]] },
   // Session 2
   { key: 'knee', kind: 'event', text: 'The user hurt their left knee on a long run, around kilometre 14.', from: [[2, 0]] },
-  { key: 'physio', kind: 'event', text: 'A physiotherapist diagnosed runner\'s knee and told the user not to run for six weeks.', from: [[2, 2]] },
+  {
+    key: 'physio',
+    kind: 'event',
+    text: "A physiotherapist diagnosed runner's knee and told the user not to run for six weeks.",
+    from: [[2, 2]],
+  },
   { key: 'gutted', kind: 'event', text: 'The user felt gutted about having to stop training.', from: [[2, 4]] },
   {
     key: 'no-early-run',
     kind: 'note',
-    text: 'If the user wants to run before the six weeks are over, remind them of the physiotherapist\'s advice.',
+    text: "If the user wants to run before the six weeks are over, remind them of the physiotherapist's advice.",
     context: 'The user knows they will be tempted to start running again too soon.',
     from: [[2, 8]],
   },
-  { key: 'firm', kind: 'assistant-trait', text: 'Tealeaf agreed to hold the user to the six-week break, kindly but firmly.', from: [[2, 9]] },
+  {
+    key: 'firm',
+    kind: 'assistant-trait',
+    text: 'Tealeaf agreed to hold the user to the six-week break, kindly but firmly.',
+    from: [[2, 9]],
+  },
   // Session 3
   { key: 'swim', kind: 'event', text: 'The user started swimming three mornings a week at the community pool.', from: [[3, 0]] },
   { key: 'swimmer', kind: 'user-trait', text: 'The user prefers swimming to running; it feels calmer.', from: [[3, 2]] },
-  { key: 'stress', kind: 'event', text: 'Running was how the user dealt with stress at work, which is why the injury hit them so hard.', from: [[3, 3], [3, 4]] },
+  {
+    key: 'stress',
+    kind: 'event',
+    text: 'Running was how the user dealt with stress at work, which is why the injury hit them so hard.',
+    from: [
+      [3, 3],
+      [3, 4],
+    ],
+  },
   { key: 'lisbon', kind: 'event', text: 'The user and Miguel booked a trip to Lisbon.', from: [[3, 6]] },
-  { key: 'portuguese', kind: 'event', text: 'The user wants to learn Portuguese before the Lisbon trip and uses an app ten minutes a day.', from: [[3, 6], [3, 8]] },
+  {
+    key: 'portuguese',
+    kind: 'event',
+    text: 'The user wants to learn Portuguese before the Lisbon trip and uses an app ten minutes a day.',
+    from: [
+      [3, 6],
+      [3, 8],
+    ],
+  },
   { key: 'coffee', kind: 'user-trait', text: 'The user now drinks coffee: a small espresso after swimming.', from: [[3, 8]] },
   // Session 4
-  { key: 'speech', kind: 'event', text: 'The user\'s wedding speech tells how Ana moved to Porto alone at nineteen and found a job in her first week.', from: [[4, 2], [4, 4]] },
+  {
+    key: 'speech',
+    kind: 'event',
+    text: "The user's wedding speech tells how Ana moved to Porto alone at nineteen and found a job in her first week.",
+    from: [
+      [4, 2],
+      [4, 4],
+    ],
+  },
   { key: 'postpone', kind: 'event', text: 'The user postponed the half-marathon to next year so as not to rush the knee.', from: [[4, 6]] },
   // Session 5
-  { key: 'gave-speech', kind: 'event', text: 'The user gave the speech at Ana\'s wedding, and Ana cried in a good way.', from: [[5, 0]] },
+  { key: 'gave-speech', kind: 'event', text: "The user gave the speech at Ana's wedding, and Ana cried in a good way.", from: [[5, 0]] },
   { key: 'proud', kind: 'event', text: 'The user felt proud and relieved after the speech.', from: [[5, 2]] },
   { key: 'honeymoon', kind: 'event', text: 'Ana and her husband are spending their honeymoon in Lisbon.', from: [[5, 4]] },
-  { key: 'streak', kind: 'event', text: 'The user has a 30-day streak in the Portuguese app but freezes when trying to speak.', from: [[5, 6]] },
-  { key: 'cafe', kind: 'event', text: 'The user practised ordering a coffee in Portuguese with Tealeaf.', from: [[5, 7], [5, 8]] },
+  {
+    key: 'streak',
+    kind: 'event',
+    text: 'The user has a 30-day streak in the Portuguese app but freezes when trying to speak.',
+    from: [[5, 6]],
+  },
+  {
+    key: 'cafe',
+    kind: 'event',
+    text: 'The user practised ordering a coffee in Portuguese with Tealeaf.',
+    from: [
+      [5, 7],
+      [5, 8],
+    ],
+  },
   // Session 6
   { key: 'cleared', kind: 'event', text: 'The physiotherapist cleared the user to run again: two easy 5 km runs a week.', from: [[6, 0]] },
   { key: 'lisbon-half', kind: 'event', text: 'The user wants to run the Lisbon half-marathon during the trip.', from: [[6, 4]] },
-  { key: 'slowly', kind: 'assistant-trait', text: 'Tealeaf will help the user build up their running slowly, to protect the knee.', from: [[6, 5]] },
+  {
+    key: 'slowly',
+    kind: 'assistant-trait',
+    text: 'Tealeaf will help the user build up their running slowly, to protect the knee.',
+    from: [[6, 5]],
+  },
 ];
 
 /** Older -> newer, as the method stores them. */
@@ -227,7 +298,15 @@ export function buildDemo(now: Millis): DemoData {
       turnTime.set(turnId(n, index), time);
     });
     const last = turnTime.get(turnId(n, s.turns.length - 1))!;
-    sessions.push({ id, title: s.title, startedAt: turnTime.get(turnId(n, 0))!, lastActivityAt: last, endedAt: last, status: 'memorised', endReason: 'button' });
+    sessions.push({
+      id,
+      title: s.title,
+      startedAt: turnTime.get(turnId(n, 0))!,
+      lastActivityAt: last,
+      endedAt: last,
+      status: 'memorised',
+      endReason: 'button',
+    });
     memorisedAt.set(id, last + MINUTE);
   });
 

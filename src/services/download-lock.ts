@@ -20,4 +20,3 @@ export async function exclusiveDownload(signal: AbortSignal, onWait: () => void,
   onWait();
   await locks.request('tealeaf-model-download', { signal }, fn);
 }
-

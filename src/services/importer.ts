@@ -65,7 +65,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 function quote(v: unknown): string {
-  const s = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+  const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v));
   return JSON.stringify(s.length > 40 ? `${s.slice(0, 37)}...` : s);
 }
 
@@ -192,7 +192,8 @@ export async function importLocomo(json: unknown, deps: LocomoImportDeps): Promi
     // The job is stored with them: a job step writes only while its job record is there.
     const resumed = unfinished.find((j) => j.sessionId === session.id);
     const job = resumed ?? createMemoriseJob(session.id, now());
-    if (!existing || !resumed) await deps.repo.apply({ ...(existing ? {} : { sessions: [session], turns }), ...(resumed ? {} : { jobs: [job] }) });
+    if (!existing || !resumed)
+      await deps.repo.apply({ ...(existing ? {} : { sessions: [session], turns }), ...(resumed ? {} : { jobs: [job] }) });
     current = s;
     deps.onProgress?.(i, total, `${session.title}: remembering`);
     const out = await runMemoriseJob(job, {

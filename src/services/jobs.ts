@@ -24,7 +24,10 @@ const STEP_LABEL: Record<string, string> = {
 export function jobSnapshot(j: Job): JobSnapshot {
   const p = j.progress;
   return {
-    id: j.id, sessionId: j.sessionId, status: j.status, step: j.step,
+    id: j.id,
+    sessionId: j.sessionId,
+    status: j.status,
+    step: j.step,
     progress: p ? `${p.done}/${p.total}` : '',
     label: p?.label ?? STEP_LABEL[j.step] ?? j.step,
     lastError: j.lastError,

@@ -81,9 +81,12 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     // All reads at once: IndexedDB serves them while this thread deserialises the first ones.
     const embedder = this.getEmbedder();
     const [memories, edges, segments, vectors, jobs, sessions] = await Promise.all([
-      this.repo.listMemories(), this.repo.listEdges(), this.repo.listSegments(),
+      this.repo.listMemories(),
+      this.repo.listEdges(),
+      this.repo.listSegments(),
       embedder ? this.repo.listVectors(embedder.modelId) : Promise.resolve([]),
-      this.repo.listJobs(), this.repo.listSessions(),
+      this.repo.listJobs(),
+      this.repo.listSessions(),
     ]);
     // Each of these passes is linear over 100k records: a task of its own each, not one long one.
     await yieldToPage();
@@ -104,7 +107,9 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       await this.repo.putSetting(REPAIR_LOG_KEY, [...(Array.isArray(log) ? log : []), { at: Date.now(), notes }].slice(-REPAIR_LOG_SIZE));
       this.emit('repaired', { notes });
     } catch (e) {
-      this.emit('error', { message: `Tealeaf found inconsistent records and could not repair them in storage (${errorText(e)}); they are left out for now.` });
+      this.emit('error', {
+        message: `Tealeaf found inconsistent records and could not repair them in storage (${errorText(e)}); they are left out for now.`,
+      });
     }
   }
 
@@ -124,14 +129,21 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   /** Jobs that failed last time get a fresh round of attempts when the app opens again. */
   async retryFailedJobs(): Promise<void> {
     const failed = (await this.repo.listJobs()).filter((j) => j.status === 'failed');
-    if (failed.length) await this.repo.apply({ jobs: failed.map((j) => ({ ...j, status: 'pending', attempts: 0, updatedAt: Date.now() })) });
+    if (failed.length)
+      await this.repo.apply({ jobs: failed.map((j) => ({ ...j, status: 'pending', attempts: 0, updatedAt: Date.now() })) });
   }
 
   /**
    * Builds a new index and graph, then swaps them in: readers never see a half-built index. Large
    * stores are indexed in slices that give the page back between them (no long freeze at start).
    */
-  private async rebuild(memories: Memory[], edges: Edge[], segments: Segment[], embedder?: Embedder, vectors: readonly VectorRecord[] = []): Promise<void> {
+  private async rebuild(
+    memories: Memory[],
+    edges: Edge[],
+    segments: Segment[],
+    embedder?: Embedder,
+    vectors: readonly VectorRecord[] = [],
+  ): Promise<void> {
     const index = createHybridIndex();
     const graph = new MemoryGraph();
     await inSlices(memories, (m) => graph.addMemory(m.id, m.time, m.createdAt));
@@ -303,7 +315,9 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       const session = await this.repo.getSession(sessionId);
       const unfinished = session !== undefined && session.status !== 'memorised';
       const [turns, segments, jobs, memories] = await Promise.all([
-        this.repo.listTurns(sessionId), this.repo.listSegmentsBySession(sessionId), this.repo.listJobs(),
+        this.repo.listTurns(sessionId),
+        this.repo.listSegmentsBySession(sessionId),
+        this.repo.listJobs(),
         deleteMemories || unfinished ? this.repo.listMemories() : Promise.resolve([]),
       ]);
       return this.applyLive({
@@ -414,7 +428,10 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         signal,
         onProgress: (j) => this.emit('jobs', [jobSnapshot(j)]),
       });
-      if (outcome.status === 'failed') this.emit('error', { message: `Could not memorise a session: ${outcome.job.lastError ?? 'unknown error'}. It will be retried next time Tealeaf opens.` });
+      if (outcome.status === 'failed')
+        this.emit('error', {
+          message: `Could not memorise a session: ${outcome.job.lastError ?? 'unknown error'}. It will be retried next time Tealeaf opens.`,
+        });
       // Segments written by the job join the index here (memories were added by the job itself).
       for (const s of job.sessionId ? await this.repo.listSegmentsBySession(job.sessionId) : []) {
         if (!this.segments.has(s.id)) {
@@ -447,11 +464,24 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       const units = batch.map((id) => this.index.get(id)!);
       // The same text the memorise job embeds (context + text for notes), so a vector never depends
       // on which path made it.
-      const vectors = await embedder.embed(units.map((u) => (u.kind === 'memory' ? (u.indexText ?? u.text) : u.text)), signal);
+      const vectors = await embedder.embed(
+        units.map((u) => (u.kind === 'memory' ? (u.indexText ?? u.text) : u.text)),
+        signal,
+      );
       // The store leaves out vectors of units deleted during the call.
-      const applied = await this.repo.apply({ vectors: batch.map((unitId, j) => ({ unitId, modelId: embedder.modelId, vector: vectors[j] })) });
+      const applied = await this.repo.apply({
+        vectors: batch.map((unitId, j) => ({ unitId, modelId: embedder.modelId, vector: vectors[j] })),
+      });
       for (const v of applied.vectors ?? []) if (this.index.has(v.unitId)) this.index.setVector(v.unitId, v.vector);
-      this.emit('jobs', [{ id: 'reembed', status: 'running', step: 'embed', progress: `${Math.min(i + BATCH, ids.length)}/${ids.length}`, label: 'Indexing memories for search by meaning' }]);
+      this.emit('jobs', [
+        {
+          id: 'reembed',
+          status: 'running',
+          step: 'embed',
+          progress: `${Math.min(i + BATCH, ids.length)}/${ids.length}`,
+          label: 'Indexing memories for search by meaning',
+        },
+      ]);
     }
     if (ids.length) await this.publishJobs();
     return ids.length > 0;

@@ -63,4 +63,3 @@ export const ERROR_TITLES: Record<string, string> = {
 export function choiceOf(m: LlmModelInfo): ModelChoice {
   return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, vramMB: m.vramMB, needsGpu: true };
 }
-

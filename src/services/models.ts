@@ -4,8 +4,16 @@ import { errorText } from '../errors';
 import type { Embedder, LanguageModel } from '../ports';
 import { probeWebGpu } from '../models/webgpu';
 import {
-  DEFAULT_EMBEDDING_MODEL_ID, EMBEDDING_MODELS, LLM_MODELS, embeddingModelById, llmModelById, modelsFor, recommendModel, smallerModelThan,
-  TEST_EMBEDDING_MODEL, type EmbeddingModelInfo,
+  DEFAULT_EMBEDDING_MODEL_ID,
+  EMBEDDING_MODELS,
+  LLM_MODELS,
+  embeddingModelById,
+  llmModelById,
+  modelsFor,
+  recommendModel,
+  smallerModelThan,
+  TEST_EMBEDDING_MODEL,
+  type EmbeddingModelInfo,
 } from '../models/catalog';
 import { LlmRuntime } from '../models/llm-runtime';
 import { EmbedderRuntime } from '../models/embedder-runtime';
@@ -54,8 +62,11 @@ function mirrorOf(url: string) {
 
 export class ModelService extends Emitter<ModelEvents> {
   snapshot: ModelsSnapshot = {
-    choices: [], cached: {}, embedder: { state: 'none' },
-    server: { url: DEFAULT_SERVER_URL, state: 'none', models: [] }, builtin: { availability: 'checking' },
+    choices: [],
+    cached: {},
+    embedder: { state: 'none' },
+    server: { url: DEFAULT_SERVER_URL, state: 'none', models: [] },
+    builtin: { availability: 'checking' },
   };
   private llm?: LlmRuntime;
   private server?: LocalServerModel;
@@ -112,11 +123,15 @@ export class ModelService extends Emitter<ModelEvents> {
     // Without WebGPU the catalog still shows what exists, its sizes and what it needs.
     const choices = gpu.ok
       ? modelsFor(gpu).map(choiceOf)
-      : LLM_MODELS.filter((m) => m.quantization === 'q4f16_1').sort((a, b) => a.vramMB - b.vramMB)
+      : LLM_MODELS.filter((m) => m.quantization === 'q4f16_1')
+          .sort((a, b) => a.vramMB - b.vramMB)
           .map((m) => ({ ...choiceOf(m), unavailable: 'Needs WebGPU, which this browser does not offer here.' }));
     choices.push(...extraChatModels.map((m) => m.choice));
     this.set({
-      gpu, choices, recommendedId: recommendModel(gpu)?.id, embedder: { state: 'none', sizeMB: this.embedderSizeMB },
+      gpu,
+      choices,
+      recommendedId: recommendModel(gpu)?.id,
+      embedder: { state: 'none', sizeMB: this.embedderSizeMB },
       embedderChoices: EMBEDDING_MODELS.map((m) => ({ id: m.id, label: m.label, sizeMB: m.downloadMB, description: m.description })),
       embedderChosenId: this.embeddingModel().id,
       server: { url: this.settings.value.serverUrl || DEFAULT_SERVER_URL, state: 'none', models: [] },
@@ -145,7 +160,9 @@ export class ModelService extends Emitter<ModelEvents> {
     const cached: Record<string, boolean> = {};
     for (const c of this.snapshot.choices) {
       if (!c.needsGpu) continue;
-      cached[c.id] = await this.runtime().isCached(c.id).catch(() => false);
+      cached[c.id] = await this.runtime()
+        .isCached(c.id)
+        .catch(() => false);
     }
     this.set({ cached });
   }
@@ -159,7 +176,10 @@ export class ModelService extends Emitter<ModelEvents> {
 
   async requestPersistence(): Promise<void> {
     const granted = await navigator.storage?.persist?.();
-    if (!granted) this.emit('error', { message: 'The browser did not grant persistent storage. Bookmarking or installing Tealeaf makes it more likely.' });
+    if (!granted)
+      this.emit('error', {
+        message: 'The browser did not grant persistent storage. Bookmarking or installing Tealeaf makes it more likely.',
+      });
     await this.refreshStorage();
   }
 
@@ -198,13 +218,27 @@ export class ModelService extends Emitter<ModelEvents> {
       // fetch and cache every shard twice. The second waits, then loads from the cache.
       const wait = new AbortController();
       this.waitingForTab = wait;
-      await exclusiveDownload(wait.signal, () => this.set({ loading: { modelId: id, label, fraction: 0, text: 'Waiting for another Tealeaf tab to finish its download…' } }), async () => {
-        this.waitingForTab = undefined;
-        await this.runtime().load(id, {
-          onProgress: (p: ModelProgress) =>
-            this.set({ loading: { modelId: id, label, fraction: p.fraction, loadedMB: p.loadedMB, totalMB: p.totalMB, etaSeconds: p.etaSeconds, text: p.text } }),
-        });
-      });
+      await exclusiveDownload(
+        wait.signal,
+        () => this.set({ loading: { modelId: id, label, fraction: 0, text: 'Waiting for another Tealeaf tab to finish its download…' } }),
+        async () => {
+          this.waitingForTab = undefined;
+          await this.runtime().load(id, {
+            onProgress: (p: ModelProgress) =>
+              this.set({
+                loading: {
+                  modelId: id,
+                  label,
+                  fraction: p.fraction,
+                  loadedMB: p.loadedMB,
+                  totalMB: p.totalMB,
+                  etaSeconds: p.etaSeconds,
+                  text: p.text,
+                },
+              }),
+          });
+        },
+      );
       this.set({ loading: undefined, loadedId: id, loadedLabel: label, cached: { ...this.snapshot.cached, [id]: true } });
       await this.settings.update({ chatModelId: id, pendingModelId: undefined });
       this.emit('llm', this.llm);
@@ -226,7 +260,15 @@ export class ModelService extends Emitter<ModelEvents> {
     const retryId = kind === 'download-failed' || kind === 'network' || kind === 'unknown' ? id : undefined;
     this.set({
       loadedId: this.snapshot.loadedId === id ? undefined : this.snapshot.loadedId,
-      error: { kind, title: ERROR_TITLES[kind] ?? 'The model could not be loaded', message, detail, smallerId: smaller?.id, smallerLabel: smaller?.label, retryId },
+      error: {
+        kind,
+        title: ERROR_TITLES[kind] ?? 'The model could not be loaded',
+        message,
+        detail,
+        smallerId: smaller?.id,
+        smallerLabel: smaller?.label,
+        retryId,
+      },
     });
   }
 
@@ -274,7 +316,12 @@ export class ModelService extends Emitter<ModelEvents> {
       this.dropServer();
       this.test = undefined;
       this.builtin = model;
-      this.set({ error: undefined, loadedId: BUILTIN_MODEL_ID, loadedLabel: 'Built into this browser', builtin: { availability: 'available' } });
+      this.set({
+        error: undefined,
+        loadedId: BUILTIN_MODEL_ID,
+        loadedLabel: 'Built into this browser',
+        builtin: { availability: 'available' },
+      });
       await this.settings.update({ chatModelId: BUILTIN_MODEL_ID, pendingModelId: undefined });
       this.emit('llm', model);
     } catch (e) {
@@ -295,7 +342,11 @@ export class ModelService extends Emitter<ModelEvents> {
     try {
       const models = await new LocalServerModel({ baseUrl: base, model: '', timeoutMs: 10_000 }).listModels();
       if (models.length === 0) {
-        this.setServer({ state: 'error', models, error: 'The server runs but offers no model. Add one there first (for Ollama: "ollama pull llama3.2").' });
+        this.setServer({
+          state: 'error',
+          models,
+          error: 'The server runs but offers no model. Add one there first (for Ollama: "ollama pull llama3.2").',
+        });
         return;
       }
       this.setServer({ state: 'listed', models });
@@ -323,8 +374,18 @@ export class ModelService extends Emitter<ModelEvents> {
     this.builtin = undefined;
     this.server = server;
     this.set({ error: undefined, loadedId: SERVER_CHOICE_ID, loadedLabel: `${model} (model server on this computer)` });
-    this.setServer({ url: normaliseServerUrl(url), model, error: undefined, models: this.snapshot.server.models.length ? this.snapshot.server.models : [model] });
-    await this.settings.update({ chatModelId: SERVER_CHOICE_ID, serverUrl: normaliseServerUrl(url), serverModel: model, pendingModelId: undefined });
+    this.setServer({
+      url: normaliseServerUrl(url),
+      model,
+      error: undefined,
+      models: this.snapshot.server.models.length ? this.snapshot.server.models : [model],
+    });
+    await this.settings.update({
+      chatModelId: SERVER_CHOICE_ID,
+      serverUrl: normaliseServerUrl(url),
+      serverModel: model,
+      pendingModelId: undefined,
+    });
     this.emit('llm', server);
   }
 
@@ -346,16 +407,24 @@ export class ModelService extends Emitter<ModelEvents> {
 
   /** Frees the space of every downloaded chat model (the loaded one is unloaded first). */
   async deleteAllCached(): Promise<void> {
-    const cached = Object.entries(this.snapshot.cached).filter(([, c]) => c).map(([id]) => id);
+    const cached = Object.entries(this.snapshot.cached)
+      .filter(([, c]) => c)
+      .map(([id]) => id);
     if (this.snapshot.loadedId && cached.includes(this.snapshot.loadedId)) await this.unload();
-    for (const id of cached) await this.runtime().deleteCached(id).catch(() => undefined);
+    for (const id of cached)
+      await this.runtime()
+        .deleteCached(id)
+        .catch(() => undefined);
     await this.refreshCached();
     await this.refreshStorage();
   }
 
   private embeddingModel(): EmbeddingModelInfo {
     if (IS_E2E) return TEST_EMBEDDING_MODEL;
-    return embeddingModelById(this.settings.value.embeddingModelId ?? DEFAULT_EMBEDDING_MODEL_ID) ?? embeddingModelById(DEFAULT_EMBEDDING_MODEL_ID)!;
+    return (
+      embeddingModelById(this.settings.value.embeddingModelId ?? DEFAULT_EMBEDDING_MODEL_ID) ??
+      embeddingModelById(DEFAULT_EMBEDDING_MODEL_ID)!
+    );
   }
 
   /** Downloads (once) and starts the embedding model; memory search then also uses meaning. */
@@ -369,7 +438,9 @@ export class ModelService extends Emitter<ModelEvents> {
         model,
         env: IS_E2E
           ? { allowRemoteModels: false, allowLocalModels: true, localModelPath: '/models/' }
-          : mirror ? { remoteHost: `${mirror}/` } : {},
+          : mirror
+            ? { remoteHost: `${mirror}/` }
+            : {},
         onProgress: (p) => this.set({ embedder: { state: 'loading', modelId: model.id, fraction: p.fraction, sizeMB: model.downloadMB } }),
       });
     }

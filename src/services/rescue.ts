@@ -23,6 +23,8 @@ export async function rescueDeleteAll(includeModels: boolean): Promise<void> {
   if (typeof caches !== 'undefined') {
     const modelCaches = /^(webllm\/|transformers-cache|tealeaf-wasm)/;
     const names = await caches.keys();
-    await Promise.all(names.filter((n) => !n.startsWith('workbox-precache') && (includeModels || !modelCaches.test(n))).map((n) => caches.delete(n)));
+    await Promise.all(
+      names.filter((n) => !n.startsWith('workbox-precache') && (includeModels || !modelCaches.test(n))).map((n) => caches.delete(n)),
+    );
   }
 }

@@ -95,13 +95,15 @@ export class SettingsService extends Emitter<{ changed: AppSettings }> {
   private queue: Promise<unknown> = Promise.resolve();
 
   update(patch: Partial<Omit<AppSettings, 'memory'>> & { memory?: Partial<MemorySettings> }): Promise<AppSettings> {
-    const run = this.queue.catch(() => undefined).then(async () => {
-      const next = sanitise({ ...this.value, ...patch, memory: { ...this.value.memory, ...(patch.memory ?? {}) } });
-      await this.repo.putSetting(KEY, next);
-      this.value = next;
-      this.emit('changed', next);
-      return next;
-    });
+    const run = this.queue
+      .catch(() => undefined)
+      .then(async () => {
+        const next = sanitise({ ...this.value, ...patch, memory: { ...this.value.memory, ...(patch.memory ?? {}) } });
+        await this.repo.putSetting(KEY, next);
+        this.value = next;
+        this.emit('changed', next);
+        return next;
+      });
     this.queue = run;
     return run;
   }

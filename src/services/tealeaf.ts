@@ -20,10 +20,18 @@ export class Tealeaf {
   readonly memory: MemoryService;
   readonly chat: ChatService;
 
-  private constructor(readonly repo: IdbRepository, readonly space: Space) {
+  private constructor(
+    readonly repo: IdbRepository,
+    readonly space: Space,
+  ) {
     this.settings = new SettingsService(repo);
     this.models = new ModelService(this.settings);
-    this.memory = new MemoryService(repo, this.settings, () => this.models.languageModel, () => this.models.embedder);
+    this.memory = new MemoryService(
+      repo,
+      this.settings,
+      () => this.models.languageModel,
+      () => this.models.embedder,
+    );
     this.chat = new ChatService({
       repo,
       preparer: this.memory,
@@ -37,7 +45,9 @@ export class Tealeaf {
     // Memorising runs whenever there is work and a model to do it.
     this.chat.on('ended', () => this.memory.kick());
     this.memory.on('graph', () => void this.chat.refresh());
-    this.models.on('llm', (llm) => { if (llm) this.memory.kick(); });
+    this.models.on('llm', (llm) => {
+      if (llm) this.memory.kick();
+    });
     // An embedding model is ready: attach its vectors (rebuild on a switch), embed what is missing.
     this.models.on('embedder', () => void this.memory.embedderChanged());
   }
@@ -125,8 +135,14 @@ export class Tealeaf {
     // The import runs memorise jobs itself: other runners stop and wait until it is done.
     await m.exclusive(async () => {
       result = await importLocomo(json, {
-        repo: this.repo, index: m.index, graph: m.graph, memories: m.memories, settings: this.settings.value.memory,
-        llm: this.models.languageModel, embedder: this.models.embedder, onProgress,
+        repo: this.repo,
+        index: m.index,
+        graph: m.graph,
+        memories: m.memories,
+        settings: this.settings.value.memory,
+        llm: this.models.languageModel,
+        embedder: this.models.embedder,
+        onProgress,
       });
     });
     if (!result) throw new Error('The import did not run.');
@@ -178,7 +194,12 @@ export class Tealeaf {
     if (typeof caches !== 'undefined') {
       const names = await caches.keys();
       const modelCaches = /^(webllm\/|transformers-cache|tealeaf-wasm)/;
-      await Promise.all(names.filter((n) => includeModels || !modelCaches.test(n)).filter((n) => !n.startsWith('workbox-precache')).map((n) => caches.delete(n)));
+      await Promise.all(
+        names
+          .filter((n) => includeModels || !modelCaches.test(n))
+          .filter((n) => !n.startsWith('workbox-precache'))
+          .map((n) => caches.delete(n)),
+      );
     }
   }
 

@@ -96,5 +96,9 @@ export function importBackupInWorker(file: Blob, mode: ImportMode, options: Back
 
 /** Everything as one versioned JSON file, built in a worker. */
 export function exportBackupInWorker(options: BackupRunOptions & { includeVectors: boolean }): Promise<Blob> {
-  return run({ type: 'export', includeVectors: options.includeVectors, db: options.db }, (r) => (r.type === 'exported' ? r.file : undefined), options);
+  return run(
+    { type: 'export', includeVectors: options.includeVectors, db: options.db },
+    (r) => (r.type === 'exported' ? r.file : undefined),
+    options,
+  );
 }

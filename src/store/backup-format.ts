@@ -58,7 +58,6 @@ export interface TealeafBackup {
   data: BackupData;
 }
 
-
 export function encodeVector(v: VectorRecord): BackupVector {
   return { unitId: v.unitId, modelId: v.modelId, dimension: v.vector.length, data: float32ToBase64(v.vector) };
 }
@@ -98,7 +97,6 @@ function swapWords(bytes: Uint8Array): void {
     [bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]] = [bytes[i + 3], bytes[i + 2], bytes[i + 1], bytes[i]];
   }
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Schema of a version 1 file. Strict objects: an unknown field is an error, not silently kept.
@@ -268,4 +266,3 @@ const schemaMatchesTypes: [
   Same<z.infer<typeof vectorSchema>, BackupVector>,
 ] = [true, true, true, true, true, true];
 void schemaMatchesTypes;
-

@@ -5,8 +5,15 @@ import type { z } from 'zod';
 import type { VectorRecord } from '../memory/types';
 import { BACKUP_COLLECTIONS, BackupCancelledError, BackupError, type BackupControl, type BackupPhase } from './backup-messages';
 import {
-  BACKUP_FORMAT, BACKUP_LIMITS, BACKUP_VERSION, FORBIDDEN_KEYS, base64ToFloat32, frameSchema, recordSchemas,
-  type BackupData, type TealeafBackup,
+  BACKUP_FORMAT,
+  BACKUP_LIMITS,
+  BACKUP_VERSION,
+  FORBIDDEN_KEYS,
+  base64ToFloat32,
+  frameSchema,
+  recordSchemas,
+  type BackupData,
+  type TealeafBackup,
 } from './backup-format';
 
 // ---------------------------------------------------------------------------------------------
@@ -36,7 +43,6 @@ export class Reporter {
 
 /** Lets a worker see a cancel message (and the page a progress message) during long checks. */
 export const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
-
 
 // ---------------------------------------------------------------------------------------------
 // Validation
@@ -313,14 +319,53 @@ function checkConsistency(data: BackupData): string[] {
       seen.add(key);
     });
   };
-  unique('sessions', data.sessions, (r) => r.id, (r) => `id ${JSON.stringify(r.id)}`);
-  unique('turns', data.turns, (r) => r.id, (r) => `id ${JSON.stringify(r.id)}`);
-  unique('turns', data.turns, (r) => JSON.stringify([r.sessionId, r.index]), (r) => `index ${r.index} in session ${JSON.stringify(r.sessionId)}`);
-  unique('memories', data.memories, (r) => r.id, (r) => `id ${JSON.stringify(r.id)}`);
-  unique('edges', data.edges, (r) => r.id, (r) => `id ${JSON.stringify(r.id)}`);
-  unique('segments', data.segments, (r) => r.id, (r) => `id ${JSON.stringify(r.id)}`);
-  unique('settings', data.settings, (r) => r.key, (r) => `key ${JSON.stringify(r.key)}`);
-  unique('vectors', data.vectors ?? [], (r) => JSON.stringify([r.unitId, r.modelId]), (r) => `vector for ${JSON.stringify(r.unitId)} and model ${JSON.stringify(r.modelId)}`);
+  unique(
+    'sessions',
+    data.sessions,
+    (r) => r.id,
+    (r) => `id ${JSON.stringify(r.id)}`,
+  );
+  unique(
+    'turns',
+    data.turns,
+    (r) => r.id,
+    (r) => `id ${JSON.stringify(r.id)}`,
+  );
+  unique(
+    'turns',
+    data.turns,
+    (r) => JSON.stringify([r.sessionId, r.index]),
+    (r) => `index ${r.index} in session ${JSON.stringify(r.sessionId)}`,
+  );
+  unique(
+    'memories',
+    data.memories,
+    (r) => r.id,
+    (r) => `id ${JSON.stringify(r.id)}`,
+  );
+  unique(
+    'edges',
+    data.edges,
+    (r) => r.id,
+    (r) => `id ${JSON.stringify(r.id)}`,
+  );
+  unique(
+    'segments',
+    data.segments,
+    (r) => r.id,
+    (r) => `id ${JSON.stringify(r.id)}`,
+  );
+  unique(
+    'settings',
+    data.settings,
+    (r) => r.key,
+    (r) => `key ${JSON.stringify(r.key)}`,
+  );
+  unique(
+    'vectors',
+    data.vectors ?? [],
+    (r) => JSON.stringify([r.unitId, r.modelId]),
+    (r) => `vector for ${JSON.stringify(r.unitId)} and model ${JSON.stringify(r.modelId)}`,
+  );
   return issues.slice(0, 20);
 }
-

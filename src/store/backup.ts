@@ -6,24 +6,12 @@ import type { Id, Setting, VectorRecord } from '../memory/types';
 import type { TealeafDb } from './db';
 import { runWrite, tracked } from './repository';
 import { STORE_NAMES } from './schema';
-import {
-  BACKUP_COLLECTIONS,
-  type BackupControl,
-  type BackupCounts,
-  type ImportMode,
-  type ImportSummary,
-} from './backup-messages';
+import { BACKUP_COLLECTIONS, type BackupControl, type BackupCounts, type ImportMode, type ImportSummary } from './backup-messages';
 import { BACKUP_FORMAT, BACKUP_VERSION, encodeVector, type BackupData, type TealeafBackup } from './backup-format';
 import { BackupError } from './backup-messages';
 import { MAX_ISSUES, parseBackupText, Reporter, validateBackupInSteps } from './backup-validate';
 
-export {
-  BACKUP_COLLECTIONS,
-  BackupCancelledError,
-  BackupError,
-  isBackupCancelled,
-  isBackupError,
-} from './backup-messages';
+export { BACKUP_COLLECTIONS, BackupCancelledError, BackupError, isBackupCancelled, isBackupError } from './backup-messages';
 export type {
   BackupCollection,
   BackupControl,
@@ -34,8 +22,15 @@ export type {
   ImportSummary,
 } from './backup-messages';
 export {
-  BACKUP_FORMAT, BACKUP_LIMITS, BACKUP_VERSION, base64ToFloat32, encodeVector, float32ToBase64,
-  type BackupData, type BackupVector, type TealeafBackup,
+  BACKUP_FORMAT,
+  BACKUP_LIMITS,
+  BACKUP_VERSION,
+  base64ToFloat32,
+  encodeVector,
+  float32ToBase64,
+  type BackupData,
+  type BackupVector,
+  type TealeafBackup,
 } from './backup-format';
 export { parseBackupText, validateBackup, validateBackupInSteps, type ValidBackup } from './backup-validate';
 
@@ -106,7 +101,9 @@ export async function exportBackupParts(db: TealeafDb, options: ExportOptions = 
     }
   };
   const exportedAt = (options.now ?? Date.now)();
-  emit(`{"format":${JSON.stringify(BACKUP_FORMAT)},"version":${JSON.stringify(BACKUP_VERSION)},"exportedAt":${JSON.stringify(exportedAt)},"data":{`);
+  emit(
+    `{"format":${JSON.stringify(BACKUP_FORMAT)},"version":${JSON.stringify(BACKUP_VERSION)},"exportedAt":${JSON.stringify(exportedAt)},"data":{`,
+  );
   let done = 0;
   reporter.report('collecting', 0, total);
   for (const [ci, name] of collections.entries()) {
@@ -144,7 +141,6 @@ function storeKeyOf(name: (typeof BACKUP_COLLECTIONS)[number], record: unknown):
   return (record as { id: Id }).id;
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Import
 
@@ -173,14 +169,16 @@ function checkImportReferences(data: BackupData, vectors: readonly VectorRecord[
     if (!sessionIds.has(s.sessionId)) issues.push(`segments[${i}].sessionId: no session ${q(s.sessionId)} in the file or in your data`);
   });
   data.memories.forEach((m, i) => {
-    if (m.supersededBy !== undefined && !memoryIds.has(m.supersededBy)) issues.push(`memories[${i}].supersededBy: no memory ${q(m.supersededBy)} in the file or in your data`);
+    if (m.supersededBy !== undefined && !memoryIds.has(m.supersededBy))
+      issues.push(`memories[${i}].supersededBy: no memory ${q(m.supersededBy)} in the file or in your data`);
   });
   data.edges.forEach((e, i) => {
     if (!memoryIds.has(e.from)) issues.push(`edges[${i}].from: no memory ${q(e.from)} in the file or in your data`);
     if (!memoryIds.has(e.to)) issues.push(`edges[${i}].to: no memory ${q(e.to)} in the file or in your data`);
   });
   vectors.forEach((v, i) => {
-    if (!memoryIds.has(v.unitId) && !segmentIds.has(v.unitId)) issues.push(`vectors[${i}].unitId: no memory or passage ${q(v.unitId)} in the file or in your data`);
+    if (!memoryIds.has(v.unitId) && !segmentIds.has(v.unitId))
+      issues.push(`vectors[${i}].unitId: no memory or passage ${q(v.unitId)} in the file or in your data`);
   });
   return issues;
 }
@@ -266,7 +264,12 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
 
     // Every put, in store order, issued below in batches.
     const puts: Array<() => Promise<unknown>> = [];
-    const putAll = <T>(name: 'sessions' | 'memories' | 'edges' | 'segments' | 'settings', records: readonly T[], keyOf: (r: T) => string, put: (r: T) => Promise<unknown>) => {
+    const putAll = <T>(
+      name: 'sessions' | 'memories' | 'edges' | 'segments' | 'settings',
+      records: readonly T[],
+      keyOf: (r: T) => string,
+      put: (r: T) => Promise<unknown>,
+    ) => {
       for (const r of records) {
         if (existing[name].has(keyOf(r))) skipped[name]++;
         else {
@@ -275,10 +278,30 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
         }
       }
     };
-    putAll('sessions', data.sessions, (r) => r.id, (r) => store('sessions').put(r));
-    putAll('memories', data.memories, (r) => r.id, (r) => store('memories').put(r));
-    putAll('edges', data.edges, (r) => r.id, (r) => store('edges').put(r));
-    putAll('segments', data.segments, (r) => r.id, (r) => store('segments').put(r));
+    putAll(
+      'sessions',
+      data.sessions,
+      (r) => r.id,
+      (r) => store('sessions').put(r),
+    );
+    putAll(
+      'memories',
+      data.memories,
+      (r) => r.id,
+      (r) => store('memories').put(r),
+    );
+    putAll(
+      'edges',
+      data.edges,
+      (r) => r.id,
+      (r) => store('edges').put(r),
+    );
+    putAll(
+      'segments',
+      data.segments,
+      (r) => r.id,
+      (r) => store('segments').put(r),
+    );
     skipped.turns += data.turns.length - newTurns.length;
     newTurns.forEach((t, i) => {
       if (taken[i] > 0) skipped.turns++;
@@ -287,7 +310,12 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
         added.turns++;
       }
     });
-    putAll('settings', data.settings, (r) => r.key, (r) => store('settings').put(r));
+    putAll(
+      'settings',
+      data.settings,
+      (r) => r.key,
+      (r) => store('settings').put(r),
+    );
     // Packs are derived from the vectors: any vector written makes them stale.
     if (vectors.length > 0) puts.push(() => store('vectorPacks').clear());
     for (const v of vectors) {

@@ -8,8 +8,7 @@ import type { Migration, TealeafSchema } from './schema';
 export type TealeafDb = IDBPDatabase<TealeafSchema>;
 
 export const BLOCKED_MESSAGE =
-  'Tealeaf is being updated, but another tab still has the old version open. ' +
-  'Close or reload the other Tealeaf tabs to continue.';
+  'Tealeaf is being updated, but another tab still has the old version open. ' + 'Close or reload the other Tealeaf tabs to continue.';
 
 export interface BlockedInfo {
   /** User-facing explanation of what to do. */
@@ -36,9 +35,7 @@ export interface OpenTealeafDbOptions {
 export async function openTealeafDb(options: OpenTealeafDbOptions = {}): Promise<TealeafDb> {
   const factory = options.factory ?? globalThis.indexedDB;
   if (!factory) {
-    throw new Error(
-      'This browser does not offer IndexedDB storage (private browsing can turn it off), so Tealeaf cannot save anything.',
-    );
+    throw new Error('This browser does not offer IndexedDB storage (private browsing can turn it off), so Tealeaf cannot save anything.');
   }
   const migrations = options.migrations ?? MIGRATIONS;
   const request = factory.open(options.name ?? DB_NAME, migrations.length);

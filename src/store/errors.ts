@@ -21,10 +21,7 @@ export function isStorageFullError(e: unknown): e is StorageFullError {
 export class DatabaseTooNewError extends Error {
   override readonly name = 'DatabaseTooNewError';
   constructor(options?: { cause?: unknown }) {
-    super(
-      'Your Tealeaf data was saved by a newer version of the app. Reload the page to get the newest version.',
-      options,
-    );
+    super('Your Tealeaf data was saved by a newer version of the app. Reload the page to get the newest version.', options);
   }
 }
 

@@ -2,13 +2,7 @@
 export { openTealeafDb, BLOCKED_MESSAGE } from './db';
 export type { BlockedInfo, OpenTealeafDbOptions, TealeafDb } from './db';
 export { IdbRepository } from './repository';
-export {
-  StorageFullError,
-  isStorageFullError,
-  isQuotaError,
-  DatabaseTooNewError,
-  STORAGE_FULL_MESSAGE,
-} from './errors';
+export { StorageFullError, isStorageFullError, isQuotaError, DatabaseTooNewError, STORAGE_FULL_MESSAGE } from './errors';
 export {
   exportBackup,
   serializeBackup,

@@ -37,7 +37,13 @@ class After {
     readonly deleted: { memories: Set<Id>; sessions: Set<Id>; segments: Set<Id> },
   ) {}
 
-  private check(cache: Map<Id, Promise<boolean>>, id: Id, put: Set<Id>, gone: Set<Id>, read: (id: Id) => Promise<boolean>): Promise<boolean> {
+  private check(
+    cache: Map<Id, Promise<boolean>>,
+    id: Id,
+    put: Set<Id>,
+    gone: Set<Id>,
+    read: (id: Id) => Promise<boolean>,
+  ): Promise<boolean> {
     if (put.has(id)) return Promise.resolve(true);
     if (gone.has(id)) return Promise.resolve(false);
     let p = cache.get(id);
@@ -49,7 +55,13 @@ class After {
   }
 
   memory(id: Id): Promise<boolean> {
-    return this.check(this.memories, id, this.puts.memories, this.deleted.memories, async (x) => (await this.reader.memory(x)) !== undefined);
+    return this.check(
+      this.memories,
+      id,
+      this.puts.memories,
+      this.deleted.memories,
+      async (x) => (await this.reader.memory(x)) !== undefined,
+    );
   }
 
   session(id: Id): Promise<boolean> {

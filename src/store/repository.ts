@@ -56,11 +56,7 @@ function queuePuts<S extends StoreName>(tx: WriteTx, c: StoreChanges<S>, out: Pr
  * Any failure (a synchronous throw such as DataError, a failed request, or an abort at commit
  * such as a full disk) aborts the whole transaction; quota failures become StorageFullError.
  */
-export async function runWrite<T>(
-  db: TealeafDb,
-  stores: readonly StoreName[],
-  write: (tx: WriteTx) => Promise<T>,
-): Promise<T> {
+export async function runWrite<T>(db: TealeafDb, stores: readonly StoreName[], write: (tx: WriteTx) => Promise<T>): Promise<T> {
   const tx = db.transaction([...stores], 'readwrite');
   // Observed from the start so an early abort never surfaces as an unhandled rejection.
   const done = tx.done.then(
@@ -187,10 +183,7 @@ export class IdbRepository implements Repository {
   /** Edges from or to a memory, each once (a self-loop matches both indexes). */
   async listEdgesTouching(memoryId: Id): Promise<Edge[]> {
     const tx = this.db.transaction('edges');
-    const [from, to] = await Promise.all([
-      tx.store.index('byFrom').getAll(memoryId),
-      tx.store.index('byTo').getAll(memoryId),
-    ]);
+    const [from, to] = await Promise.all([tx.store.index('byFrom').getAll(memoryId), tx.store.index('byTo').getAll(memoryId)]);
     const byId = new Map<Id, Edge>();
     for (const e of [...from, ...to]) byId.set(e.id, e);
     return [...byId.values()];

@@ -20,17 +20,7 @@ export const DB_NAME = 'tealeaf';
 /** The demo lives in a database of its own: it never mixes with the user's memory. */
 export const DEMO_DB_NAME = 'tealeaf-demo';
 
-export const STORE_NAMES = [
-  'sessions',
-  'turns',
-  'memories',
-  'edges',
-  'segments',
-  'vectors',
-  'jobs',
-  'settings',
-  'vectorPacks',
-] as const;
+export const STORE_NAMES = ['sessions', 'turns', 'memories', 'edges', 'segments', 'vectors', 'jobs', 'settings', 'vectorPacks'] as const;
 export type StoreName = (typeof STORE_NAMES)[number];
 
 /** Typed view of the current schema, for idb. Index names are prefixed `by` to read as queries. */
@@ -100,10 +90,7 @@ export interface VectorPack {
  * version. They may return a promise, but must only await requests on `tx` (anything else lets
  * the upgrade transaction commit early).
  */
-export type Migration = (
-  db: IDBPDatabase<unknown>,
-  tx: IDBPTransaction<unknown, string[], 'versionchange'>,
-) => void | Promise<void>;
+export type Migration = (db: IDBPDatabase<unknown>, tx: IDBPTransaction<unknown, string[], 'versionchange'>) => void | Promise<void>;
 
 /** v1: every store of the data model, with its indexes. */
 const createAllStores: Migration = (db) => {

@@ -108,7 +108,10 @@ export function drawGraph(
   for (const e of edges) {
     const a = e.points[0];
     const b = e.points[e.points.length - 1];
-    const ax = sx(a[0]), bx = sx(b[0]), ay = sy(a[1]), by = sy(b[1]);
+    const ax = sx(a[0]),
+      bx = sx(b[0]),
+      ay = sy(a[1]),
+      by = sy(b[1]);
     if ((ax < -pad && bx < -pad) || (ax > width + pad && bx > width + pad)) continue;
     if ((ay < -pad - 30 && by < -pad - 30) || (ay > height + pad && by > height + pad)) continue;
     edgeCount++;
@@ -282,7 +285,8 @@ function arrowHead(
 ): void {
   const end = p[p.length - 1];
   const before = p[p.length - 2];
-  const ex = sx(end[0]), ey = sy(end[1]);
+  const ex = sx(end[0]),
+    ey = sy(end[1]);
   let dx = ex - sx(before[0]);
   let dy = ey - sy(before[1]);
   let len = Math.hypot(dx, dy);
@@ -293,8 +297,10 @@ function arrowHead(
     len = Math.hypot(dx, dy);
     if (len < 1e-6) return;
   }
-  const ux = dx / len, uy = dy / len;
-  const tipX = ex - ux * offset, tipY = ey - uy * offset;
+  const ux = dx / len,
+    uy = dy / len;
+  const tipX = ex - ux * offset,
+    tipY = ey - uy * offset;
   const size = 7;
   ctx.moveTo(tipX, tipY);
   ctx.lineTo(tipX - ux * size - uy * size * 0.5, tipY - uy * size + ux * size * 0.5);

@@ -14,14 +14,29 @@ export function edgeCurve(a: CurveEnd, b: CurveEnd, laneHeight: number): [Point,
   if (a.y === b.y) {
     // Arcs bulge upward, but never further than most of a row so they stay inside the lane.
     const lift = Math.min(laneHeight * 0.8, 4 + Math.abs(dx) * 0.12);
-    return [[a.x, a.y], [a.x + dx * 0.25, a.y - lift], [b.x - dx * 0.25, b.y - lift], [b.x, b.y]];
+    return [
+      [a.x, a.y],
+      [a.x + dx * 0.25, a.y - lift],
+      [b.x - dx * 0.25, b.y - lift],
+      [b.x, b.y],
+    ];
   }
   if (Math.abs(dx) < 12) {
     // Nearly the same time: bow out to the right so the arrow has a clear direction.
     const bow = 14 - Math.abs(dx) / 2;
-    return [[a.x, a.y], [a.x + bow, a.y], [b.x + bow, b.y], [b.x, b.y]];
+    return [
+      [a.x, a.y],
+      [a.x + bow, a.y],
+      [b.x + bow, b.y],
+      [b.x, b.y],
+    ];
   }
-  return [[a.x, a.y], [a.x + dx * 0.5, a.y], [b.x - dx * 0.5, b.y], [b.x, b.y]];
+  return [
+    [a.x, a.y],
+    [a.x + dx * 0.5, a.y],
+    [b.x - dx * 0.5, b.y],
+    [b.x, b.y],
+  ];
 }
 
 /** SVG path data for a layout edge with x mapped through a zoom (x' = k x + tx). */

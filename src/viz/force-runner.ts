@@ -71,7 +71,13 @@ export function startForceLayout(memories: readonly Memory[], edges: readonly Ed
   const w = sharedWorker();
   if (!w) {
     onMain(0);
-    return { ...layout, stop: () => { stopped = true; cancelAnimationFrame(raf); } };
+    return {
+      ...layout,
+      stop: () => {
+        stopped = true;
+        cancelAnimationFrame(raf);
+      },
+    };
   }
   const run = ++runs;
   const nodes = layout.nodes;

@@ -1,7 +1,17 @@
 // Force layout for the graph view. Ticked synchronously (no timers) so tests and the view get the
 // same positions for the same data and seed; the view may tick in chunks between frames.
 
-import { forceCenter, forceLink, forceManyBody, forceSimulation, forceX, forceY, type Simulation, type SimulationLinkDatum, type SimulationNodeDatum } from 'd3';
+import {
+  forceCenter,
+  forceLink,
+  forceManyBody,
+  forceSimulation,
+  forceX,
+  forceY,
+  type Simulation,
+  type SimulationLinkDatum,
+  type SimulationNodeDatum,
+} from 'd3';
 import type { Edge, Id, Memory, MemoryKind, Millis, Relation } from '../memory/types';
 
 export interface ForceNode extends SimulationNodeDatum {
@@ -48,8 +58,8 @@ export interface ForceLayout {
 
 /** Small deterministic PRNG (d3-force's own jiggle uses the random source we give it). */
 function lcg(seed: number): () => number {
-  let s = (seed >>> 0) || 1;
-  return () => ((s = (Math.imul(1664525, s) + 1013904223) >>> 0) / 4294967296);
+  let s = seed >>> 0 || 1;
+  return () => (s = (Math.imul(1664525, s) + 1013904223) >>> 0) / 4294967296;
 }
 
 export function runForceLayout(memories: readonly Memory[], edges: readonly Edge[], options: ForceOptions): ForceLayout {
@@ -68,8 +78,12 @@ export function runForceLayout(memories: readonly Memory[], edges: readonly Edge
 
   // Start near the time position with a little noise: converges faster than d3's phyllotaxis.
   const nodes: ForceNode[] = memories.map((m) => ({
-    id: m.id, kind: m.kind, superseded: m.supersededBy !== undefined || m.endedAt !== undefined, time: m.time,
-    x: timeX(m.time) + (rand() - 0.5) * 20, y: height / 2 + (rand() - 0.5) * height * 0.6,
+    id: m.id,
+    kind: m.kind,
+    superseded: m.supersededBy !== undefined || m.endedAt !== undefined,
+    time: m.time,
+    x: timeX(m.time) + (rand() - 0.5) * 20,
+    y: height / 2 + (rand() - 0.5) * height * 0.6,
   }));
   const byId = new Map(nodes.map((n) => [n.id, n] as const));
   const links: ForceLink[] = [];
@@ -102,8 +116,18 @@ export function runForceLayout(memories: readonly Memory[], edges: readonly Edge
   const charge = -Math.max(4, Math.min(60, (width * height) / n / 40));
   const simulation = forceSimulation<ForceNode, ForceLink>(nodes)
     .randomSource(rand)
-    .force('link', forceLink<ForceNode, ForceLink>(links).distance(n > 1500 ? 12 : 36).strength(0.6))
-    .force('charge', forceManyBody<ForceNode>().strength(charge).distanceMax(Math.max(width, height) / 3))
+    .force(
+      'link',
+      forceLink<ForceNode, ForceLink>(links)
+        .distance(n > 1500 ? 12 : 36)
+        .strength(0.6),
+    )
+    .force(
+      'charge',
+      forceManyBody<ForceNode>()
+        .strength(charge)
+        .distanceMax(Math.max(width, height) / 3),
+    )
     .force('x', forceX<ForceNode>((d) => timeX(d.time)).strength(timePull))
     .force('y', forceY<ForceNode>(height / 2).strength(0.04))
     .force('center', forceCenter(width / 2, height / 2))

@@ -63,4 +63,3 @@ self.onmessage = (e: MessageEvent<ForceStart | ForceStop>): void => {
   if (e.data.type === 'start') start(e.data);
   else if (e.data.run === current) current = 0;
 };
-

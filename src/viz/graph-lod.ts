@@ -116,8 +116,13 @@ export class GraphLod {
     }
     if (n <= limit) {
       return {
-        memories: memories as Memory[], edges: edges as Edge[], ids: new Set(this.index.keys()),
-        total: n, totalEdges: this.totalEdges, complete: true, pinnedShown: pinnedIdx.length,
+        memories: memories as Memory[],
+        edges: edges as Edge[],
+        ids: new Set(this.index.keys()),
+        total: n,
+        totalEdges: this.totalEdges,
+        complete: true,
+        pinnedShown: pinnedIdx.length,
       };
     }
 

@@ -7,7 +7,12 @@ export type NavDirection = 'prev' | 'next' | 'up' | 'down' | 'first' | 'last';
 
 /** Key names (KeyboardEvent.key) to directions. */
 export const NAV_KEYS: Readonly<Record<string, NavDirection>> = {
-  ArrowLeft: 'prev', ArrowRight: 'next', ArrowUp: 'up', ArrowDown: 'down', Home: 'first', End: 'last',
+  ArrowLeft: 'prev',
+  ArrowRight: 'next',
+  ArrowUp: 'up',
+  ArrowDown: 'down',
+  Home: 'first',
+  End: 'last',
 };
 
 /**

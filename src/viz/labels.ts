@@ -37,7 +37,10 @@ export function placeLabels<K>(candidates: readonly LabelCandidate<K>[], o: Labe
   const lineHeight = o.lineHeight ?? 18;
   const placed: PlacedLabel<K>[] = [];
   const free = (left: number, top: number, w: number): boolean =>
-    left >= 0 && top >= 0 && left + w <= o.width && top + lineHeight <= o.height &&
+    left >= 0 &&
+    top >= 0 &&
+    left + w <= o.width &&
+    top + lineHeight <= o.height &&
     !placed.some((p) => left < p.left + p.width && p.left < left + w && top < p.top + p.height && p.top < top + lineHeight);
   candidates.forEach((c, i) => {
     const w = Math.min(c.text.length * charWidth + 10, o.width);

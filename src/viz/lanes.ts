@@ -141,8 +141,11 @@ export function threads(memories: readonly Memory[], edges: readonly Edge[], gro
     if (groupSingletons && members.length === 1) singles.push(members[0]);
     else {
       out.push({
-        id: `thread:${members[0].id}`, members, label: laneLabel(members, degree),
-        last: members[members.length - 1].time, singletons: false,
+        id: `thread:${members[0].id}`,
+        members,
+        label: laneLabel(members, degree),
+        last: members[members.length - 1].time,
+        singletons: false,
       });
     }
   }
@@ -207,8 +210,15 @@ export function layoutLanes(data: Threads, options: TimelineLayoutOptions): Time
         rowEnds.push(x);
       } else rowEnds[row] = x;
       const node: LayoutNode = {
-        id: m.id, x, y: 0, lane: index, row, kind: m.kind,
-        superseded: m.supersededBy !== undefined || m.endedAt !== undefined, time: m.time, gapAfter: Infinity,
+        id: m.id,
+        x,
+        y: 0,
+        lane: index,
+        row,
+        kind: m.kind,
+        superseded: m.supersededBy !== undefined || m.endedAt !== undefined,
+        time: m.time,
+        gapAfter: Infinity,
       };
       const prev = rowLast[row];
       if (prev) prev.gapAfter = x - prev.x;
@@ -223,8 +233,15 @@ export function layoutLanes(data: Threads, options: TimelineLayoutOptions): Time
       byId.set(n.id, n);
     }
     lanes.push({
-      id: g.id, index, y, height, rows, label: g.label,
-      memoryIds: g.members.map((m) => m.id), lastActivity: g.last, singletons: g.singletons,
+      id: g.id,
+      index,
+      y,
+      height,
+      rows,
+      label: g.label,
+      memoryIds: g.members.map((m) => m.id),
+      lastActivity: g.last,
+      singletons: g.singletons,
     });
     y += height + laneGap;
   }

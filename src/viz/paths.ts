@@ -80,10 +80,16 @@ export function containedIn(inner: Sequence, outer: Sequence): boolean {
   const n = inner.memoryIds.length;
   const m = outer.memoryIds.length;
   if (n === 0 || n > m) return n === 0;
-  for (let start = outer.memoryIds.indexOf(inner.memoryIds[0]); start !== -1 && start + n <= m; start = outer.memoryIds.indexOf(inner.memoryIds[0], start + 1)) {
+  for (
+    let start = outer.memoryIds.indexOf(inner.memoryIds[0]);
+    start !== -1 && start + n <= m;
+    start = outer.memoryIds.indexOf(inner.memoryIds[0], start + 1)
+  ) {
     let same = true;
     for (let i = 0; i < n && same; i++) {
-      same = outer.memoryIds[start + i] === inner.memoryIds[i] && (i === n - 1 || (outer.relations[start + i] ?? null) === (inner.relations[i] ?? null));
+      same =
+        outer.memoryIds[start + i] === inner.memoryIds[i] &&
+        (i === n - 1 || (outer.relations[start + i] ?? null) === (inner.relations[i] ?? null));
     }
     if (same) return true;
   }

@@ -79,12 +79,14 @@ function label(d: Date, prev: Date | null, unit: Unit, locale?: string): string 
  */
 export function timeTicks(t0: Millis, t1: Millis, width: number, locale?: string): AxisTick[] {
   if (width <= 0 || !Number.isFinite(t0) || !Number.isFinite(t1)) return [];
-  const s = scaleTime().domain([new Date(t0), new Date(t1 > t0 ? t1 : t0 + 1)]).range([0, width]);
+  const s = scaleTime()
+    .domain([new Date(t0), new Date(t1 > t0 ? t1 : t0 + 1)])
+    .range([0, width]);
   let dates = s.ticks(Math.max(2, Math.floor(width / 120)));
   let step = dates.length > 1 ? dates[1].getTime() - dates[0].getTime() : t1 - t0;
   if (step < SECOND) {
     // Memories do not happen in fractions of a second: tick whole seconds, thinned to fit.
-    const every = Math.max(1, Math.ceil(((t1 - t0) / SECOND) / Math.max(2, Math.floor(width / 120))));
+    const every = Math.max(1, Math.ceil((t1 - t0) / SECOND / Math.max(2, Math.floor(width / 120))));
     dates = s.ticks(timeSecond.every(every)!);
     step = every * SECOND;
   }

@@ -127,12 +127,19 @@ export function keyTarget(key: string, current: number, count: number, page: num
   const step = Math.max(1, Math.floor(page));
   const c = Math.max(0, Math.min(count - 1, current));
   switch (key) {
-    case 'ArrowDown': return Math.min(count - 1, c + 1);
-    case 'ArrowUp': return Math.max(0, c - 1);
-    case 'PageDown': return Math.min(count - 1, c + step);
-    case 'PageUp': return Math.max(0, c - step);
-    case 'Home': return 0;
-    case 'End': return count - 1;
-    default: return null;
+    case 'ArrowDown':
+      return Math.min(count - 1, c + 1);
+    case 'ArrowUp':
+      return Math.max(0, c - 1);
+    case 'PageDown':
+      return Math.min(count - 1, c + step);
+    case 'PageUp':
+      return Math.max(0, c - step);
+    case 'Home':
+      return 0;
+    case 'End':
+      return count - 1;
+    default:
+      return null;
   }
 }

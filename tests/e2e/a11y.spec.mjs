@@ -12,8 +12,12 @@ import { assertNoOffHost, lastReply, loadTestModel, send } from './flows.mjs';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 /** Serious and critical violations on the page as it is now, one line each. */
 async function audit(page) {
@@ -21,15 +25,27 @@ async function audit(page) {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
   const violations = await page.evaluate(async () => {
     const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')),
+    }));
   });
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`);
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`);
 }
 
 test('every view passes axe-core without serious or critical violations, at 1280 and 375 px, light and dark', async () => {
   const problems = [];
   const checked = new Set();
-  for (const [width, scheme] of [[1280, 'light'], [375, 'light'], [1280, 'dark'], [375, 'dark']]) {
+  for (const [width, scheme] of [
+    [1280, 'light'],
+    [375, 'light'],
+    [1280, 'dark'],
+    [375, 'dark'],
+  ]) {
     const h = await launch({ viewport: { width, height: 800 } });
     try {
       const { page } = h;
@@ -88,8 +104,14 @@ test('control: the audit reports a violation when there is one', async () => {
       document.body.append(p);
     });
     const found = await audit(page);
-    assert.ok(found.some((f) => f.startsWith('button-name')), found.join('\n'));
-    assert.ok(found.some((f) => f.startsWith('color-contrast')), found.join('\n'));
+    assert.ok(
+      found.some((f) => f.startsWith('button-name')),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.some((f) => f.startsWith('color-contrast')),
+      found.join('\n'),
+    );
   } finally {
     await h.dispose();
   }

@@ -8,8 +8,12 @@ import { launch, shot, startServer } from './harness.mjs';
 import { assertNoOffHost, lastReply, pollDb, send } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 test('a browser without the Prompt API is not offered a built-in model', async () => {
   const h = await launch();
@@ -22,7 +26,7 @@ test('a browser without the Prompt API is not offered a built-in model', async (
   }
 });
 
-test('the browser\'s model: made ready with progress, chats, memorises, and is used again after a reload', async () => {
+test("the browser's model: made ready with progress, chats, memorises, and is used again after a reload", async () => {
   for (const width of [1280, 375]) {
     const h = await launch({ viewport: { width, height: 800 } });
     try {
@@ -43,11 +47,16 @@ test('the browser\'s model: made ready with progress, chats, memorises, and is u
       await send(page, 'I started learning the violin');
       assert.equal(await lastReply(page), 'Built in: I started learning the violin');
       await page.getByTestId('end-session').click();
-      const db = await pollDb(page, (d) => d.jobs.length > 0 && d.jobs.every((j) => j.status === 'done'), { what: 'the session to be memorised' });
+      const db = await pollDb(page, (d) => d.jobs.length > 0 && d.jobs.every((j) => j.status === 'done'), {
+        what: 'the session to be memorised',
+      });
       assert.ok(db.memories.some((m) => m.text === 'The user said: I started learning the violin'));
       const calls = await page.evaluate(() => globalThis.__builtinCalls);
       assert.ok(calls.some((c) => c.kind === 'stream' && c.input === 'I started learning the violin'));
-      assert.ok(calls.some((c) => c.kind === 'prompt'), 'memorising used structured output');
+      assert.ok(
+        calls.some((c) => c.kind === 'prompt'),
+        'memorising used structured output',
+      );
 
       await page.reload();
       await page.getByTestId('model-status').filter({ hasText: 'Built into this browser' }).waitFor({ timeout: 10_000 });

@@ -10,11 +10,18 @@ import { launch, shot, startServer, tempProfile } from './harness.mjs';
 import { answerDialog, assertNoOffHost, lastReply, loadTestModel, openMemory, pollDb, readDb, say, send, setScript } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 const row = (page, title) => page.getByTestId('session-row').filter({ hasText: title });
-const shownTexts = async (page) => (await page.locator('[data-testid="turn-user"] .bubble, [data-testid="turn-assistant"] [data-testid="reply-body"]').allTextContents()).map((t) => t.trim());
+const shownTexts = async (page) =>
+  (
+    await page.locator('[data-testid="turn-user"] .bubble, [data-testid="turn-assistant"] [data-testid="reply-body"]').allTextContents()
+  ).map((t) => t.trim());
 const sessionOf = (db, title) => db.sessions.find((s) => s.title === title);
 
 async function search(page, q) {
@@ -47,7 +54,9 @@ test('rename, search and delete chats; kept memories show their source as delete
     await page.getByTestId('new-chat').click();
     await page.getByTestId('turn-user').first().waitFor({ state: 'detached' });
     await say(page, 'Planning a trip to Lyon in May');
-    const memorised = await pollDb(page, (db) => sessionOf(db, 'Garden notes')?.status === 'memorised' && db.memories.length > 0, { what: 'the first chat memorised' });
+    const memorised = await pollDb(page, (db) => sessionOf(db, 'Garden notes')?.status === 'memorised' && db.memories.length > 0, {
+      what: 'the first chat memorised',
+    });
     const garden = sessionOf(memorised, 'Garden notes');
     const gardenMemories = memorised.memories.filter((m) => m.sessionId === garden.id);
     assert.ok(gardenMemories.some((m) => /ginkgo/.test(m.text)));
@@ -71,13 +80,32 @@ test('rename, search and delete chats; kept memories show their source as delete
     await shot(page, 'chat-delete-dialog-1280');
     await answerDialog(page); // box unticked: keep the memories
     await row(page, 'Garden notes').waitFor({ state: 'detached' });
-    await page.getByTestId('toast-info').filter({ hasText: /memory was kept/ }).waitFor();
+    await page
+      .getByTestId('toast-info')
+      .filter({ hasText: /memory was kept/ })
+      .waitFor();
     const afterDelete = await readDb(page);
     assert.equal(sessionOf(afterDelete, 'Garden notes'), undefined);
-    assert.deepEqual(afterDelete.turns.filter((t) => t.sessionId === garden.id), []);
-    assert.deepEqual(afterDelete.segments.filter((s) => s.sessionId === garden.id), []);
-    assert.deepEqual(afterDelete.jobs.filter((j) => j.sessionId === garden.id), []);
-    assert.deepEqual(afterDelete.memories.filter((m) => m.sessionId === garden.id).map((m) => m.id).sort(), gardenMemories.map((m) => m.id).sort(), 'memories kept');
+    assert.deepEqual(
+      afterDelete.turns.filter((t) => t.sessionId === garden.id),
+      [],
+    );
+    assert.deepEqual(
+      afterDelete.segments.filter((s) => s.sessionId === garden.id),
+      [],
+    );
+    assert.deepEqual(
+      afterDelete.jobs.filter((j) => j.sessionId === garden.id),
+      [],
+    );
+    assert.deepEqual(
+      afterDelete.memories
+        .filter((m) => m.sessionId === garden.id)
+        .map((m) => m.id)
+        .sort(),
+      gardenMemories.map((m) => m.id).sort(),
+      'memories kept',
+    );
 
     await openMemory(page, 'ginkgo');
     await page.getByTestId('source-deleted').first().waitFor();
@@ -132,7 +160,13 @@ test('deleting a chat while its memorise job runs leaves nothing of it, and memo
     await page.waitForTimeout(2_500);
     const db = await readDb(page);
     assert.deepEqual(
-      { sessions: db.sessions.length, turns: db.turns.length, jobs: db.jobs.length, memories: db.memories.filter((m) => m.sessionId === sid).length, segments: db.segments.length },
+      {
+        sessions: db.sessions.length,
+        turns: db.turns.length,
+        jobs: db.jobs.length,
+        memories: db.memories.filter((m) => m.sessionId === sid).length,
+        segments: db.segments.length,
+      },
       { sessions: 0, turns: 0, jobs: 0, memories: 0, segments: 0 },
     );
     assert.equal(await page.getByTestId('toast-error').count(), 0, 'no error');
@@ -187,12 +221,18 @@ test('edit and resend, regenerate any reply, flip versions (also after a restart
     await page.getByTestId('edit-input').fill('I like coffee');
     await shot(page, 'chat-edit-1280');
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => document.querySelector('[data-testid="turn-assistant"] [data-testid="reply-body"]')?.textContent?.includes('coffee'));
+    await page.waitForFunction(() =>
+      document.querySelector('[data-testid="turn-assistant"] [data-testid="reply-body"]')?.textContent?.includes('coffee'),
+    );
     assert.equal(await lastReply(page), 'You said: I like coffee');
     assert.equal(await page.getByTestId('turn-user').first().getByTestId('version-count').textContent(), '2/2');
     await shot(page, 'chat-versions-1280');
     const db = await readDb(page, ['turns']);
-    assert.deepEqual(db.turns.sort((a, b) => a.index - b.index).map((t) => t.text), ['I like coffee', 'You said: I like coffee'], 'the store holds the shown branch');
+    assert.deepEqual(
+      db.turns.sort((a, b) => a.index - b.index).map((t) => t.text),
+      ['I like coffee', 'You said: I like coffee'],
+      'the store holds the shown branch',
+    );
     assert.equal(db.turns[0].versions[0].text, 'I like tea');
     assertNoOffHost(h);
     await h.close();
@@ -218,7 +258,10 @@ test('edit and resend, regenerate any reply, flip versions (also after a restart
     await p.getByTestId('end-session').click();
     await p.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 30_000 });
     const mem = (await readDb(p, ['memories'])).memories.map((m) => m.text);
-    assert.ok(mem.some((t) => /coffee/.test(t)), mem.join(' | '));
+    assert.ok(
+      mem.some((t) => /coffee/.test(t)),
+      mem.join(' | '),
+    );
     assert.ok(!mem.some((t) => /tea|Tell me more/.test(t)), mem.join(' | '));
     // A remembered chat cannot change: no Edit, versions do not flip.
     assert.equal(await p.getByTestId('edit').count(), 0);
@@ -231,7 +274,10 @@ test('edit and resend, regenerate any reply, flip versions (also after a restart
     await setScript(p, { delayMs: 1 });
     await send(p, 'Good morning again');
     assert.equal(await lastReply(p), 'You said: Good morning again');
-    await p.getByTestId('toast-info').filter({ hasText: /new chat started/i }).waitFor();
+    await p
+      .getByTestId('toast-info')
+      .filter({ hasText: /new chat started/i })
+      .waitFor();
     await p.locator('.heading strong').filter({ hasText: 'Good morning again' }).waitFor();
     assert.equal(await p.getByTestId('ended-note').count(), 0);
     assert.equal((await readDb(p, ['sessions'])).sessions.length, before + 1);

@@ -6,8 +6,12 @@ import { launch, shot, startServer, tempProfile } from './harness.mjs';
 import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 test('send, stream, stop, regenerate, end session, reload', async () => {
   const profile = tempProfile();
@@ -31,7 +35,11 @@ test('send, stream, stop, regenerate, end session, reload', async () => {
     await shot(page, 'chat-first-reply');
 
     await send(page, 'Tell me a long story');
-    await page.waitForFunction(() => (document.querySelector('[data-testid="turn-assistant"]:last-of-type [data-testid="reply-body"]')?.textContent ?? '').includes('word3'));
+    await page.waitForFunction(() =>
+      (document.querySelector('[data-testid="turn-assistant"]:last-of-type [data-testid="reply-body"]')?.textContent ?? '').includes(
+        'word3',
+      ),
+    );
     await page.getByTestId('stop').click();
     const partial = await lastReply(page, { status: 'stopped' });
     assert.ok(partial.startsWith('word0 word1'), partial);
@@ -45,7 +53,10 @@ test('send, stream, stop, regenerate, end session, reload', async () => {
     assert.equal(await page.getByTestId('turn-assistant').count(), 2, 'regenerate replaced the reply');
 
     await page.getByTestId('end-session').click();
-    await page.getByTestId('session-status').filter({ hasText: /memoris|remembered/ }).waitFor();
+    await page
+      .getByTestId('session-status')
+      .filter({ hasText: /memoris|remembered/ })
+      .waitFor();
     await shot(page, 'chat-session-ended');
     assertNoOffHost(h);
     await h.close();
@@ -57,9 +68,15 @@ test('send, stream, stop, regenerate, end session, reload', async () => {
     await item.waitFor();
     await item.click();
     const bodies = await h.page.getByTestId('reply-body').allTextContents();
-    assert.deepEqual(bodies.map((b) => b.trim()), ['You said: Hello there', 'Once upon a time, briefly.']);
+    assert.deepEqual(
+      bodies.map((b) => b.trim()),
+      ['You said: Hello there', 'Once upon a time, briefly.'],
+    );
     const users = await h.page.getByTestId('turn-user').allTextContents();
-    assert.deepEqual(users.map((u) => u.trim()), ['Hello there', 'Tell me a long story']);
+    assert.deepEqual(
+      users.map((u) => u.trim()),
+      ['Hello there', 'Tell me a long story'],
+    );
     await shot(h.page, 'chat-after-reload');
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
@@ -78,7 +95,9 @@ test('a tab closed mid-reply keeps what had arrived, marked interrupted', async 
     const long = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');
     await setScript(h.page, { delayMs: 30, replies: [{ when: 'go on', say: long }] });
     await send(h.page, 'Please go on');
-    await h.page.waitForFunction(() => (document.querySelector('[data-testid="turn-assistant"] [data-testid="reply-body"]')?.textContent ?? '').includes('w20'));
+    await h.page.waitForFunction(() =>
+      (document.querySelector('[data-testid="turn-assistant"] [data-testid="reply-body"]')?.textContent ?? '').includes('w20'),
+    );
     await h.page.waitForTimeout(400); // at least one periodic save after w20
     await h.close();
 

@@ -9,10 +9,17 @@ import { launch, shot, startServer } from './harness.mjs';
 import { assertNoOffHost, lastReply, loadTestEmbedder, loadTestModel, send, setScript } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
-const VIEWPORTS = [{ width: 1280, height: 800 }, { width: 375, height: 740 }];
+const VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 375, height: 740 },
+];
 const DETAIL = 'aside[aria-label="Memory details"]';
 
 async function loadDemo(page) {
@@ -33,10 +40,17 @@ function selectedXY(page) {
 }
 
 const axisLabels = (page) => page.locator('svg.axis text').allTextContents();
-const activeInfo = (page) => page.evaluate(() => {
-  const a = document.activeElement;
-  return { tag: a?.tagName.toLowerCase(), testid: a?.getAttribute('data-testid'), role: a?.getAttribute('aria-roledescription'), inDetail: !!a?.closest('aside[aria-label="Memory details"]'), text: a?.textContent?.trim() ?? '' };
-});
+const activeInfo = (page) =>
+  page.evaluate(() => {
+    const a = document.activeElement;
+    return {
+      tag: a?.tagName.toLowerCase(),
+      testid: a?.getAttribute('data-testid'),
+      role: a?.getAttribute('aria-roledescription'),
+      inDetail: !!a?.closest('aside[aria-label="Memory details"]'),
+      text: a?.textContent?.trim() ?? '',
+    };
+  });
 
 for (const viewport of VIEWPORTS) {
   const w = viewport.width;
@@ -63,7 +77,10 @@ for (const viewport of VIEWPORTS) {
       await page.waitForTimeout(100);
       const zoomed = await selectedXY(page);
       const k = 1.6 ** 3;
-      assert.ok(Math.abs(zoomed.x - k * first.x) < 2, `the view stops at the first memory (x = ${zoomed.x}, expected ${k * first.x}), not centred at ${width / 2}`);
+      assert.ok(
+        Math.abs(zoomed.x - k * first.x) < 2,
+        `the view stops at the first memory (x = ${zoomed.x}, expected ${k * first.x}), not centred at ${width / 2}`,
+      );
       await shot(page, `explorer-keys-w${w}-timeline-left-edge`);
 
       // Enter: the detail opens with focus on the memory's text; Escape: back on the timeline.
@@ -101,7 +118,11 @@ for (const viewport of VIEWPORTS) {
       await page.keyboard.press('ArrowRight'); // nothing selected: the newest memory
       const selected = page.locator('.labels .label.selected');
       await selected.waitFor();
-      const a = { id: await selected.getAttribute('data-id'), x: Number(await selected.getAttribute('data-x')), text: (await selected.textContent()).trim() };
+      const a = {
+        id: await selected.getAttribute('data-id'),
+        x: Number(await selected.getAttribute('data-x')),
+        text: (await selected.textContent()).trim(),
+      };
       const names = await page.locator('.labels .label').count();
       assert.ok(names >= 2, `the selected memory and its neighbours are named (${names} labels)`);
       const announce = await page.locator('.gv .sr-only[aria-live]').textContent();
@@ -150,10 +171,12 @@ test('the List view lists a timeline once: not again when it is a whole thread a
       if ((await items.count()) < 2) continue;
       await items.first().click();
       await page.locator(`${DETAIL} h3`).waitFor();
-      const lists = await page.evaluate(() => [...document.querySelectorAll('.list > .tl')].map((s) => ({
-        title: s.querySelector('h4')?.textContent ?? '',
-        ids: [...s.querySelectorAll('button.item .text')].map((t) => t.textContent),
-      })));
+      const lists = await page.evaluate(() =>
+        [...document.querySelectorAll('.list > .tl')].map((s) => ({
+          title: s.querySelector('h4')?.textContent ?? '',
+          ids: [...s.querySelectorAll('button.item .text')].map((t) => t.textContent),
+        })),
+      );
       const timelines = lists.filter((l) => /^Timeline /.test(l.title));
       const shown = lists.filter((l) => !/^Timeline /.test(l.title));
       const key = (l) => l.ids.join('\u0000');

@@ -11,8 +11,12 @@ const FIXTURE = resolve(import.meta.dirname, '../fixtures/locomo-mini.json');
 const REAL = resolve(import.meta.dirname, '../../../shared/data/locomo/26.json');
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 async function memoryCount(page) {
   const t = await page.getByTestId('memory-count').textContent();
@@ -53,14 +57,19 @@ test('import, select, follow a link, edit, delete, reload', async () => {
     const link = page.locator('aside[aria-label="Memory details"] ul.edges button.link-text').first();
     await link.waitFor();
     await link.click();
-    await page.waitForFunction((t) => document.querySelector('aside[aria-label="Memory details"] h3')?.textContent?.trim() !== t, firstText);
+    await page.waitForFunction(
+      (t) => document.querySelector('aside[aria-label="Memory details"] h3')?.textContent?.trim() !== t,
+      firstText,
+    );
     await shot(page, 'explorer-followed-link');
 
     // Edit the memory now shown.
     await page.getByRole('button', { name: 'Edit', exact: true }).click();
     await page.locator('aside[aria-label="Memory details"] textarea').fill('Edited by the e2e test: a memory fixed by hand');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await page.waitForFunction(() => document.querySelector('aside[aria-label="Memory details"] h3')?.textContent?.includes('Edited by the e2e test'));
+    await page.waitForFunction(() =>
+      document.querySelector('aside[aria-label="Memory details"] h3')?.textContent?.includes('Edited by the e2e test'),
+    );
 
     // Delete the first memory.
     await page.locator('.tl button.item').filter({ hasText: firstText }).first().click();
@@ -78,7 +87,10 @@ test('import, select, follow a link, edit, delete, reload', async () => {
     assert.equal(await memoryCount(h.page), n - 1);
     await h.page.getByRole('tab', { name: /list/i }).click();
     const texts = await h.page.locator('.tl button.item .text').allTextContents();
-    assert.ok(texts.some((t) => t.includes('Edited by the e2e test')), 'edit persisted');
+    assert.ok(
+      texts.some((t) => t.includes('Edited by the e2e test')),
+      'edit persisted',
+    );
     assert.ok(!texts.some((t) => t.trim() === firstText), 'delete persisted');
     await shot(h.page, 'explorer-after-reload');
     assertNoOffHost(h);
@@ -117,14 +129,18 @@ test('the built-in demo loads in one click', async () => {
   }
 });
 
-test('the real LoCoMo conversation 26 imports (skipped where ../shared is absent)', { skip: !existsSync(REAL) && 'no ../shared/data/locomo/26.json here' }, async () => {
-  const h = await launch();
-  try {
-    await importFile(h.page, REAL);
-    assert.ok((await memoryCount(h.page)) > 100);
-    await shot(h.page, 'explorer-locomo-26');
-    assertNoOffHost(h);
-  } finally {
-    await h.dispose();
-  }
-});
+test(
+  'the real LoCoMo conversation 26 imports (skipped where ../shared is absent)',
+  { skip: !existsSync(REAL) && 'no ../shared/data/locomo/26.json here' },
+  async () => {
+    const h = await launch();
+    try {
+      await importFile(h.page, REAL);
+      assert.ok((await memoryCount(h.page)) > 100);
+      await shot(h.page, 'explorer-locomo-26');
+      assertNoOffHost(h);
+    } finally {
+      await h.dispose();
+    }
+  },
+);

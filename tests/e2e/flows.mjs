@@ -10,7 +10,10 @@ export async function setScript(page, script) {
 export async function loadTestModel(page, url) {
   await page.goto(`${url}/#/models`);
   await page.getByTestId(`load-${TEST_MODEL}`).click();
-  await page.getByTestId('model-status').filter({ hasText: /scripted/i }).waitFor({ timeout: 15_000 });
+  await page
+    .getByTestId('model-status')
+    .filter({ hasText: /scripted/i })
+    .waitFor({ timeout: 15_000 });
 }
 
 export async function send(page, text) {
@@ -30,7 +33,10 @@ export async function lastReply(page, { status = 'complete', timeout = 15_000 } 
       if (!el || el.getAttribute('data-status') !== want) return false;
       const text = el.querySelector('[data-testid="reply-body"]')?.textContent?.trim() ?? '';
       const w = window;
-      if (w.__lastReplySeen !== text) { w.__lastReplySeen = text; return false; }
+      if (w.__lastReplySeen !== text) {
+        w.__lastReplySeen = text;
+        return false;
+      }
       w.__lastReplySeen = undefined;
       return text;
     },
@@ -86,11 +92,18 @@ export async function readDb(page, names = ALL_STORES, { db } = {}) {
           for (const n of names) {
             const r = tx.objectStore(n).getAll();
             r.onsuccess = () => {
-              out[n] = n === 'vectors' ? r.result.map((v) => ({ unitId: v.unitId, modelId: v.modelId, length: v.vector.length })) : r.result;
+              out[n] =
+                n === 'vectors' ? r.result.map((v) => ({ unitId: v.unitId, modelId: v.modelId, length: v.vector.length })) : r.result;
             };
           }
-          tx.oncomplete = () => { db.close(); resolve(out); };
-          tx.onerror = () => { db.close(); reject(tx.error); };
+          tx.oncomplete = () => {
+            db.close();
+            resolve(out);
+          };
+          tx.onerror = () => {
+            db.close();
+            reject(tx.error);
+          };
         };
       }),
     [names, db],
@@ -103,7 +116,10 @@ export async function pollDb(page, predicate, { timeout = 30_000, what = 'state'
   for (;;) {
     const db = await readDb(page);
     if (predicate(db)) return db;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: jobs ${JSON.stringify(db.jobs.map((j) => [j.sessionId, j.step, j.status, j.state?.linked]))}`);
+    if (Date.now() > end)
+      throw new Error(
+        `timed out waiting for ${what}: jobs ${JSON.stringify(db.jobs.map((j) => [j.sessionId, j.step, j.status, j.state?.linked]))}`,
+      );
     await new Promise((r) => setTimeout(r, 20));
   }
 }

@@ -13,13 +13,24 @@ export const TEST_MODELS = join(ROOT, '.tmp/test-models');
 export const SHOTS = join(ROOT, 'test-results/shots');
 
 const TYPES = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
-  '.css': 'text/css', '.svg': 'image/svg+xml', '.wasm': 'application/wasm', '.json': 'application/json',
-  '.webmanifest': 'application/manifest+json', '.onnx': 'application/octet-stream', '.txt': 'text/plain',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.css': 'text/css',
+  '.svg': 'image/svg+xml',
+  '.wasm': 'application/wasm',
+  '.json': 'application/json',
+  '.webmanifest': 'application/manifest+json',
+  '.onnx': 'application/octet-stream',
+  '.txt': 'text/plain',
 };
 
 function sendFile(res, file) {
-  res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
+  res.writeHead(200, {
+    ...SECURITY_HEADERS,
+    'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+    'cache-control': 'no-cache',
+  });
   createReadStream(file).pipe(res);
 }
 
@@ -35,7 +46,10 @@ export async function startServer({ dir = DIST } = {}) {
     const base = path.startsWith('/models/') ? TEST_MODELS : dir;
     const rel = path.startsWith('/models/') ? path.slice('/models'.length) : path;
     const file = normalize(join(base, rel));
-    if (!file.startsWith(base)) { res.writeHead(403).end(); return; }
+    if (!file.startsWith(base)) {
+      res.writeHead(403).end();
+      return;
+    }
     if (existsSync(file) && statSync(file).isFile()) return sendFile(res, file);
     if (path.startsWith('/models/') || path.startsWith('/mlc/') || extname(path)) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
@@ -49,8 +63,14 @@ export async function startServer({ dir = DIST } = {}) {
 }
 
 const BASE_ARGS = [
-  '--headless=new', '--no-sandbox', '--disable-background-networking', '--disable-component-update',
-  '--disable-sync', '--no-first-run', '--disable-quic', '--disable-dev-shm-usage',
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--disable-dev-shm-usage',
   // Second guard below the request listener: nothing but loopback resolves.
   '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
 ];
@@ -87,9 +107,18 @@ export async function launch({ webgpu = false, profile = tempProfile(), viewport
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   return {
-    context, page, offHost, errors, profile,
-    close: async () => { await context.close(); },
-    dispose: async () => { await context.close(); rmSync(profile, { recursive: true, force: true }); },
+    context,
+    page,
+    offHost,
+    errors,
+    profile,
+    close: async () => {
+      await context.close();
+    },
+    dispose: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
   };
 }
 

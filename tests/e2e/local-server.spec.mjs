@@ -52,8 +52,13 @@ test('connect to a model server, chat and remember through it, still in use afte
 
       // Memorising runs through the server too (schema-constrained summary, then labelling).
       await page.getByTestId('end-session').click();
-      const db = await pollDb(page, (d) => d.jobs.length > 0 && d.jobs.every((j) => j.status === 'done'), { what: 'the session to be memorised' });
-      assert.ok(db.memories.some((m) => m.text === 'The user said: My sister Ana plays the cello'), 'the memory came from the server\'s summary');
+      const db = await pollDb(page, (d) => d.jobs.length > 0 && d.jobs.every((j) => j.status === 'done'), {
+        what: 'the session to be memorised',
+      });
+      assert.ok(
+        db.memories.some((m) => m.text === 'The user said: My sister Ana plays the cello'),
+        "the memory came from the server's summary",
+      );
       assert.ok(fake.requests.slice(before).some((r) => r.body?.response_format?.json_schema?.schema?.title === 'session_memories'));
 
       // After a reload the server's model is used again without asking.
@@ -98,7 +103,10 @@ test('errors say what to do: nothing running, origin refused, not this computer;
     page.on('request', (r) => requests.push(r.url()));
     await connect(page, 'https://api.example.com/v1');
     await error.filter({ hasText: 'on this computer' }).waitFor();
-    assert.deepEqual(requests.filter((u) => u.includes('example.com')), []);
+    assert.deepEqual(
+      requests.filter((u) => u.includes('example.com')),
+      [],
+    );
 
     // In use, then the server fails: the reply says so instead of hanging.
     await connect(page, fake.url);
@@ -107,12 +115,19 @@ test('errors say what to do: nothing running, origin refused, not this computer;
     fake.set({ status: 503 });
     await page.getByTestId('nav-chat').click();
     await send(page, 'Are you there?');
-    await page.getByTestId('toast-error').or(page.locator('[data-testid="turn-assistant"][data-status="error"]')).first().waitFor({ timeout: 15_000 });
+    await page
+      .getByTestId('toast-error')
+      .or(page.locator('[data-testid="turn-assistant"][data-status="error"]'))
+      .first()
+      .waitFor({ timeout: 15_000 });
     const shown = await page.locator('body').textContent();
     assert.match(shown, /503/);
     fake.set({ status: 0 });
     const db = await readDb(page, ['turns']);
-    assert.ok(db.turns.some((t) => t.role === 'user' && t.text === 'Are you there?'), 'the message is kept');
+    assert.ok(
+      db.turns.some((t) => t.role === 'user' && t.text === 'Are you there?'),
+      'the message is kept',
+    );
     assertNoOffHost(h);
   } finally {
     fake.set({ status: 0 });

@@ -6,10 +6,15 @@ import { launch, shot, startServer } from './harness.mjs';
 import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
-const background = (page) => page.evaluate(() => getComputedStyle(document.body).backgroundColor || getComputedStyle(document.documentElement).backgroundColor);
+const background = (page) =>
+  page.evaluate(() => getComputedStyle(document.body).backgroundColor || getComputedStyle(document.documentElement).backgroundColor);
 const pageBg = (page) => page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue('--bg').trim());
 
 test('dark mode follows the system until the user chooses, and the choice survives a reload', async () => {
@@ -38,7 +43,9 @@ test('dark mode follows the system until the user chooses, and the choice surviv
     assert.equal(await pageBg(page), '#f7f6f2', 'back to the light system');
     await page.emulateMedia({ colorScheme: 'dark' });
     // The device's change arrives as an event: wait for it (it fails if the page never follows).
-    await page.waitForFunction(() => getComputedStyle(document.documentElement).getPropertyValue('--bg').trim() === '#131816', null, { timeout: 5_000 });
+    await page.waitForFunction(() => getComputedStyle(document.documentElement).getPropertyValue('--bg').trim() === '#131816', null, {
+      timeout: 5_000,
+    });
     assert.notEqual(await background(page), '');
     assertNoOffHost(h);
   } finally {
@@ -51,7 +58,8 @@ test('a wide table in a reply scrolls sideways on a phone, words whole, and the 
   try {
     const { page } = h;
     await loadTestModel(page, server.url);
-    const table = '| Day | Training plan | Distance | Notes |\n|---|---|---|---|\n| Monday | Easy recovery jog around the park | 5 kilometres | Keep the heart rate low and steady |\n| Tuesday | Intervals on the running track | 8 kilometres | Six repeats of eight hundred metres |';
+    const table =
+      '| Day | Training plan | Distance | Notes |\n|---|---|---|---|\n| Monday | Easy recovery jog around the park | 5 kilometres | Keep the heart rate low and steady |\n| Tuesday | Intervals on the running track | 8 kilometres | Six repeats of eight hundred metres |';
     await setScript(page, { replies: [{ when: 'plan', say: `Here is the plan:\n\n${table}` }], delayMs: 1 });
     await page.getByTestId('nav-chat').click();
     await send(page, 'Give me a training plan');
@@ -72,7 +80,11 @@ test('a wide table in a reply scrolls sideways on a phone, words whole, and the 
     assert.equal(m.tabIndex, 0);
     assert.match(m.label, /Table/);
     assert.ok(m.tallest < m.lineHeight * 2, `cells stay on one line (${m.tallest} px)`);
-    assert.equal(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), true, 'the page itself does not scroll sideways');
+    assert.equal(
+      await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      true,
+      'the page itself does not scroll sideways',
+    );
     await box.scrollIntoViewIfNeeded();
     await shot(page, 'reply-table-375');
     assertNoOffHost(h);

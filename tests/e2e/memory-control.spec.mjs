@@ -10,8 +10,12 @@ import { launch, shot, startServer, tempProfile } from './harness.mjs';
 import { assertNoOffHost, loadTestModel, readDb, say, setScript } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 /** A screenshot at 1280 px and one at 375 px of the same state. */
 async function shots(page, name) {
@@ -56,7 +60,10 @@ test('the demo is a space of its own: a real reply never remembers it, also afte
     await page.getByTestId('nav-memory').click();
     await page.getByTestId('open-demo').click();
     await page.getByTestId('demo-banner').waitFor({ timeout: 15_000 });
-    await page.getByTestId('memory-count').filter({ hasText: /^2\d memories/ }).waitFor();
+    await page
+      .getByTestId('memory-count')
+      .filter({ hasText: /^2\d memories/ })
+      .waitFor();
     assert.match(await page.getByTestId('demo-banner').textContent(), /You are looking at the demo: nothing here is yours/);
     await shots(page, 'demo-banner');
     // The demo's own database holds the demo; the user's holds none of it.
@@ -70,7 +77,10 @@ test('the demo is a space of its own: a real reply never remembers it, also afte
     await page.getByTestId('nav-chat').waitFor();
     assert.equal(await page.getByTestId('demo-banner').count(), 0);
     await page.getByTestId('nav-memory').click();
-    await page.getByTestId('memory-count').filter({ hasText: /^1 memor/ }).waitFor();
+    await page
+      .getByTestId('memory-count')
+      .filter({ hasText: /^1 memor/ })
+      .waitFor();
 
     // The test model is not kept loaded across page loads: load it again.
     await loadTestModel(page, server.url);
@@ -113,7 +123,10 @@ test('the demo is a space of its own: a real reply never remembers it, also afte
     await page.getByTestId('remove-demo').click();
     await page.waitForLoadState('load');
     await page.getByTestId('nav-memory').click();
-    await page.getByTestId('memory-count').filter({ hasText: /^1 memor/ }).waitFor();
+    await page
+      .getByTestId('memory-count')
+      .filter({ hasText: /^1 memor/ })
+      .waitFor();
     assert.equal(await page.getByTestId('demo-banner').count(), 0);
     const names = await page.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));
     assert.ok(!names.includes('tealeaf-demo'), `databases: ${names}`);
@@ -124,7 +137,7 @@ test('the demo is a space of its own: a real reply never remembers it, also afte
   }
 });
 
-test('demo records an earlier version put into the user\'s memory are offered for removal, and removed', async () => {
+test("demo records an earlier version put into the user's memory are offered for removal, and removed", async () => {
   const profile = tempProfile();
   const h = await launch({ profile });
   try {
@@ -162,12 +175,21 @@ test('demo records an earlier version put into the user\'s memory are offered fo
     await offer.waitFor({ state: 'detached' });
     db = await readDb(page, ['sessions', 'memories', 'edges', 'turns'], { db: 'tealeaf' });
     for (const store of ['sessions', 'memories', 'edges', 'turns']) {
-      assert.ok(db[store].every((r) => !r.id.startsWith('demo:') && !(r.from ?? '').startsWith('demo:') && !(r.to ?? '').startsWith('demo:')), `${store} holds no demo record`);
+      assert.ok(
+        db[store].every((r) => !r.id.startsWith('demo:') && !(r.from ?? '').startsWith('demo:') && !(r.to ?? '').startsWith('demo:')),
+        `${store} holds no demo record`,
+      );
     }
-    assert.ok(db.memories.some((m) => /tomatoes/.test(m.text)), 'the user\'s own memory stays');
+    assert.ok(
+      db.memories.some((m) => /tomatoes/.test(m.text)),
+      "the user's own memory stays",
+    );
     await page.reload();
     await page.getByTestId('nav-memory').click();
-    await page.getByTestId('memory-count').filter({ hasText: /^1 memor/ }).waitFor();
+    await page
+      .getByTestId('memory-count')
+      .filter({ hasText: /^1 memor/ })
+      .waitFor();
     assert.equal(await page.getByTestId('legacy-demo').count(), 0, 'not offered again after a reload');
     assert.deepEqual(h.errors, []);
     assertNoOffHost(h);
@@ -206,7 +228,10 @@ test('memorising shows its step, then "Memory updated" with what was learned and
     await shots(page, 'memory-updated');
     const db = await readDb(page, ['memories']);
     assert.equal(db.memories.length, 2);
-    assert.ok(db.memories.every((m) => m.text.startsWith('The user said')), 'stored text unchanged');
+    assert.ok(
+      db.memories.every((m) => m.text.startsWith('The user said')),
+      'stored text unchanged',
+    );
     await h.close();
 
     h = await launch({ profile });
@@ -253,7 +278,10 @@ test('memory switches are respected, and a temporary chat leaves nothing in the 
     await page.getByTestId('nav-chat').click();
     await page.getByTestId('end-session').click();
     await page.getByTestId('session-status').filter({ hasText: 'not remembered' }).waitFor();
-    await page.getByTestId('memory-progress').filter({ hasText: /switched off/ }).waitFor();
+    await page
+      .getByTestId('memory-progress')
+      .filter({ hasText: /switched off/ })
+      .waitFor();
     await shots(page, 'chat-not-remembered');
     db = await readDb(page, ['sessions', 'jobs', 'memories']);
     const miso = db.sessions.find((s) => s.title.startsWith('Where does Miso'));

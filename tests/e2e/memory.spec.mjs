@@ -6,8 +6,12 @@ import { launch, shot, startServer, tempProfile } from './harness.mjs';
 import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 test('two sessions: the second reply shows a remembered timeline, and reload keeps it', async () => {
   const profile = tempProfile();

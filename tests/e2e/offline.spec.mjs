@@ -5,8 +5,12 @@ import { launch, shot, startServer, tempProfile } from './harness.mjs';
 import { assertNoOffHost } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 test('the app opens offline after the first visit', async () => {
   const profile = tempProfile();
@@ -14,7 +18,9 @@ test('the app opens offline after the first visit', async () => {
   try {
     const { page, context } = h;
     await page.goto(`${server.url}/`);
-    await page.evaluate(async () => { await navigator.serviceWorker.ready; });
+    await page.evaluate(async () => {
+      await navigator.serviceWorker.ready;
+    });
     // Wait until the worker controls the page, so the precache is complete.
     await page.reload();
     await page.waitForFunction(() => !!navigator.serviceWorker.controller, null, { timeout: 20_000 });

@@ -5,8 +5,12 @@ import { launch, shot, startServer } from './harness.mjs';
 import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 const PAYLOADS = [
   '<script>window.__pwned = 1</script>',
@@ -28,7 +32,10 @@ test('script/HTML injection in model replies renders inert', async () => {
   try {
     const { page } = h;
     const dialogs = [];
-    page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
     await page.goto(`${server.url}/`);
     await loadTestModel(page, server.url);
     await page.goto(`${server.url}/#/chat`);
@@ -48,9 +55,13 @@ test('script/HTML injection in model replies renders inert', async () => {
     // (payload text shown escaped inside <code> is fine).
     const live = await page.evaluate(() =>
       [...document.querySelectorAll('[data-testid="conversation"] *')]
-        .filter((el) => /^(SCRIPT|IFRAME|OBJECT|EMBED|FORM|STYLE|SVG|MATH|IMG)$/i.test(el.tagName) ||
-          [...el.attributes].some((a) => /^on/i.test(a.name) || /javascript:|data:text/i.test(a.value) || a.name === 'style'))
-        .map((el) => el.outerHTML.slice(0, 120)));
+        .filter(
+          (el) =>
+            /^(SCRIPT|IFRAME|OBJECT|EMBED|FORM|STYLE|SVG|MATH|IMG)$/i.test(el.tagName) ||
+            [...el.attributes].some((a) => /^on/i.test(a.name) || /javascript:|data:text/i.test(a.value) || a.name === 'style'),
+        )
+        .map((el) => el.outerHTML.slice(0, 120)),
+    );
     assert.deepEqual(live, []);
     assert.deepEqual(dialogs, []);
     await shot(page, 'chat-injection-inert');

@@ -8,8 +8,12 @@ import { launch, shot, startServer, tempProfile } from './harness.mjs';
 import { answerDialog, assertNoOffHost, lastReply, loadTestModel, readDb, send, setScript } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 const count = async (page) => Number(/(\d+) memories/.exec(await page.getByTestId('memory-count').textContent())[1]);
 
@@ -84,10 +88,26 @@ test('export, delete all my data, import the backup: everything is back', async 
 function bigBackup(n) {
   const memories = [];
   for (let i = 0; i < n; i++) {
-    memories.push({ id: `big-m${i}`, kind: 'event', text: `Memory number ${i} of a long life, about the garden, a trip, a sister and a concert. `.repeat(3), time: 1_600_000_000_000 + i * 60_000, sourceTurnIds: [], sessionId: 'big-s', edited: false, createdAt: 1_600_000_000_000 + i * 60_000 });
+    memories.push({
+      id: `big-m${i}`,
+      kind: 'event',
+      text: `Memory number ${i} of a long life, about the garden, a trip, a sister and a concert. `.repeat(3),
+      time: 1_600_000_000_000 + i * 60_000,
+      sourceTurnIds: [],
+      sessionId: 'big-s',
+      edited: false,
+      createdAt: 1_600_000_000_000 + i * 60_000,
+    });
   }
-  const sessions = [{ id: 'big-s', title: 'A big backup', startedAt: 1_600_000_000_000, lastActivityAt: 1_600_000_000_000, status: 'memorised' }];
-  return { format: 'tealeaf-backup', version: 1, exportedAt: 1, data: { sessions, turns: [], memories, edges: [], segments: [], settings: [] } };
+  const sessions = [
+    { id: 'big-s', title: 'A big backup', startedAt: 1_600_000_000_000, lastActivityAt: 1_600_000_000_000, status: 'memorised' },
+  ];
+  return {
+    format: 'tealeaf-backup',
+    version: 1,
+    exportedAt: 1,
+    data: { sessions, turns: [], memories, edges: [], segments: [], settings: [] },
+  };
 }
 
 test('a large import shows its progress (phase and percent) and Cancel leaves everything as it was', async () => {
@@ -112,7 +132,9 @@ test('a large import shows its progress (phase and percent) and Cancel leaves ev
       await answerDialog(page); // "Replace all your data?"
       const progress = page.getByTestId('backup-progress');
       // Wait until the bar shows a phase with a count, then picture it.
-      await page.locator('[data-testid="backup-progress"]:is([data-phase="checking"], [data-phase="writing"], [data-phase="reading"])').waitFor({ timeout: 15_000 });
+      await page
+        .locator('[data-testid="backup-progress"]:is([data-phase="checking"], [data-phase="writing"], [data-phase="reading"])')
+        .waitFor({ timeout: 15_000 });
       const phase = await progress.getAttribute('data-phase');
       const percent = Number(await progress.getAttribute('data-percent'));
       assert.ok(percent >= 0 && percent < 100, `percent ${percent}`);

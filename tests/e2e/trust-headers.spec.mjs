@@ -35,26 +35,37 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 
 function freePort() {
   return new Promise((ok, fail) => {
-    const s = createServer().once('error', fail).listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
+    const s = createServer()
+      .once('error', fail)
+      .listen(0, '127.0.0.1', () => {
+        const { port } = s.address();
+        s.close(() => ok(port));
+      });
   });
 }
 
 /** Starts `vite <args>` on a free 127.0.0.1 port; resolves with its URL once it answers. */
 async function startVite(args) {
   const port = await freePort();
-  const child = spawn(process.execPath, [VITE, ...args, '--host', '127.0.0.1', '--port', String(port), '--strictPort', '--logLevel', 'warn'], {
-    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [VITE, ...args, '--host', '127.0.0.1', '--port', String(port), '--strictPort', '--logLevel', 'warn'],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.add(child);
   let log = '';
-  const keep = (d) => { log = (log + d).slice(-4000); };
+  const keep = (d) => {
+    log = (log + d).slice(-4000);
+  };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   let exited = false;
-  child.once('exit', () => { exited = true; });
+  child.once('exit', () => {
+    exited = true;
+  });
   const url = `http://127.0.0.1:${port}`;
   const end = Date.now() + 60_000;
   for (;;) {
@@ -71,7 +82,15 @@ async function startVite(args) {
   }
 }
 
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.wasm': 'application/wasm', '.webmanifest': 'application/manifest+json' };
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.css': 'text/css',
+  '.svg': 'image/svg+xml',
+  '.wasm': 'application/wasm',
+  '.webmanifest': 'application/manifest+json',
+};
 
 /** The control: the same build from a server that sends no security headers (a careless host). */
 async function startBareServer() {
@@ -121,7 +140,11 @@ test('preview, dev and e2e servers send every security header on the page and on
   const worker = readdirSync(join(DIST, 'assets')).find((f) => /\.worker-.*\.js$/.test(f));
   assert.ok(worker, 'the build has a worker script (workers get their policy only from the header)');
   const checked = new Set();
-  for (const [name, url] of [['preview', preview], ['dev', dev], ['e2e', e2e.url]]) {
+  for (const [name, url] of [
+    ['preview', preview],
+    ['dev', dev],
+    ['e2e', e2e.url],
+  ]) {
     const page = await fetch(`${url}/`);
     assert.equal(page.status, 200, `${name} /`);
     assertSecurityHeaders(page.headers, `${name} /`);
@@ -157,7 +180,9 @@ test('the dev server still runs the app under the full policy', async () => {
   try {
     const { page } = h;
     const messages = [];
-    page.on('console', (m) => { if (/Content Security Policy|Refused to/i.test(m.text())) messages.push(m.text()); });
+    page.on('console', (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) messages.push(m.text());
+    });
     const res = await page.goto(`${dev}/#/chat`);
     assert.equal(res?.headers()['content-security-policy'], CSP_HEADER);
     await page.getByTestId('composer').waitFor({ timeout: 60_000 });
@@ -172,7 +197,10 @@ test('the dev server still runs the app under the full policy', async () => {
     const violations = await page.evaluate(() => /** @type {any} */ (window).__cspViolations ?? []);
     const unexpected = violations.filter((v) => !(v.blocked === 'eval' && /zod/.test(v.source)));
     assert.deepEqual(unexpected, [], 'the dev server needs something the policy refuses');
-    assert.deepEqual(messages.filter((m) => !/'unsafe-eval'/.test(m)), []);
+    assert.deepEqual(
+      messages.filter((m) => !/'unsafe-eval'/.test(m)),
+      [],
+    );
     assert.deepEqual(h.errors, []);
     assertNoOffHost(h);
   } finally {
@@ -219,7 +247,11 @@ test('a page on another origin cannot show Tealeaf in a frame (preview, dev, e2e
     assert.equal(control.appInside, true, 'control: a build served without the headers is framed (so the check can fail)');
 
     const blocked = new Set();
-    for (const [name, url] of [['preview', preview], ['dev', dev], ['e2e', e2e.url]]) {
+    for (const [name, url] of [
+      ['preview', preview],
+      ['dev', dev],
+      ['e2e', e2e.url],
+    ]) {
       const r = await frameFrom(h, framerUrl, url, 2_000);
       // The server did answer; Chromium refused to render the answer in a foreign frame.
       assert.equal(r.status, 200, `${name}: the framed page was served`);

@@ -11,8 +11,12 @@ import { launch, startServer, tempProfile } from './harness.mjs';
 import { assertNoOffHost, lastReply, pollDb, readDb, send, setScript, TEST_MODEL } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 const CONVERSATION = [
   'I adopted a puppy named Biscuit last week',
@@ -24,13 +28,14 @@ const CONVERSATION = [
 // Slow JSON calls give each step a window long enough to close the tab in.
 const SLOW_JSON_MS = 700;
 
-
-
 /** Loads the scripted model: pending jobs start running as soon as it is there. */
 async function loadModels(page) {
   await page.goto(`${server.url}/#/models`);
   await page.getByTestId(`load-${TEST_MODEL}`).click();
-  await page.getByTestId('model-status').filter({ hasText: /scripted/i }).waitFor({ timeout: 15_000 });
+  await page
+    .getByTestId('model-status')
+    .filter({ hasText: /scripted/i })
+    .waitFor({ timeout: 15_000 });
 }
 
 async function chatAndEnd(page) {

@@ -26,8 +26,15 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { launch, startServer, tempProfile } from './harness.mjs';
 import {
-  deleteOpenMemory, editOpenMemory, lastReply, loadTestEmbedder, openMemory, send, setEdgeRelation,
-  setScript, TEST_MODEL,
+  deleteOpenMemory,
+  editOpenMemory,
+  lastReply,
+  loadTestEmbedder,
+  openMemory,
+  send,
+  setEdgeRelation,
+  setScript,
+  TEST_MODEL,
 } from './flows.mjs';
 
 // The labelling or summarising call the action lands in lasts row.slowMs: at least MIN_SLOW_MS,
@@ -67,7 +74,11 @@ async function readAll(page) {
           const db = req.result;
           const have = names.filter((n) => db.objectStoreNames.contains(n));
           const out = Object.fromEntries(names.map((n) => [n, []]));
-          if (have.length === 0) { db.close(); resolve(out); return; }
+          if (have.length === 0) {
+            db.close();
+            resolve(out);
+            return;
+          }
           const tx = db.transaction(have, 'readonly');
           for (const n of have) {
             const r = tx.objectStore(n).getAll();
@@ -78,8 +89,14 @@ async function readAll(page) {
               else out[n] = r.result;
             };
           }
-          tx.oncomplete = () => { db.close(); resolve(out); };
-          tx.onerror = () => { db.close(); reject(tx.error); };
+          tx.oncomplete = () => {
+            db.close();
+            resolve(out);
+          };
+          tx.onerror = () => {
+            db.close();
+            reject(tx.error);
+          };
         };
       }),
     [...DATA_STORES, 'settings'],
@@ -96,17 +113,24 @@ function danglingRefs(db) {
     if (!memories.has(e.from)) out.push(`edge ${e.id} from missing memory`);
     if (!memories.has(e.to)) out.push(`edge ${e.id} to missing memory`);
   }
-  for (const m of db.memories) if (m.supersededBy !== undefined && !memories.has(m.supersededBy)) out.push(`memory ${m.id} supersededBy missing ${m.supersededBy}`);
+  for (const m of db.memories)
+    if (m.supersededBy !== undefined && !memories.has(m.supersededBy)) out.push(`memory ${m.id} supersededBy missing ${m.supersededBy}`);
   for (const v of db.vectors) if (!units.has(v.unitId)) out.push(`vector of missing unit ${v.unitId} (${v.modelId})`);
-  for (const p of db.vectorPacks) for (const id of p.unitIds) if (!units.has(id)) out.push(`vector pack ${p.modelId}/${p.pack} holds missing unit ${id}`);
+  for (const p of db.vectorPacks)
+    for (const id of p.unitIds) if (!units.has(id)) out.push(`vector pack ${p.modelId}/${p.pack} holds missing unit ${id}`);
   for (const t of db.turns) if (!sessions.has(t.sessionId)) out.push(`turn ${t.id} of missing session ${t.sessionId}`);
   for (const s of db.segments) if (!sessions.has(s.sessionId)) out.push(`segment ${s.id} of missing session ${s.sessionId}`);
-  for (const j of db.jobs) if (j.sessionId !== undefined && !sessions.has(j.sessionId)) out.push(`job ${j.id} (${j.step}/${j.status}) of missing session ${j.sessionId}`);
+  for (const j of db.jobs)
+    if (j.sessionId !== undefined && !sessions.has(j.sessionId))
+      out.push(`job ${j.id} (${j.step}/${j.status}) of missing session ${j.sessionId}`);
   return out;
 }
 
 const repairsSince = (db, t) => (db.settings.find((s) => s.key === 'repairLog')?.value ?? []).filter((r) => r.at >= t);
-const nonEmpty = (db) => DATA_STORES.filter((n) => db[n].length > 0).map((n) => `${n}=${db[n].length}${n === 'jobs' || n === 'edges' ? ` ${JSON.stringify(db[n].map((r) => r.id))}` : ''}`);
+const nonEmpty = (db) =>
+  DATA_STORES.filter((n) => db[n].length > 0).map(
+    (n) => `${n}=${db[n].length}${n === 'jobs' || n === 'edges' ? ` ${JSON.stringify(db[n].map((r) => r.id))}` : ''}`,
+  );
 const jobsText = (db) => JSON.stringify(db.jobs.map((j) => [j.sessionId?.slice(-6), j.step, j.status, j.state?.linked, j.lastError]));
 
 async function pollUntil(page, predicate, { timeout = 10_000, what }) {
@@ -166,7 +190,9 @@ class Row {
     return page;
   }
 
-  get page() { return this.h.page; }
+  get page() {
+    return this.h.page;
+  }
 
   async dispose() {
     await this.h?.dispose().catch(() => undefined);
@@ -181,7 +207,11 @@ class Row {
     // The shell paints first; views render once the store is open, the model list once the
     // services have started.
     await page.getByTestId('nav-models').click({ timeout: 15_000 });
-    await fatal.or(page.getByTestId(`load-${TEST_MODEL}`)).or(page.getByText('Unload')).first().waitFor({ timeout: 15_000 });
+    await fatal
+      .or(page.getByTestId(`load-${TEST_MODEL}`))
+      .or(page.getByText('Unload'))
+      .first()
+      .waitFor({ timeout: 15_000 });
     if (await fatal.count()) return (await fatal.textContent()).replace(/\s+/g, ' ').trim();
     return undefined;
   }
@@ -194,7 +224,10 @@ class Row {
     const load = page.getByTestId(`load-${TEST_MODEL}`);
     await load.or(page.getByText('Unload')).first().waitFor({ timeout: 15_000 });
     if (await load.count()) await load.click();
-    await page.getByTestId('model-status').filter({ hasText: /scripted/i }).waitFor({ timeout: 15_000 });
+    await page
+      .getByTestId('model-status')
+      .filter({ hasText: /scripted/i })
+      .waitFor({ timeout: 15_000 });
     if (embedder === true) await loadTestEmbedder(page);
     else if (embedder === 'start') {
       // Started, not waited for (the next case waits for it before its job).
@@ -221,7 +254,10 @@ class Row {
   /** Ends the current session; resolves with the id of the job it queued. */
   async end(sessionId) {
     await this.page.getByTestId('end-session').click();
-    const db = await pollUntil(this.page, (d) => d.jobs.some((j) => j.sessionId === sessionId), { timeout: 5_000, what: 'the job to be queued' });
+    const db = await pollUntil(this.page, (d) => d.jobs.some((j) => j.sessionId === sessionId), {
+      timeout: 5_000,
+      what: 'the job to be queued',
+    });
     return db.jobs.find((j) => j.sessionId === sessionId).id;
   }
 
@@ -240,7 +276,11 @@ class Row {
     await this.open();
     await this.models({ embedder: this.opts.embedder ? 'start' : false });
     const t = `s${++this.n}`;
-    await this.quickSession([`My sister loves the garden ${t}a`, `We planted a tree in the garden ${t}b`, `The tree in the garden grew tall ${t}c`]);
+    await this.quickSession([
+      `My sister loves the garden ${t}a`,
+      `We planted a tree in the garden ${t}b`,
+      `The tree in the garden grew tall ${t}c`,
+    ]);
     if (process.env.MATRIX_VERBOSE) console.log(`[matrix:time] row setup ${((Date.now() - t0) / 1000).toFixed(2)} s`);
   }
 }
@@ -248,18 +288,25 @@ class Row {
 // ---------------------------------------------------------------------------------------------
 // Driving the job to a step
 
-function caseJob(db, jobId) { return db.jobs.find((j) => j.id === jobId); }
+function caseJob(db, jobId) {
+  return db.jobs.find((j) => j.id === jobId);
+}
 
 /** Whether the job is at `step` (see STEP_TEXT), with the targeted call in flight. */
 function atStep(step, job, db, sessionId) {
   if (!job) return false;
   const mine = db.memories.filter((m) => m.sessionId === sessionId).length;
   switch (step) {
-    case 'summarise': return job.step === 'summarise' && mine === 0;
-    case 'embed': return mine > 0 && (job.step === 'embed' || (job.step === 'link' && (job.state?.linked ?? 0) === 0));
-    case 'link': return job.step === 'link' && job.state?.linked === 1;
-    case 'late': return job.step === 'link' && job.state?.linked === 2;
-    default: return false;
+    case 'summarise':
+      return job.step === 'summarise' && mine === 0;
+    case 'embed':
+      return mine > 0 && (job.step === 'embed' || (job.step === 'link' && (job.state?.linked ?? 0) === 0));
+    case 'link':
+      return job.step === 'link' && job.state?.linked === 1;
+    case 'late':
+      return job.step === 'link' && job.state?.linked === 2;
+    default:
+      return false;
   }
 }
 
@@ -288,13 +335,17 @@ async function driveTo(row, step, tag) {
   await setScript(page, { delayMs: 1, jsonDelayMs: switchAt === null ? row.slowMs : row.shortMs });
   const jobId = await row.end(sessionId);
   if (switchAt) {
-    await pollUntil(page, (db) => {
-      const j = caseJob(db, jobId);
-      if (!j) return false;
-      if (switchAt === 'summarise') return j.step === 'summarise';
-      const linked = j.state?.linked ?? 0;
-      return j.step === 'link' && linked === Number(switchAt.slice(4));
-    }, { timeout: 10_000, what: `the call before ${step}` });
+    await pollUntil(
+      page,
+      (db) => {
+        const j = caseJob(db, jobId);
+        if (!j) return false;
+        if (switchAt === 'summarise') return j.step === 'summarise';
+        const linked = j.state?.linked ?? 0;
+        return j.step === 'link' && linked === Number(switchAt.slice(4));
+      },
+      { timeout: 10_000, what: `the call before ${step}` },
+    );
     await sleep(80); // that call has read its (short) delay by now
     await setScript(page, { delayMs: 1, jsonDelayMs: row.slowMs });
   }
@@ -388,8 +439,13 @@ const ACTIONS = {
       await row.page.getByTestId('undo').click();
       await row.page.getByTestId('undo-bar').waitFor({ state: 'detached', timeout: 5_000 });
       // Feedback: the memory is shown again (selected), or an error toast says why not.
-      await row.page.locator('aside[aria-label="Memory details"] h3').filter({ hasText: handle(m.text) }).first()
-        .or(row.page.getByTestId('toast-error')).first().waitFor({ timeout: 5_000 });
+      await row.page
+        .locator('aside[aria-label="Memory details"] h3')
+        .filter({ hasText: handle(m.text) })
+        .first()
+        .or(row.page.getByTestId('toast-error'))
+        .first()
+        .waitFor({ timeout: 5_000 });
       return { id: m.id, text: m.text, edgesBefore };
     },
     effect(db, e) {
@@ -425,7 +481,10 @@ const ACTIONS = {
       const relation = e.relation === 'Cause' ? 'Reason' : 'Cause';
       await openMemory(row.page, handle(textOf(c.at, e.to)));
       await setEdgeRelation(row.page, e.id, relation);
-      await pollUntil(row.page, (d) => d.edges.some((x) => x.id === e.id && x.relation === relation), { timeout: 5_000, what: 'the relation to be saved' });
+      await pollUntil(row.page, (d) => d.edges.some((x) => x.id === e.id && x.relation === relation), {
+        timeout: 5_000,
+        what: 'the relation to be saved',
+      });
       return { id: e.id, relation };
     },
     effect(db, e) {
@@ -446,7 +505,9 @@ const ACTIONS = {
       return { id: e.id, from: e.from, to: e.to };
     },
     effect(db, e) {
-      return db.edges.some((x) => (x.from === e.from && x.to === e.to) || (x.from === e.to && x.to === e.from)) ? [`deleted edge ${e.id} is back`] : [];
+      return db.edges.some((x) => (x.from === e.from && x.to === e.to) || (x.from === e.to && x.to === e.from))
+        ? [`deleted edge ${e.id} is back`]
+        : [];
     },
   },
   'merge-import a backup': {
@@ -463,7 +524,13 @@ const ACTIONS = {
         const lost = e.backup.data[store].filter((r) => !have.has(r.id));
         if (lost.length) out.push(`${lost.length} ${store} of the backup missing (${phase})`);
         const gone = e.before[store].filter((r) => !have.has(r.id));
-        if (gone.length) out.push(`${gone.length} ${store} that were here before the merge are gone (${phase}): ${gone.slice(0, 3).map((r) => r.id).join(', ')}`);
+        if (gone.length)
+          out.push(
+            `${gone.length} ${store} that were here before the merge are gone (${phase}): ${gone
+              .slice(0, 3)
+              .map((r) => r.id)
+              .join(', ')}`,
+          );
       }
       return out;
     },
@@ -561,7 +628,9 @@ const ACTIONS = {
       await row.h.close();
       return {};
     },
-    effect() { return []; },
+    effect() {
+      return [];
+    },
   },
 };
 
@@ -588,7 +657,9 @@ async function runCase(row, action, step, index) {
           await pollUntil(row.page, (d) => d.jobs.every((j) => j.status === 'done'), { what: 'the abandoned job' });
           row.actMs *= 1.5;
           continue;
-        } catch { /* report the first failure */ }
+        } catch {
+          /* report the first failure */
+        }
       }
       return { problems: [msg], notes: retried ? [`retried once: ${retried}`] : [], checked: st.checked, broken: true };
     }
@@ -603,7 +674,8 @@ async function caseBody(row, action, step, index, st) {
   const started = Date.now();
   let page = row.page;
   const phase = (p) => {
-    if (process.env.MATRIX_VERBOSE) console.log(`[matrix:time] ${action} @ ${step}: ${((Date.now() - started) / 1000).toFixed(2)} s ${st.phase} -> ${p}`);
+    if (process.env.MATRIX_VERBOSE)
+      console.log(`[matrix:time] ${action} @ ${step}: ${((Date.now() - started) / 1000).toFixed(2)} s ${st.phase} -> ${p}`);
     st.phase = p;
   };
   const toastsFrom = row.toasts.length;
@@ -658,10 +730,14 @@ async function caseBody(row, action, step, index, st) {
       // Done, failed or gone, and in any case past the end of the call that was in flight (a
       // job whose record went away may still be about to write).
       const callOver = actedAt + slowMs + 300;
-      db = await pollUntil(page, (d) => {
-        const j = caseJob(d, jobId);
-        return Date.now() >= callOver && (!j || j.status === 'done' || j.status === 'failed');
-      }, { timeout: slowMs + 6_000, what: 'the job to finish or stop' });
+      db = await pollUntil(
+        page,
+        (d) => {
+          const j = caseJob(d, jobId);
+          return Date.now() >= callOver && (!j || j.status === 'done' || j.status === 'failed');
+        },
+        { timeout: slowMs + 6_000, what: 'the job to finish or stop' },
+      );
     } catch (e) {
       db = await readAll(page);
       notes.push(`job still ${whereIs(caseJob(db, jobId), db, sessionId)} before the reload`);
@@ -705,7 +781,8 @@ async function caseBody(row, action, step, index, st) {
   }
   const job = caseJob(db, jobId);
   const session = db.sessions.find((s) => s.id === sessionId);
-  if (session && session.status !== 'memorised') problems.push(`case session is ${session.status}, not memorised (job ${job ? whereIs(job, db, sessionId) : 'gone'})`);
+  if (session && session.status !== 'memorised')
+    problems.push(`case session is ${session.status}, not memorised (job ${job ? whereIs(job, db, sessionId) : 'gone'})`);
   if (!session && job) problems.push('job left for a session that is gone');
   if (A.wipes) {
     // Models loaded again: nothing comes back.

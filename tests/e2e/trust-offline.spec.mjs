@@ -9,9 +9,12 @@ import { launch, startServer } from './harness.mjs';
 import { assertNoOffHost, readDb, say, setScript, TEST_MODEL } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
-
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 async function dbState(page) {
   const db = await readDb(page, ['memories', 'vectors', 'jobs']);
@@ -35,7 +38,10 @@ async function resourceHosts(page) {
 
 /** The embedder either stays ready or fails; "Ready" can flash before a failure. */
 async function embedderSettled(page) {
-  await page.getByTestId('embedder-state').filter({ hasText: /Ready|failed/ }).waitFor({ timeout: 30_000 });
+  await page
+    .getByTestId('embedder-state')
+    .filter({ hasText: /Ready|failed/ })
+    .waitFor({ timeout: 30_000 });
   await page.waitForTimeout(2500);
   return (await page.getByTestId('embedder-state').textContent()).trim();
 }
@@ -55,7 +61,10 @@ test('a whole session with on-device models makes zero requests off 127.0.0.1', 
     await page.getByTestId('load-embedder').click();
     embedderState = await embedderSettled(page);
     await page.getByTestId(`load-${TEST_MODEL}`).click();
-    await page.getByTestId('model-status').filter({ hasText: /scripted/i }).waitFor({ timeout: 15_000 });
+    await page
+      .getByTestId('model-status')
+      .filter({ hasText: /scripted/i })
+      .waitFor({ timeout: 15_000 });
 
     await page.goto(`${server.url}/#/chat`);
     await say(page, 'I planted tomatoes in the garden this spring');
@@ -77,9 +86,13 @@ test('a whole session with on-device models makes zero requests off 127.0.0.1', 
     }
 
     assert.ok(all.length > 10, `requests seen: ${all.length}`);
-    for (const u of all) assert.match(u, /^(http:\/\/127\.0\.0\.1:\d+\/|blob:http:\/\/127\.0\.0\.1:\d+\/|data:)/, `request off 127.0.0.1: ${u}`);
+    for (const u of all)
+      assert.match(u, /^(http:\/\/127\.0\.0\.1:\d+\/|blob:http:\/\/127\.0\.0\.1:\d+\/|data:)/, `request off 127.0.0.1: ${u}`);
     const hosts = await resourceHosts(page);
-    assert.ok(hosts.every((x) => /^127\.0\.0\.1:\d+$/.test(x)), `resource hosts: ${hosts.join(', ')}`);
+    assert.ok(
+      hosts.every((x) => /^127\.0\.0\.1:\d+$/.test(x)),
+      `resource hosts: ${hosts.join(', ')}`,
+    );
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {
@@ -100,7 +113,9 @@ test('with the network off after the first visit, a whole session still works', 
   try {
     const { page, context } = h;
     await page.goto(`${server.url}/`);
-    await page.evaluate(async () => { await navigator.serviceWorker.ready; });
+    await page.evaluate(async () => {
+      await navigator.serviceWorker.ready;
+    });
     await page.reload();
     await page.waitForFunction(() => !!navigator.serviceWorker.controller, null, { timeout: 20_000 });
     await setScript(page, { delayMs: 1 });
@@ -108,7 +123,10 @@ test('with the network off after the first visit, a whole session still works', 
     await page.reload();
     await page.getByTestId('nav-models').click();
     await page.getByTestId(`load-${TEST_MODEL}`).click();
-    await page.getByTestId('model-status').filter({ hasText: /scripted/i }).waitFor({ timeout: 15_000 });
+    await page
+      .getByTestId('model-status')
+      .filter({ hasText: /scripted/i })
+      .waitFor({ timeout: 15_000 });
     await page.getByTestId('nav-chat').click();
     await say(page, 'I am offline and writing about my bicycle');
     await say(page, 'The bicycle has a new bell');

@@ -11,8 +11,12 @@ import { launch, shot, startServer, tempProfile } from './harness.mjs';
 import { assertNoOffHost, readDb } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 const FIXTURE = resolve(import.meta.dirname, '../fixtures/locomo-mini.json');
 
@@ -34,8 +38,14 @@ async function writeRaw(page, records) {
           const db = req.result;
           const tx = db.transaction(Object.keys(records), 'readwrite');
           for (const [store, values] of Object.entries(records)) for (const v of values) tx.objectStore(store).put(v);
-          tx.oncomplete = () => { db.close(); resolve(); };
-          tx.onerror = () => { db.close(); reject(tx.error); };
+          tx.oncomplete = () => {
+            db.close();
+            resolve();
+          };
+          tx.onerror = () => {
+            db.close();
+            reject(tx.error);
+          };
         };
       }),
     records,
@@ -63,7 +73,18 @@ test('a store with dangling references starts, is repaired, and the repair is sh
     await writeRaw(h.page, {
       edges: [{ id: 'edge:dangling', from: a.id, to: 'mem:deleted-meanwhile', relation: 'Cause', origin: 'model', createdAt: 1 }],
       memories: [{ ...b, supersededBy: 'mem:deleted-meanwhile' }],
-      jobs: [{ id: 'memorise:gone', kind: 'memorise', sessionId: 'session:gone', step: 'link', status: 'pending', attempts: 0, createdAt: 1, updatedAt: 1 }],
+      jobs: [
+        {
+          id: 'memorise:gone',
+          kind: 'memorise',
+          sessionId: 'session:gone',
+          step: 'link',
+          status: 'pending',
+          attempts: 0,
+          createdAt: 1,
+          updatedAt: 1,
+        },
+      ],
     });
     await h.close();
 
@@ -71,7 +92,10 @@ test('a store with dangling references starts, is repaired, and the repair is sh
     await h.page.goto(`${server.url}/#/memory`);
     await h.page.getByTestId('memory-count').waitFor({ timeout: 30_000 });
     assert.equal(await h.page.getByTestId('fatal').count(), 0, 'the app started');
-    await h.page.getByTestId('toast-info').filter({ hasText: /repaired/ }).waitFor();
+    await h.page
+      .getByTestId('toast-info')
+      .filter({ hasText: /repaired/ })
+      .waitFor();
     const after = await readDb(h.page);
     assert.deepEqual(missingRefs(after), []);
     assert.equal(after.memories.length, db.memories.length, 'no memory was lost by the repair');
@@ -97,7 +121,10 @@ test('when the start fails anyway, the failure screen offers a backup and delete
       const current = dbs.find((d) => d.name === 'tealeaf');
       await new Promise((resolve, reject) => {
         const req = indexedDB.open('tealeaf', (current?.version ?? 1) + 50);
-        req.onsuccess = () => { req.result.close(); resolve(); };
+        req.onsuccess = () => {
+          req.result.close();
+          resolve();
+        };
         req.onerror = () => reject(req.error);
       });
     });
@@ -129,26 +156,45 @@ test('Undo after deleting a memory puts it back, in the store and the view, also
     const text = (await first.locator('.text').textContent()).trim();
     const victim = before.memories.find((m) => m.text === text);
     assert.ok(victim, `memory "${text}" is in the store`);
-    const edgesOfVictim = before.edges.filter((e) => e.from === victim.id || e.to === victim.id).map((e) => e.id).sort();
+    const edgesOfVictim = before.edges
+      .filter((e) => e.from === victim.id || e.to === victim.id)
+      .map((e) => e.id)
+      .sort();
     await first.click();
     await page.getByRole('button', { name: 'Delete', exact: true }).first().click();
     await page.locator('aside[aria-label="Memory details"] .confirm').getByRole('button', { name: 'Delete' }).click();
     await page.getByTestId('undo-bar').waitFor();
-    assert.equal((await readDb(page)).memories.some((m) => m.id === victim.id), false, 'deleted from the store');
+    assert.equal(
+      (await readDb(page)).memories.some((m) => m.id === victim.id),
+      false,
+      'deleted from the store',
+    );
     await page.getByTestId('undo').click();
     await page.getByTestId('toast-info').filter({ hasText: /back/ }).waitFor();
     assert.equal(await page.getByTestId('toast-error').count(), 0, 'no error toast');
     const restored = await readDb(page);
-    assert.deepEqual(restored.memories.find((m) => m.id === victim.id), victim);
-    assert.deepEqual(restored.edges.filter((e) => e.from === victim.id || e.to === victim.id).map((e) => e.id).sort(), edgesOfVictim);
-    assert.equal(await page.locator('.tl button.item').filter({ hasText: text }).count() > 0, true, 'back in the list');
+    assert.deepEqual(
+      restored.memories.find((m) => m.id === victim.id),
+      victim,
+    );
+    assert.deepEqual(
+      restored.edges
+        .filter((e) => e.from === victim.id || e.to === victim.id)
+        .map((e) => e.id)
+        .sort(),
+      edgesOfVictim,
+    );
+    assert.equal((await page.locator('.tl button.item').filter({ hasText: text }).count()) > 0, true, 'back in the list');
     await h.close();
 
     h = await launch({ profile });
     await h.page.goto(`${server.url}/#/memory`);
     await h.page.getByTestId('memory-count').waitFor();
     await h.page.getByRole('tab', { name: /list/i }).click();
-    assert.ok((await h.page.locator('.tl button.item .text').allTextContents()).some((t) => t.trim() === text), 'still there after reload');
+    assert.ok(
+      (await h.page.locator('.tl button.item .text').allTextContents()).some((t) => t.trim() === text),
+      'still there after reload',
+    );
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {

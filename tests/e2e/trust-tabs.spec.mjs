@@ -7,16 +7,20 @@ import { launch, startServer } from './harness.mjs';
 import { assertNoOffHost, pollDb, readDb, say, send, setScript, TEST_MODEL } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
-
-
-
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 async function loadModel(page) {
   await page.goto(`${server.url}/#/models`);
   await page.getByTestId(`load-${TEST_MODEL}`).click();
-  await page.getByTestId('model-status').filter({ hasText: /scripted/i }).waitFor({ timeout: 15_000 });
+  await page
+    .getByTestId('model-status')
+    .filter({ hasText: /scripted/i })
+    .waitFor({ timeout: 15_000 });
 }
 
 /** JSON calls recorded by the scripted model in (shared) localStorage, by schema title. */
@@ -35,8 +39,15 @@ function expectCleanTurns(db) {
   const ids = db.turns.map((t) => t.id);
   assert.equal(new Set(ids).size, ids.length, 'turn ids unique');
   for (const s of db.sessions) {
-    const idx = db.turns.filter((t) => t.sessionId === s.id).map((t) => t.index).sort((a, b) => a - b);
-    assert.deepEqual(idx, idx.map((_, i) => i), `session "${s.title}": turn positions 0..n-1, each once (got ${idx.join(',')})`);
+    const idx = db.turns
+      .filter((t) => t.sessionId === s.id)
+      .map((t) => t.index)
+      .sort((a, b) => a - b);
+    assert.deepEqual(
+      idx,
+      idx.map((_, i) => i),
+      `session "${s.title}": turn positions 0..n-1, each once (got ${idx.join(',')})`,
+    );
   }
 }
 
@@ -81,7 +92,10 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
     // A finishes its job; B's job, recorded while A held the lock, should be picked up by a tab.
     await pollDb(a, (d) => d.jobs.some((j) => j.status === 'done'), { what: "tab A's job to finish" });
     try {
-      await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), { what: "B's job to be picked up", timeout: 10_000 });
+      await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), {
+        what: "B's job to be picked up",
+        timeout: 10_000,
+      });
       jobPickedUpWithoutReload = true;
     } catch {
       jobPickedUpWithoutReload = false;
@@ -89,7 +103,10 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
       await b.reload();
       await loadModel(b);
     }
-    const db = await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), { what: 'both jobs to finish', timeout: 40_000 });
+    const db = await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), {
+      what: 'both jobs to finish',
+      timeout: 40_000,
+    });
     expectCleanTurns(db);
     assert.equal(db.turns.length, 2 * (A_TEXTS.length + B_TEXTS.length));
     const texts = db.memories.map((m) => m.text).sort();
@@ -168,7 +185,10 @@ test('one session open in two tabs: no two turns at one position', async () => {
     await send(b, 'Third message, from tab B');
     let db;
     try {
-      db = await pollDb(a, (d) => d.turns.some((t) => t.text === 'Third message, from tab B') && d.turns.length === 6, { what: "tab B's message to be stored", timeout: 8_000 });
+      db = await pollDb(a, (d) => d.turns.some((t) => t.text === 'Third message, from tab B') && d.turns.length === 6, {
+        what: "tab B's message to be stored",
+        timeout: 8_000,
+      });
       tabBMessageKept = true;
     } catch {
       tabBMessageKept = false;

@@ -14,8 +14,12 @@ import { launch, shot, startServer } from './harness.mjs';
 import { assertNoOffHost, lastReply, send, setScript, TEST_MODEL } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 // {JS} marks the code each payload tries to run; it sets a flag the test reads back.
 const TEMPLATES = [
@@ -71,9 +75,31 @@ const PAYLOADS = TEMPLATES.map((_, i) => payload(i));
 
 // Attributes that make a browser fetch or navigate (HTML, legacy HTML, SVG, microdata).
 const URL_ATTRS = [
-  'href', 'src', 'srcset', 'imagesrcset', 'background', 'action', 'formaction', 'poster', 'cite', 'longdesc', 'lowsrc',
-  'dynsrc', 'usemap', 'xlink:href', 'ping', 'data', 'codebase', 'manifest', 'profile', 'icon', 'archive', 'classid',
-  'itemtype', 'datasrc', 'xml:base',
+  'href',
+  'src',
+  'srcset',
+  'imagesrcset',
+  'background',
+  'action',
+  'formaction',
+  'poster',
+  'cite',
+  'longdesc',
+  'lowsrc',
+  'dynsrc',
+  'usemap',
+  'xlink:href',
+  'ping',
+  'data',
+  'codebase',
+  'manifest',
+  'profile',
+  'icon',
+  'archive',
+  'classid',
+  'itemtype',
+  'datasrc',
+  'xml:base',
 ];
 
 /** Everything a payload could have left behind, read from the live page. */
@@ -81,7 +107,8 @@ async function audit(page) {
   return page.evaluate((URL_ATTRS) => {
     const bad = [];
     // An absolute or protocol-relative URL to any host but this one.
-    const offSite = (v) => [...v.matchAll(/(?:^|[\s,('"])(?:[a-z][a-z0-9+.-]*:)?\/\/([^/\s'"),]+)/gi)].some((m) => m[1].replace(/:\d+$/, '') !== '127.0.0.1');
+    const offSite = (v) =>
+      [...v.matchAll(/(?:^|[\s,('"])(?:[a-z][a-z0-9+.-]*:)?\/\/([^/\s'"),]+)/gi)].some((m) => m[1].replace(/:\d+$/, '') !== '127.0.0.1');
     for (const el of document.querySelectorAll('body *')) {
       const tag = el.tagName.toLowerCase();
       if (['script', 'iframe', 'object', 'embed', 'base', 'meta'].includes(tag) && !el.closest('head')) bad.push(`<${tag}>`);
@@ -108,7 +135,10 @@ function expectClean(result, where) {
 async function loadModel(page) {
   await page.goto(`${server.url}/#/models`);
   await page.getByTestId(`load-${TEST_MODEL}`).click();
-  await page.getByTestId('model-status').filter({ hasText: /scripted/i }).waitFor({ timeout: 15_000 });
+  await page
+    .getByTestId('model-status')
+    .filter({ hasText: /scripted/i })
+    .waitFor({ timeout: 15_000 });
 }
 
 async function newChat(page) {
@@ -132,10 +162,19 @@ async function readCounts(page) {
           const db = req.result;
           const tx = db.transaction(['sessions', 'memories', 'jobs'], 'readonly');
           const out = {};
-          tx.objectStore('sessions').count().onsuccess = (e) => { out.sessions = e.target.result; };
-          tx.objectStore('memories').getAll().onsuccess = (e) => { out.memories = e.target.result.map((m) => m.text); };
-          tx.objectStore('jobs').getAll().onsuccess = (e) => { out.pending = e.target.result.filter((j) => j.status !== 'done').length; };
-          tx.oncomplete = () => { db.close(); resolve(out); };
+          tx.objectStore('sessions').count().onsuccess = (e) => {
+            out.sessions = e.target.result;
+          };
+          tx.objectStore('memories').getAll().onsuccess = (e) => {
+            out.memories = e.target.result.map((m) => m.text);
+          };
+          tx.objectStore('jobs').getAll().onsuccess = (e) => {
+            out.pending = e.target.result.filter((j) => j.status !== 'done').length;
+          };
+          tx.oncomplete = () => {
+            db.close();
+            resolve(out);
+          };
         };
       }),
   );
@@ -154,7 +193,10 @@ test(`${PAYLOADS.length} payloads in replies, memory texts, notes and session ti
   assert.ok(PAYLOADS.length >= 30);
   const h = await launch();
   const dialogs = [];
-  h.page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  h.page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
   try {
     const { page } = h;
     await page.goto(`${server.url}/`);
@@ -183,7 +225,11 @@ test(`${PAYLOADS.length} payloads in replies, memory texts, notes and session ti
     assert.equal(counts.sessions, PAYLOADS.length);
     assert.ok(counts.memories.length >= PAYLOADS.length, `memories: ${counts.memories.length}`);
     // The payloads really are in the memory texts (stored verbatim, rendered inert).
-    for (const p of PAYLOADS.slice(0, 5)) assert.ok(counts.memories.some((t) => t.includes(p.trim().slice(0, 20))), `memory with ${p}`);
+    for (const p of PAYLOADS.slice(0, 5))
+      assert.ok(
+        counts.memories.some((t) => t.includes(p.trim().slice(0, 20))),
+        `memory with ${p}`,
+      );
     expectClean(await audit(page), 'chat, after all sessions');
 
     // A later reply that remembers: the chip's detail lists memory texts and the refined note.
@@ -194,7 +240,10 @@ test(`${PAYLOADS.length} payloads in replies, memory texts, notes and session ti
     await chip.click();
     const detail = page.getByTestId('remembered-detail').last();
     await detail.waitFor();
-    await detail.locator('details summary').click().catch(() => undefined);
+    await detail
+      .locator('details summary')
+      .click()
+      .catch(() => undefined);
     const shown = await detail.textContent();
     assert.match(shown, /The user said: </, 'memory texts with markup are shown as text');
     await shot(page, 'trust-xss-remembered');
@@ -251,7 +300,10 @@ test('the same payloads in an imported backup file stay inert', async () => {
 
   const h = await launch();
   const dialogs = [];
-  h.page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  h.page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
   try {
     const { page } = h;
     await page.goto(`${server.url}/#/settings`);
@@ -299,22 +351,60 @@ function explorerBackup() {
   PAYLOADS.forEach((p, i) => {
     const t = t0 + i * day;
     const s = `xs${i}`;
-    sessions.push({ id: s, title: `${p} ~t${i}~`, startedAt: t, lastActivityAt: t + 60_000, endedAt: t + 60_000, status: 'memorised', endReason: 'import' });
+    sessions.push({
+      id: s,
+      title: `${p} ~t${i}~`,
+      startedAt: t,
+      lastActivityAt: t + 60_000,
+      endedAt: t + 60_000,
+      status: 'memorised',
+      endReason: 'import',
+    });
     turns.push({ id: `xu${i}`, sessionId: s, index: 0, role: 'user', text: `${p} ~u${i}~`, time: t, status: 'complete' });
     turns.push({ id: `xa${i}`, sessionId: s, index: 1, role: 'assistant', text: `${p} ~a${i}~`, time: t + 1000, status: 'complete' });
     memories.push({
-      id: `xm${i}`, kind: i % 4 === 3 ? 'note' : 'event', text: `${p} ~m${i}~`, subject: `${p} ~s${i}~`, time: t + 1000,
-      sourceTurnIds: [`xu${i}`, `xa${i}`], sessionId: s, edited: false, createdAt: t + 2000, context: `${p} ~w${i}~`,
+      id: `xm${i}`,
+      kind: i % 4 === 3 ? 'note' : 'event',
+      text: `${p} ~m${i}~`,
+      subject: `${p} ~s${i}~`,
+      time: t + 1000,
+      sourceTurnIds: [`xu${i}`, `xa${i}`],
+      sessionId: s,
+      edited: false,
+      createdAt: t + 2000,
+      context: `${p} ~w${i}~`,
     });
     const superseded = i + 2 < n && i % 4 < 2;
     memories.push({
-      id: `xr${i}`, kind: i % 2 ? 'assistant-trait' : 'user-trait', text: `${p} ~r${i}~`, subject: i % 2 ? 'assistant' : 'user', time: t + 1000,
-      sourceTurnIds: [`xu${i}`], sessionId: s, edited: false, createdAt: t + 2000, ...(superseded ? { supersededBy: `xr${i + 2}` } : {}),
+      id: `xr${i}`,
+      kind: i % 2 ? 'assistant-trait' : 'user-trait',
+      text: `${p} ~r${i}~`,
+      subject: i % 2 ? 'assistant' : 'user',
+      time: t + 1000,
+      sourceTurnIds: [`xu${i}`],
+      sessionId: s,
+      edited: false,
+      createdAt: t + 2000,
+      ...(superseded ? { supersededBy: `xr${i + 2}` } : {}),
     });
-    if (i > 0) edges.push({ id: `xe${i}`, from: `xm${i - 1}`, to: `xm${i}`, relation: relations[i % relations.length], origin: 'model', createdAt: t + 3000 });
-    if (superseded) edges.push({ id: `xc${i}`, from: `xr${i}`, to: `xr${i + 2}`, relation: 'Changed', origin: 'model', createdAt: t + 3000 });
+    if (i > 0)
+      edges.push({
+        id: `xe${i}`,
+        from: `xm${i - 1}`,
+        to: `xm${i}`,
+        relation: relations[i % relations.length],
+        origin: 'model',
+        createdAt: t + 3000,
+      });
+    if (superseded)
+      edges.push({ id: `xc${i}`, from: `xr${i}`, to: `xr${i + 2}`, relation: 'Changed', origin: 'model', createdAt: t + 3000 });
   });
-  return { format: 'tealeaf-backup', version: 1, exportedAt: t0 + n * day, data: { sessions, turns, memories, edges, segments: [], settings: [] } };
+  return {
+    format: 'tealeaf-backup',
+    version: 1,
+    exportedAt: t0 + n * day,
+    data: { sessions, turns, memories, edges, segments: [], settings: [] },
+  };
 }
 
 /** The marker numbers (~m3~ -> 3) of one kind found in `text`. */
@@ -326,9 +416,15 @@ test(`${PAYLOADS.length} payloads on every surface of the Memory view stay inert
   writeFileSync(file, JSON.stringify(explorerBackup()));
   const h = await launch();
   const dialogs = [];
-  h.page.on('dialog', (d) => { dialogs.push(d.message()); void d.dismiss(); });
+  h.page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
   const surfaces = new Set();
-  const clean = async (where) => { expectClean(await audit(h.page), where); surfaces.add(where.split(':')[0]); };
+  const clean = async (where) => {
+    expectClean(await audit(h.page), where);
+    surfaces.add(where.split(':')[0]);
+  };
   try {
     const { page } = h;
     await page.goto(`${server.url}/#/settings`);
@@ -338,7 +434,10 @@ test(`${PAYLOADS.length} payloads on every surface of the Memory view stay inert
     await assertImported(page);
 
     await page.getByTestId('nav-memory').click();
-    await page.getByTestId('memory-count').filter({ hasText: `${2 * n} memories` }).waitFor({ timeout: 15_000 });
+    await page
+      .getByTestId('memory-count')
+      .filter({ hasText: `${2 * n} memories` })
+      .waitFor({ timeout: 15_000 });
     const explorer = page.getByTestId('explorer');
 
     // Timeline: labels and session ticks (titles) render hostile text as text.
@@ -346,7 +445,10 @@ test(`${PAYLOADS.length} payloads on every surface of the Memory view stay inert
     await timeline.locator('text.label').first().waitFor();
     const ticks = (await page.locator('svg.axis title').allTextContents()).join('\n');
     assert.equal(markers(ticks, 't').size, n, 'every session title is on the timeline axis');
-    assert.ok((await timeline.locator('text.label').allTextContents()).some((t) => t.includes('<')), 'labels show markup as text');
+    assert.ok(
+      (await timeline.locator('text.label').allTextContents()).some((t) => t.includes('<')),
+      'labels show markup as text',
+    );
     await clean('timeline');
 
     // Timeline tooltips: hover every drawn node.
@@ -392,12 +494,25 @@ test(`${PAYLOADS.length} payloads on every surface of the Memory view stay inert
     await clean('list');
     const detail = page.locator('aside[aria-label="Memory details"]');
     const detailed = new Set();
-    for (const [kind, prefix] of [['m', 'xm'], ['r', 'xr']]) {
+    for (const [kind, prefix] of [
+      ['m', 'xm'],
+      ['r', 'xr'],
+    ]) {
       for (let i = 0; i < n; i++) {
-        await explorer.locator('.scroll.list .tl button.item').filter({ hasText: `~${kind}${i}~` }).first().click();
-        await detail.locator('h3').filter({ hasText: `~${kind}${i}~` }).waitFor();
+        await explorer
+          .locator('.scroll.list .tl button.item')
+          .filter({ hasText: `~${kind}${i}~` })
+          .first()
+          .click();
+        await detail
+          .locator('h3')
+          .filter({ hasText: `~${kind}${i}~` })
+          .waitFor();
         // Source quotes arrive from the store a moment later.
-        await detail.locator('ul.sources .quote').filter({ hasText: `~u${i}~` }).waitFor();
+        await detail
+          .locator('ul.sources .quote')
+          .filter({ hasText: `~u${i}~` })
+          .waitFor();
         const shown = await detail.textContent();
         assert.ok(shown.includes(`~t${i}~`), `${prefix}${i}: the session title`);
         if (kind === 'm') for (const k of ['s', 'w']) assert.ok(shown.includes(`~${k}${i}~`), `${prefix}${i}: ${k}`);
@@ -453,7 +568,8 @@ test(`${PAYLOADS.length} payloads on every surface of the Memory view stay inert
     await page.waitForTimeout(500);
     const box = await canvas.boundingBox();
     const points = [];
-    for (let y = box.y + 8; y < box.y + box.height - 8; y += 12) for (let x = box.x + 8; x < box.x + box.width - 8; x += 12) points.push([x, y]);
+    for (let y = box.y + 8; y < box.y + box.height - 8; y += 12)
+      for (let x = box.x + 8; x < box.x + box.width - 8; x += 12) points.push([x, y]);
     const cx = box.x + box.width / 2;
     const cy = box.y + box.height / 2;
     points.sort((a, b) => Math.hypot(a[0] - cx, a[1] - cy) - Math.hypot(b[0] - cx, b[1] - cy));
@@ -468,7 +584,16 @@ test(`${PAYLOADS.length} payloads on every surface of the Memory view stay inert
     await clean('graph tooltips');
 
     await shot(page, 'trust-xss-explorer-surfaces');
-    assert.deepEqual([...surfaces].sort(), ['detail', 'focus banner', 'graph tooltips', 'list', 'persona', 'search', 'timeline', 'timeline tooltips']);
+    assert.deepEqual([...surfaces].sort(), [
+      'detail',
+      'focus banner',
+      'graph tooltips',
+      'list',
+      'persona',
+      'search',
+      'timeline',
+      'timeline tooltips',
+    ]);
     assert.deepEqual(dialogs, []);
     assertNoOffHost(h);
   } finally {

@@ -6,10 +6,17 @@ import { launch, shot, startServer } from './harness.mjs';
 import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
-for (const viewport of [{ width: 375, height: 740 }, { width: 1280, height: 800 }]) {
+for (const viewport of [
+  { width: 375, height: 740 },
+  { width: 1280, height: 800 },
+]) {
   test(`views fit at ${viewport.width} px`, async () => {
     const h = await launch({ viewport });
     try {
@@ -18,7 +25,12 @@ for (const viewport of [{ width: 375, height: 740 }, { width: 1280, height: 800 
       await page.goto(`${server.url}/`);
       await loadTestModel(page, server.url);
       await page.goto(`${server.url}/#/chat`);
-      await setScript(page, { delayMs: 1, replies: [{ when: 'plan', say: 'Here is a plan:\n\n1. **Rest** the knee for a week\n2. Try `swimming` instead\n\n> Small steps count.' }] });
+      await setScript(page, {
+        delayMs: 1,
+        replies: [
+          { when: 'plan', say: 'Here is a plan:\n\n1. **Rest** the knee for a week\n2. Try `swimming` instead\n\n> Small steps count.' },
+        ],
+      });
       await send(page, 'Can you help me plan my week? My knee hurts after running.');
       await lastReply(page);
       const name = `w${viewport.width}`;

@@ -6,8 +6,12 @@ import { launch, shot, startServer } from './harness.mjs';
 import { assertNoOffHost } from './flows.mjs';
 
 let server;
-before(async () => { server = await startServer(); });
-after(async () => { await server?.close(); });
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
 
 test('without WebGPU: a clear page, and the rest of the app works', async () => {
   const h = await launch({ webgpu: false });
@@ -87,7 +91,13 @@ test('a failing model download shows a clear error', async () => {
     const text = await err.textContent();
     assert.match(text, /download/i);
     assert.match(text, /connection|network|try again|mirror|found/i);
-    assert.equal(await page.getByTestId('model-status').textContent().then((t) => /No model/.test(t)), true);
+    assert.equal(
+      await page
+        .getByTestId('model-status')
+        .textContent()
+        .then((t) => /No model/.test(t)),
+      true,
+    );
     // The user's download started while start-up was still checking the cache: start-up must not
     // "resume" it as a second, racing download (it did: a "Resuming the download" toast).
     assert.equal(await page.locator('[data-testid^="toast"]').filter({ hasText: 'Resuming' }).count(), 0);

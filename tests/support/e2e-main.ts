@@ -9,7 +9,13 @@ import { installFakePromptApi } from './fake-prompt-api';
 installFakePromptApi();
 
 registerChatModel({
-  choice: { id: SCRIPTED_MODEL_ID, label: 'Scripted test model', description: 'Test double for automated tests (e2e builds only).', sizeMB: 0, needsGpu: false },
+  choice: {
+    id: SCRIPTED_MODEL_ID,
+    label: 'Scripted test model',
+    description: 'Test double for automated tests (e2e builds only).',
+    sizeMB: 0,
+    needsGpu: false,
+  },
   create: () => new ScriptedModel(),
 });
 

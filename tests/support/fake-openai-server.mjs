@@ -18,7 +18,8 @@ const encoder = new TextEncoder();
 function summarise(text) {
   const events = [];
   // "T3 [user, date]: text" in the app; "T3 [Caroline (user), date]: text" for LoCoMo transcripts.
-  for (const m of text.matchAll(/^(T\d+) \[[^\]]*\buser\b[^\]]*\]: (.+)$/gm)) events.push({ text: `The user said: ${m[2].trim()}`, about: 'user', turns: [m[1]] });
+  for (const m of text.matchAll(/^(T\d+) \[[^\]]*\buser\b[^\]]*\]: (.+)$/gm))
+    events.push({ text: `The user said: ${m[2].trim()}`, about: 'user', turns: [m[1]] });
   return { events, userTraits: [], assistantTraits: [], notes: [], topics: [] };
 }
 
@@ -62,7 +63,17 @@ function pieces(bytes) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export async function startFakeOpenAiServer(initial = {}) {
-  const config = { allowOrigin: '*', status: 0, stall: false, schema: true, malformed: false, delayMs: 0, models: ['tiny-chat', 'tiny-judge'], replies: [], ...initial };
+  const config = {
+    allowOrigin: '*',
+    status: 0,
+    stall: false,
+    schema: true,
+    malformed: false,
+    delayMs: 0,
+    models: ['tiny-chat', 'tiny-judge'],
+    replies: [],
+    ...initial,
+  };
   const requests = [];
   const sockets = new Set();
   const server = createServer(async (req, res) => {
@@ -93,13 +104,20 @@ export async function startFakeOpenAiServer(initial = {}) {
     requests.push({ path: url.pathname, body });
     if (config.stall) return; // never answers
     if (config.status) return res.writeHead(config.status, { 'content-type': 'text/plain' }).end('scripted failure');
-    if (!config.models.includes(body.model)) return res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `model "${body.model}" not found` } }));
+    if (!config.models.includes(body.model))
+      return res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: `model "${body.model}" not found` } }));
     const format = body.response_format;
-    if (format && format.type === 'json_schema' && !config.schema) return res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'response_format is not supported' } }));
+    if (format && format.type === 'json_schema' && !config.schema)
+      return res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: 'response_format is not supported' } }));
     const messages = Array.isArray(body.messages) ? body.messages : [];
     const text = messages.map((m) => m.content).join('\n');
     let reply;
-    if (format?.type === 'json_schema') reply = JSON.stringify(jsonAnswer(format.json_schema?.schema?.title ?? '', text, format.json_schema?.schema));
+    if (format?.type === 'json_schema')
+      reply = JSON.stringify(jsonAnswer(format.json_schema?.schema?.title ?? '', text, format.json_schema?.schema));
     else if (format?.type === 'json_object' || /Answer with one JSON value only/.test(text)) {
       const m = text.match(/matching this JSON schema:\n(.+)$/m);
       const schema = m ? JSON.parse(m[1]) : {};
@@ -112,7 +130,8 @@ export async function startFakeOpenAiServer(initial = {}) {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     let stream = '';
     if (config.malformed) stream += 'data: {not json\n\n';
-    for (const word of reply.match(/\S+\s*|\s+/g) ?? []) stream += `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: word } }] })}\r\n\r\n`;
+    for (const word of reply.match(/\S+\s*|\s+/g) ?? [])
+      stream += `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: word } }] })}\r\n\r\n`;
     stream += `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`;
     for (const p of pieces(encoder.encode(stream))) {
       if (res.destroyed) return;
@@ -131,9 +150,10 @@ export async function startFakeOpenAiServer(initial = {}) {
     url: `http://127.0.0.1:${port}`,
     requests,
     set: (patch) => Object.assign(config, patch),
-    close: () => new Promise((ok) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => ok());
-    }),
+    close: () =>
+      new Promise((ok) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => ok());
+      }),
   };
 }

@@ -62,15 +62,20 @@ export class InMemoryRepository implements Repository {
       hasSegment: async (id) => this.segments.has(id),
       job: async (id) => this.jobs.get(id),
       edgesTouching: async (id) => [...this.edges.values()].filter((e) => e.from === id || e.to === id).map((e) => e.id),
-      vectorKeysOf: async (id) => [...this.vectors.values()].filter((v) => v.unitId === id).map((v) => [v.unitId, v.modelId] as [Id, string]),
+      vectorKeysOf: async (id) =>
+        [...this.vectors.values()].filter((v) => v.unitId === id).map((v) => [v.unitId, v.modelId] as [Id, string]),
       supersededBy: async (id) => [...this.memories.values()].filter((m) => m.supersededBy === id),
     };
   }
 
   private validate(c: ChangeSet): void {
     const lists: Array<[string, Array<{ id?: unknown }> | undefined]> = [
-      ['session', c.sessions], ['turn', c.turns], ['memory', c.memories], ['edge', c.edges],
-      ['segment', c.segments], ['job', c.jobs],
+      ['session', c.sessions],
+      ['turn', c.turns],
+      ['memory', c.memories],
+      ['edge', c.edges],
+      ['segment', c.segments],
+      ['job', c.jobs],
     ];
     for (const [name, list] of lists) {
       for (const item of list ?? []) {
@@ -82,23 +87,49 @@ export class InMemoryRepository implements Repository {
     }
   }
 
-  async getSession(id: Id) { return copy(this.sessions.get(id)); }
-  async listSessions() { return copy([...this.sessions.values()].sort((a, b) => a.startedAt - b.startedAt)); }
+  async getSession(id: Id) {
+    return copy(this.sessions.get(id));
+  }
+  async listSessions() {
+    return copy([...this.sessions.values()].sort((a, b) => a.startedAt - b.startedAt));
+  }
   async listTurns(sessionId: Id) {
     return copy([...this.turns.values()].filter((t) => t.sessionId === sessionId).sort((a, b) => a.index - b.index));
   }
   async getTurns(ids: Id[]) {
     return copy(ids.map((id) => this.turns.get(id)).filter((t): t is Turn => t !== undefined));
   }
-  async getMemory(id: Id) { return copy(this.memories.get(id)); }
-  async listMemories() { return copy([...this.memories.values()]); }
-  async listEdges() { return copy([...this.edges.values()]); }
-  async listSegments() { return copy([...this.segments.values()]); }
-  async listSegmentsBySession(sessionId: Id) { return copy([...this.segments.values()].filter((s) => s.sessionId === sessionId)); }
-  async listVectors(modelId: string) { return copy([...this.vectors.values()].filter((v) => v.modelId === modelId)); }
-  async listVectorsOfUnit(unitId: Id) { return copy([...this.vectors.values()].filter((v) => v.unitId === unitId)); }
-  async getJob(id: Id) { return copy(this.jobs.get(id)); }
-  async listJobs() { return copy([...this.jobs.values()]); }
-  async getSetting<T>(key: string): Promise<T | undefined> { return copy(this.settings.get(key) as T | undefined); }
-  async putSetting<T>(key: string, value: T): Promise<void> { this.settings.set(key, copy(value)); }
+  async getMemory(id: Id) {
+    return copy(this.memories.get(id));
+  }
+  async listMemories() {
+    return copy([...this.memories.values()]);
+  }
+  async listEdges() {
+    return copy([...this.edges.values()]);
+  }
+  async listSegments() {
+    return copy([...this.segments.values()]);
+  }
+  async listSegmentsBySession(sessionId: Id) {
+    return copy([...this.segments.values()].filter((s) => s.sessionId === sessionId));
+  }
+  async listVectors(modelId: string) {
+    return copy([...this.vectors.values()].filter((v) => v.modelId === modelId));
+  }
+  async listVectorsOfUnit(unitId: Id) {
+    return copy([...this.vectors.values()].filter((v) => v.unitId === unitId));
+  }
+  async getJob(id: Id) {
+    return copy(this.jobs.get(id));
+  }
+  async listJobs() {
+    return copy([...this.jobs.values()]);
+  }
+  async getSetting<T>(key: string): Promise<T | undefined> {
+    return copy(this.settings.get(key) as T | undefined);
+  }
+  async putSetting<T>(key: string, value: T): Promise<void> {
+    this.settings.set(key, copy(value));
+  }
 }

@@ -39,7 +39,14 @@ function script(): Script {
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 export class ScriptedModel implements LanguageModel {
@@ -74,7 +81,8 @@ export class ScriptedModel implements LanguageModel {
     const title = typeof schema.title === 'string' ? schema.title : '';
     ScriptedModel.calls.push({ kind: 'json', title, messages });
     const s = script();
-    if (s.recordCalls) localStorage.setItem(`tealeaf-test-call:${title || 'untitled'}:${Date.now()}:${Math.random().toString(36).slice(2)}`, '1');
+    if (s.recordCalls)
+      localStorage.setItem(`tealeaf-test-call:${title || 'untitled'}:${Date.now()}:${Math.random().toString(36).slice(2)}`, '1');
     await sleep(s.jsonDelayMs ?? 5);
     const text = messages.map((m) => m.content).join('\n');
     switch (title) {
@@ -86,7 +94,12 @@ export class ScriptedModel implements LanguageModel {
       }
       case 'timeline_notes': {
         const n = Number((schema as { properties?: { notes?: { maxItems?: number } } }).properties?.notes?.maxItems ?? 1);
-        return JSON.stringify({ notes: Array.from({ length: n }, (_, i) => ({ timeline: i + 1, note: s.note ?? 'Relevant background from earlier conversations.' })) });
+        return JSON.stringify({
+          notes: Array.from({ length: n }, (_, i) => ({
+            timeline: i + 1,
+            note: s.note ?? 'Relevant background from earlier conversations.',
+          })),
+        });
       }
       default:
         return '{}';

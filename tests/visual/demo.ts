@@ -18,9 +18,18 @@ export interface DemoData {
 export function demoGraph(): DemoData {
   const sessionDays = [0, 5, 12, 20, 33, 41, 55, 62, 78, 90, 104, 118];
   const titles = [
-    'Long shift at the hospital', 'Thinking about a change', 'Cruise invitation', 'First design course',
-    'Meeting Miso', 'Train trip plans', 'Portfolio worries', 'Dinner with Ana', 'Vet visit',
-    'The Oslo trip', 'First freelance client', 'Looking back',
+    'Long shift at the hospital',
+    'Thinking about a change',
+    'Cruise invitation',
+    'First design course',
+    'Meeting Miso',
+    'Train trip plans',
+    'Portfolio worries',
+    'Dinner with Ana',
+    'Vet visit',
+    'The Oslo trip',
+    'First freelance client',
+    'Looking back',
   ];
   const sessions: ExplorerSession[] = sessionDays.map((d, i) => ({ id: `s${i}`, startedAt: START + d * DAY, title: titles[i] }));
   const memories: Memory[] = [];
@@ -28,8 +37,25 @@ export function demoGraph(): DemoData {
   const add = (id: string, s: number, kind: MemoryKind, text: string, extra: Partial<Memory> = {}): void => {
     const time = START + sessionDays[s] * DAY + memories.length * 60_000;
     const turnId = `t-${id}`;
-    turns.push({ id: turnId, sessionId: `s${s}`, role: kind === 'assistant-trait' ? 'assistant' : 'user', text: `(${titles[s]}) ${text.replace(/^User /, 'I ')}`, time });
-    memories.push({ id, kind, text, time, sourceTurnIds: [turnId], sessionId: `s${s}`, edited: false, createdAt: time, subject: kind === 'assistant-trait' ? 'assistant' : 'user', ...extra });
+    turns.push({
+      id: turnId,
+      sessionId: `s${s}`,
+      role: kind === 'assistant-trait' ? 'assistant' : 'user',
+      text: `(${titles[s]}) ${text.replace(/^User /, 'I ')}`,
+      time,
+    });
+    memories.push({
+      id,
+      kind,
+      text,
+      time,
+      sourceTurnIds: [turnId],
+      sessionId: `s${s}`,
+      edited: false,
+      createdAt: time,
+      subject: kind === 'assistant-trait' ? 'assistant' : 'user',
+      ...extra,
+    });
   };
   // Thread 1: work and a career change.
   add('w1', 0, 'event', 'User worked a double night shift in the ICU');
@@ -39,7 +65,9 @@ export function demoGraph(): DemoData {
   add('w5', 3, 'event', 'User started an evening UX design course');
   add('w6', 3, 'assistant-trait', 'Tealeaf offered to review course assignments');
   add('w7', 6, 'event', 'User is anxious that the portfolio looks too thin');
-  add('w8', 6, 'note', 'When the user asks for feedback, they want blunt, concrete points', { context: 'Said the soft feedback on the portfolio was not useful' });
+  add('w8', 6, 'note', 'When the user asks for feedback, they want blunt, concrete points', {
+    context: 'Said the soft feedback on the portfolio was not useful',
+  });
   add('w9', 10, 'event', 'User landed a first freelance client, a bakery website');
   add('w10', 10, 'user-trait', 'User now works part-time as a designer');
   add('w11', 11, 'event', 'User reduced hospital shifts to two a week');
@@ -76,13 +104,42 @@ export function demoGraph(): DemoData {
   add('u4', 9, 'note', 'Dates in replies should use day-month order');
 
   const links: [string, string, Relation][] = [
-    ['w1', 'w3', 'Cause'], ['w2', 'w1', 'SameTopic'], ['w3', 'w4', 'Want'], ['w3', 'w13', 'Cause'], ['w4', 'w5', 'Cause'],
-    ['w5', 'w6', 'SameTopic'], ['w5', 'w7', 'React'], ['w7', 'w8', 'Reason'], ['w7', 'w9', 'HinderedBy'], ['w13', 'w11', 'Cause'],
-    ['w9', 'w10', 'Changed'], ['w2', 'w10', 'Changed'], ['w10', 'w11', 'Cause'], ['w11', 'w12', 'React'], ['w9', 'w14', 'Want'],
-    ['t1', 't2', 'Cause'], ['t2', 't3', 'React'], ['t2', 't4', 'Want'], ['t4', 't5', 'SameTopic'], ['t4', 't6', 'Want'],
-    ['t3', 't11', 'Reason'], ['t6', 't7', 'Cause'], ['t7', 't8', 'React'], ['t7', 't9', 'HinderedBy'], ['t1', 't10', 'Changed'], ['t8', 't10', 'Cause'],
-    ['d1', 'd2', 'React'], ['d1', 'd3', 'SameTopic'], ['d3', 'd4', 'React'], ['d3', 'd5', 'Want'], ['d3', 'd6', 'Changed'],
-    ['f1', 'f2', 'HinderedBy'], ['f1', 'f3', 'Changed'], ['f2', 'f3', 'Cause'], ['f3', 'f4', 'Want'], ['d2', 'f2', 'SameTopic'],
+    ['w1', 'w3', 'Cause'],
+    ['w2', 'w1', 'SameTopic'],
+    ['w3', 'w4', 'Want'],
+    ['w3', 'w13', 'Cause'],
+    ['w4', 'w5', 'Cause'],
+    ['w5', 'w6', 'SameTopic'],
+    ['w5', 'w7', 'React'],
+    ['w7', 'w8', 'Reason'],
+    ['w7', 'w9', 'HinderedBy'],
+    ['w13', 'w11', 'Cause'],
+    ['w9', 'w10', 'Changed'],
+    ['w2', 'w10', 'Changed'],
+    ['w10', 'w11', 'Cause'],
+    ['w11', 'w12', 'React'],
+    ['w9', 'w14', 'Want'],
+    ['t1', 't2', 'Cause'],
+    ['t2', 't3', 'React'],
+    ['t2', 't4', 'Want'],
+    ['t4', 't5', 'SameTopic'],
+    ['t4', 't6', 'Want'],
+    ['t3', 't11', 'Reason'],
+    ['t6', 't7', 'Cause'],
+    ['t7', 't8', 'React'],
+    ['t7', 't9', 'HinderedBy'],
+    ['t1', 't10', 'Changed'],
+    ['t8', 't10', 'Cause'],
+    ['d1', 'd2', 'React'],
+    ['d1', 'd3', 'SameTopic'],
+    ['d3', 'd4', 'React'],
+    ['d3', 'd5', 'Want'],
+    ['d3', 'd6', 'Changed'],
+    ['f1', 'f2', 'HinderedBy'],
+    ['f1', 'f3', 'Changed'],
+    ['f2', 'f3', 'Cause'],
+    ['f3', 'f4', 'Want'],
+    ['d2', 'f2', 'SameTopic'],
   ];
   const byId = new Map(memories.map((m) => [m.id, m]));
   const edges: Edge[] = links.map(([from, to, relation], i) => {
@@ -96,14 +153,27 @@ export function demoGraph(): DemoData {
 /** A large synthetic graph: `n` memories over two years, `e` edges in threads of ~40. */
 export function largeGraph(n: number, e: number, seed = 1): DemoData {
   let s = seed >>> 0 || 1;
-  const rand = (): number => ((s = (Math.imul(1664525, s) + 1013904223) >>> 0) / 4294967296);
+  const rand = (): number => (s = (Math.imul(1664525, s) + 1013904223) >>> 0) / 4294967296;
   const span = 730 * DAY;
   const kinds: MemoryKind[] = ['event', 'event', 'event', 'user-trait', 'assistant-trait', 'note'];
-  const sessions: ExplorerSession[] = Array.from({ length: Math.ceil(n / 8) }, (_, i) => ({ id: `s${i}`, startedAt: START + (i / Math.ceil(n / 8)) * span, title: `Session ${i + 1}` }));
+  const sessions: ExplorerSession[] = Array.from({ length: Math.ceil(n / 8) }, (_, i) => ({
+    id: `s${i}`,
+    startedAt: START + (i / Math.ceil(n / 8)) * span,
+    title: `Session ${i + 1}`,
+  }));
   const memories: Memory[] = Array.from({ length: n }, (_, i) => {
     const si = Math.min(sessions.length - 1, Math.floor(i / 8));
     const time = sessions[si].startedAt + (i % 8) * 60_000;
-    return { id: `m${i}`, kind: kinds[Math.floor(rand() * kinds.length)], text: `Synthetic memory ${i} about topic ${i % 97}`, time, sourceTurnIds: [], sessionId: `s${si}`, edited: false, createdAt: time };
+    return {
+      id: `m${i}`,
+      kind: kinds[Math.floor(rand() * kinds.length)],
+      text: `Synthetic memory ${i} about topic ${i % 97}`,
+      time,
+      sourceTurnIds: [],
+      sessionId: `s${si}`,
+      edited: false,
+      createdAt: time,
+    };
   });
   const threads = Math.max(1, Math.round(n / 40));
   const edges: Edge[] = [];
@@ -113,7 +183,14 @@ export function largeGraph(n: number, e: number, seed = 1): DemoData {
     const b = t + threads * Math.floor(rand() * (n / threads));
     if (a === b || a >= n || b >= n) continue;
     const [from, to] = a < b ? [a, b] : [b, a];
-    edges.push({ id: `e${i}`, from: `m${from}`, to: `m${to}`, relation: RELATIONS[Math.floor(rand() * RELATIONS.length)], origin: 'model', createdAt: 0 });
+    edges.push({
+      id: `e${i}`,
+      from: `m${from}`,
+      to: `m${to}`,
+      relation: RELATIONS[Math.floor(rand() * RELATIONS.length)],
+      origin: 'model',
+      createdAt: 0,
+    });
   }
   return { memories, edges, sessions, turns: [] };
 }

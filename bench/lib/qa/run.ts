@@ -74,7 +74,13 @@ async function memorise(conv: LocomoConversation, name: string, llm: LanguageMod
     log(`${name}: memorised session ${i + 1}/${conv.sessions.length} (${memories.size} memories)`);
   }
   for (const seg of await repo.listSegments()) index.upsert(segmentUnit(seg));
-  return { graph, memories, index, calls, end: Math.max(...conv.sessions.map((s) => locomoSessionRecords(conv, s, name).session.lastActivityAt)) };
+  return {
+    graph,
+    memories,
+    index,
+    calls,
+    end: Math.max(...conv.sessions.map((s) => locomoSessionRecords(conv, s, name).session.lastActivityAt)),
+  };
 }
 
 export async function answerConversation(conv: LocomoConversation, name: string, options: QaOptions): Promise<ConversationResult> {
@@ -104,8 +110,16 @@ export async function answerConversation(conv: LocomoConversation, name: string,
     const gold = String(q.answer);
     const j = await judgeAnswer(options.judge, q.question, gold, answer);
     results.push({
-      conversation: name, category: q.category, question: q.question, gold, answer, j,
-      f1: tokenF1(answer, gold), memoryWords: turn.budget.used, modelCalls: turn.modelCalls + 1, latencyMs,
+      conversation: name,
+      category: q.category,
+      question: q.question,
+      gold,
+      answer,
+      j,
+      f1: tokenF1(answer, gold),
+      memoryWords: turn.budget.used,
+      modelCalls: turn.modelCalls + 1,
+      latencyMs,
     });
     log(`${name}: question ${i + 1}/${asked.length} ${j ? 'CORRECT' : 'WRONG'}`);
   }
@@ -147,6 +161,19 @@ export function summarise(conversations: readonly ConversationResult[]): QaSumma
     memoryTokensPerQuestion: Math.round(mean(all.map((q) => (q.memoryWords * 4) / 3))),
     modelCallsPerQuestion: r3(mean(all.map((q) => q.modelCalls))),
     memoriseCalls: conversations.reduce((a, c) => a + c.memoriseCalls, 0),
-    latencyMs: { p50: Math.round(percentile(all.map((q) => q.latencyMs), 0.5)), p95: Math.round(percentile(all.map((q) => q.latencyMs), 0.95)) },
+    latencyMs: {
+      p50: Math.round(
+        percentile(
+          all.map((q) => q.latencyMs),
+          0.5,
+        ),
+      ),
+      p95: Math.round(
+        percentile(
+          all.map((q) => q.latencyMs),
+          0.95,
+        ),
+      ),
+    },
   };
 }

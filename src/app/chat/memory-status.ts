@@ -24,8 +24,18 @@ export function sessionMemoryStatus(session: Session, jobs: readonly JobSnapshot
   if (session.status === 'open') return { label: 'open', tone: 'open' };
   if (session.status === 'memorised') return { label: 'remembered', tone: 'done' };
   const job = jobs.find((j) => j.sessionId === session.id);
-  if (!job) return { label: 'not remembered', detail: 'This chat ended while making memories was switched off, so Tealeaf did not remember it.', tone: 'off' };
-  if (job.status === 'failed') return { label: 'memorising failed', detail: `Memorising failed${job.lastError ? `: ${job.lastError}` : ''}. It is retried when Tealeaf opens again.`, tone: 'failed' };
+  if (!job)
+    return {
+      label: 'not remembered',
+      detail: 'This chat ended while making memories was switched off, so Tealeaf did not remember it.',
+      tone: 'off',
+    };
+  if (job.status === 'failed')
+    return {
+      label: 'memorising failed',
+      detail: `Memorising failed${job.lastError ? `: ${job.lastError}` : ''}. It is retried when Tealeaf opens again.`,
+      tone: 'failed',
+    };
   const found = STEPS.findIndex(([step]) => step === job.step);
   // "done" is the last moment of step 4 (the record is finished, then the session is memorised).
   const at = Math.min(Math.max(0, found), STEPS.length - 2);
@@ -34,9 +44,17 @@ export function sessionMemoryStatus(session: Session, jobs: readonly JobSnapshot
   const count = /^(\d+)\/(\d+)$/.exec(job.progress);
   const part = count && Number(count[2]) > 1 && job.step !== 'done' ? ` (${count[1]} of ${count[2]})` : '';
   if (job.status === 'pending' && job.step === 'summarise') {
-    return { label: 'waiting to memorise', detail: 'Waiting to memorise this chat: it needs a loaded model, and memory creation switched on.', tone: 'busy' };
+    return {
+      label: 'waiting to memorise',
+      detail: 'Waiting to memorise this chat: it needs a loaded model, and memory creation switched on.',
+      tone: 'busy',
+    };
   }
-  return { label: `memorising ${at + 1}/${total}`, detail: `Memorising this chat: step ${at + 1} of ${total}, ${what}${part}.`, tone: 'busy' };
+  return {
+    label: `memorising ${at + 1}/${total}`,
+    detail: `Memorising this chat: step ${at + 1} of ${total}, ${what}${part}.`,
+    tone: 'busy',
+  };
 }
 
 export interface Learned {

@@ -62,7 +62,10 @@ export function edgeId(from: Id, to: Id): Id {
 const TRAITS = new Set(['user-trait', 'assistant-trait']);
 
 /** The associative candidates of Phase I-1. */
-export function findCandidates(input: Pick<LinkInput, 'memory' | 'graph' | 'index' | 'lookup' | 'vector' | 'batch'>, j: number): SearchHit[] {
+export function findCandidates(
+  input: Pick<LinkInput, 'memory' | 'graph' | 'index' | 'lookup' | 'vector' | 'batch'>,
+  j: number,
+): SearchHit[] {
   const { memory, graph, index, batch } = input;
   const exclude = new Set<Id>([memory.id]);
   if (batch) {

@@ -115,7 +115,15 @@ class MemoriseRun {
   }
 
   private advance(job: Job, patch: Partial<Job>, state: MemoriseState): Job {
-    return { ...job, ...patch, state: { ...state }, status: patch.status ?? 'running', attempts: 0, lastError: undefined, updatedAt: this.version(job) };
+    return {
+      ...job,
+      ...patch,
+      state: { ...state },
+      status: patch.status ?? 'running',
+      attempts: 0,
+      lastError: undefined,
+      updatedAt: this.version(job),
+    };
   }
 
   /** A new updatedAt, later than the job's last one even within the same millisecond. */
@@ -179,10 +187,19 @@ class MemoriseRun {
     if (turns.length === 0) {
       return this.commit({}, this.advance(job, { step: 'segment', progress: { done: 0, total: 0, label: 'nothing to remember' } }, state));
     }
-    const transcript: TranscriptTurn[] = turns.map((t) => ({ id: t.id, role: t.role, text: t.text, time: t.time, externalId: t.externalId }));
+    const transcript: TranscriptTurn[] = turns.map((t) => ({
+      id: t.id,
+      role: t.role,
+      text: t.text,
+      time: t.time,
+      externalId: t.externalId,
+    }));
     const messages = summariseMessages(transcript, { includeNotes: this.deps.includeNotes ?? true });
     this.modelCalls++;
-    const raw = await this.deps.llm!.json(messages, summarySchema(this.deps.includeNotes ?? true), { signal: this.deps.signal, temperature: 0 });
+    const raw = await this.deps.llm!.json(messages, summarySchema(this.deps.includeNotes ?? true), {
+      signal: this.deps.signal,
+      temperature: 0,
+    });
     const parsed = parseSummary(raw, transcript);
     if (!parsed.parsed) throw new Error(`summary unreadable: ${parsed.problems.join('; ')}`);
     this.problems.push(...parsed.problems);
@@ -242,7 +259,10 @@ class MemoriseRun {
     const embedder = this.deps.embedder;
     const batch = this.batch(state);
     if (!embedder || batch.length === 0) return this.commit({}, next);
-    const vectors = await embedder.embed(batch.map((m) => memoryUnit(m).indexText ?? m.text), this.deps.signal);
+    const vectors = await embedder.embed(
+      batch.map((m) => memoryUnit(m).indexText ?? m.text),
+      this.deps.signal,
+    );
     if (vectors.length !== batch.length) throw new Error(`embedder returned ${vectors.length} vectors for ${batch.length} texts`);
     const { job: out, applied } = await this.commitApplied(
       { vectors: batch.map((m, i) => ({ unitId: m.id, modelId: embedder.modelId, vector: vectors[i] })) },
@@ -255,7 +275,11 @@ class MemoriseRun {
   private async excerpt(m: Memory): Promise<string | undefined> {
     if (m.sourceTurnIds.length === 0) return undefined;
     const turns = await this.deps.repo.getTurns(m.sourceTurnIds.slice(0, 2));
-    const text = turns.map((t) => t.text).join(' / ').replace(/\s+/g, ' ').trim();
+    const text = turns
+      .map((t) => t.text)
+      .join(' / ')
+      .replace(/\s+/g, ' ')
+      .trim();
     return text === '' ? undefined : text.length > 200 ? `${text.slice(0, 197)}...` : text;
   }
 
@@ -268,7 +292,10 @@ class MemoriseRun {
     const vectors = new Map<Id, Float32Array>();
     const pending = this.batch(state);
     if (embedder && state.linked < total && pending.length > 0) {
-      const vs = await embedder.embed(pending.map((m) => memoryUnit(m).indexText ?? m.text), signal);
+      const vs = await embedder.embed(
+        pending.map((m) => memoryUnit(m).indexText ?? m.text),
+        signal,
+      );
       pending.forEach((m, i) => vs[i] && vectors.set(m.id, vs[i]));
     }
     let current = job;
@@ -316,7 +343,10 @@ class MemoriseRun {
       for (const m of committed.applied.memories ?? []) this.memories.set(m.id, m);
     }
     if (current.step === 'link' && state.linked >= total) {
-      current = await this.commit({}, this.advance(current, { step: 'segment', progress: { done: total, total, label: 'segmenting' } }, state));
+      current = await this.commit(
+        {},
+        this.advance(current, { step: 'segment', progress: { done: total, total, label: 'segmenting' } }, state),
+      );
     }
     return current;
   }

@@ -96,9 +96,7 @@ function speakerName(t: TranscriptTurn): string {
 
 export function summariseMessages(turns: readonly TranscriptTurn[], options: SummariseOptions = {}): ChatMessage[] {
   const includeNotes = options.includeNotes ?? true;
-  const transcript = turns
-    .map((t, i) => `${turnLabel(i)} [${speakerName(t)}, ${promptDate(t.time)}]: ${t.text}`)
-    .join('\n');
+  const transcript = turns.map((t, i) => `${turnLabel(i)} [${speakerName(t)}, ${promptDate(t.time)}]: ${t.text}`).join('\n');
   const system = [
     'You keep the long-term memory of a conversational assistant.',
     'Read the conversation and write down what is worth remembering in later conversations.',
@@ -146,7 +144,10 @@ function resolveSources(raw: ReadonlyArray<string | number>, turns: readonly Tra
   });
   const ids: Id[] = [];
   for (const r of raw) {
-    const key = String(r).trim().replace(/^\[|\]$/g, '').toLowerCase();
+    const key = String(r)
+      .trim()
+      .replace(/^\[|\]$/g, '')
+      .toLowerCase();
     const id = byKey.get(key);
     if (id && !ids.includes(id)) ids.push(id);
   }
@@ -193,7 +194,12 @@ function positionLookup(turns: readonly TranscriptTurn[]): (raw: unknown) => num
   });
   return (raw) => {
     if (typeof raw !== 'string' && typeof raw !== 'number') return undefined;
-    return byKey.get(String(raw).trim().replace(/^\[|\]$/g, '').toLowerCase());
+    return byKey.get(
+      String(raw)
+        .trim()
+        .replace(/^\[|\]$/g, '')
+        .toLowerCase(),
+    );
   };
 }
 

@@ -44,7 +44,10 @@ function timelineSignature(t: Timeline, memoriesById: ReadonlyMap<Id, Memory>): 
 
 /** Order-independent key of a set of timelines and the current texts of their memories. */
 export function refineCacheKey(timelines: readonly Timeline[], memoriesById: ReadonlyMap<Id, Memory>): string {
-  return timelines.map((t) => timelineSignature(t, memoriesById)).sort().join('\u0004');
+  return timelines
+    .map((t) => timelineSignature(t, memoriesById))
+    .sort()
+    .join('\u0004');
 }
 
 export function timelineNotesSchema(count: number): JsonSchema {
@@ -71,7 +74,7 @@ export function refineMessages(dialogue: string, rawTimelines: readonly string[]
     {
       role: 'system',
       content:
-        'You prepare background for the assistant\'s next reply. Each timeline below lists past memories in ' +
+        "You prepare background for the assistant's next reply. Each timeline below lists past memories in " +
         'time order, joined by how they relate. For every timeline write one short note (at most two ' +
         'sentences) keeping only what could help with the current conversation: what happened, when, and ' +
         'what changed since. Something marked as no longer true must be described as past. If nothing in a ' +
@@ -94,7 +97,8 @@ export function parseTimelineNotes(raw: unknown, count: number): { notes: Array<
   if (!ex.found) return { notes, problems };
   const list = pickArray(ex.value, ['notes', 'timelines', 'refined']) ?? [];
   list.forEach((entry, pos) => {
-    const parsed = typeof entry === 'string' ? { success: true as const, data: { note: entry, timeline: pos + 1 } } : NoteEntry.safeParse(entry);
+    const parsed =
+      typeof entry === 'string' ? { success: true as const, data: { note: entry, timeline: pos + 1 } } : NoteEntry.safeParse(entry);
     if (!parsed.success) {
       problems.push('invalid note dropped');
       return;
@@ -158,7 +162,10 @@ export async function refineTimelines(input: RefineInput): Promise<RefineResult>
   // Cache when the model answered at least partly; a total failure is tried again next turn.
   if (parsed.notes.some((n) => n !== undefined)) {
     const sorted = [...perTimeline].sort();
-    input.cache.set(key, sorted.map((s) => notes[perTimeline.indexOf(s)]));
+    input.cache.set(
+      key,
+      sorted.map((s) => notes[perTimeline.indexOf(s)]),
+    );
   }
   return { notes, raw, fromCache: false, modelCalls: 1, messages, problems: parsed.problems };
 }

@@ -46,7 +46,11 @@ export async function requeryKeywords(llm: LanguageModel, dialogue: string, sign
   try {
     const raw = await llm.json(requeryMessages(dialogue), REQUERY_SCHEMA, { signal, maxTokens: 80 });
     const list = pickArray(extractJson(raw).value, ['keywords', 'words', 'queries']) ?? [];
-    const words = list.filter((k): k is string => typeof k === 'string').map((k) => k.trim()).filter((k) => k.length > 0 && k.length < 60).slice(0, 8);
+    const words = list
+      .filter((k): k is string => typeof k === 'string')
+      .map((k) => k.trim())
+      .filter((k) => k.length > 0 && k.length < 60)
+      .slice(0, 8);
     return words.join(' ');
   } catch (e) {
     if (signal?.aborted) throw e;

@@ -82,8 +82,7 @@ export interface PreparedTurn {
   problems: string[];
 }
 
-export const DEFAULT_PERSONA =
-  'You are Tealeaf, a warm and thoughtful companion who talks with one person over months and years.';
+export const DEFAULT_PERSONA = 'You are Tealeaf, a warm and thoughtful companion who talks with one person over months and years.';
 
 /** Candidates fetched from the index: enough to fill the budget with small units (memories are ~10 words). */
 export function retrievalDepth(settings: Pick<MemorySettings, 'contextBudgetWords' | 'k'>): number {
@@ -132,12 +131,14 @@ function noteBlock(t: Timeline, note: string, memoriesById: ReadonlyMap<Id, Memo
  */
 export function fitTimeline(t: Timeline, memoriesById: ReadonlyMap<Id, Memory>, maxWords: number): Timeline {
   const cost = (lo: number, hi: number) =>
-    promptItemCost(formatTimeline({ memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through }, memoriesById));
+    promptItemCost(
+      formatTimeline({ memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through }, memoriesById),
+    );
   if (cost(0, t.memoryIds.length - 1) <= maxWords) return t;
   const at = Math.max(0, t.memoryIds.indexOf(t.through));
   let lo = at;
   let hi = at;
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     if (lo > 0 && cost(lo - 1, hi) <= maxWords) {
       lo--;
@@ -209,14 +210,23 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     requery = await requeryKeywords(input.llm, dialogueText(input.dialogue), input.signal);
     if (requery) {
       const second = searchForTurn({
-        index: input.index, query: requery, queryVector, k: retrievalDepth(settings), kinds: ['memory', 'segment'],
+        index: input.index,
+        query: requery,
+        queryVector,
+        k: retrievalDepth(settings),
+        kinds: ['memory', 'segment'],
         signals: { speakerAware: settings.speakerAware, feedback: false, routing: false },
       }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
       fusedSearch = fuseRankings(searched, second);
     }
   }
   // LD-Agent's time decay of event memories (off at 0).
-  const ranked = decayed(fusedSearch, input.now, settings.timeDecayHalfLifeDays, (h) => h.unit.kind === 'memory' && memoriesById.get(h.unit.id)?.kind === 'event');
+  const ranked = decayed(
+    fusedSearch,
+    input.now,
+    settings.timeDecayHalfLifeDays,
+    (h) => h.unit.kind === 'memory' && memoriesById.get(h.unit.id)?.kind === 'event',
+  );
 
   // Phase II-1/II-2: one timeline through each of the top-k retrieved memories, refined in one call.
   const timelineOf = new Map<Id, TimelineBlock>();
@@ -224,7 +234,10 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   let modelCalls = requeryCalls;
   let refineTokens = 0;
   if (settings.retrievalMode === 'timelines') {
-    const through = ranked.filter((h) => h.unit.kind === 'memory').slice(0, settings.k).map((h) => h.unit.id);
+    const through = ranked
+      .filter((h) => h.unit.kind === 'memory')
+      .slice(0, settings.k)
+      .map((h) => h.unit.id);
     const maxWords = Math.max(1, Math.floor(limit * settings.timelineBudgetShare));
     const seen = new Set<string>();
     const timelines = timelinesForRetrieved(input.graph, through, input.seed, {
@@ -315,7 +328,18 @@ function pack(
       const part = excerptQuery === undefined ? undefined : segmentExcerpt(unit.text, unit.sourceTurnIds, excerptQuery);
       const text = segmentBlock(unit.time, part?.text ?? unit.text);
       const cost = promptItemCost(text);
-      if (packer.fits(cost)) packer.take({ kind: 'segment', id: unit.id, text, cost, time: unit.time, rank, score: hit.score, sourceTurnIds: part?.turnIds ?? unit.sourceTurnIds, memoryIds: [] });
+      if (packer.fits(cost))
+        packer.take({
+          kind: 'segment',
+          id: unit.id,
+          text,
+          cost,
+          time: unit.time,
+          rank,
+          score: hit.score,
+          sourceTurnIds: part?.turnIds ?? unit.sourceTurnIds,
+          memoryIds: [],
+        });
       return;
     }
     const m = memoriesById.get(unit.id)!;
@@ -331,14 +355,35 @@ function pack(
         for (const d of dup) packer.remove(d);
         const turns = [...new Set(ids.flatMap((id) => memoriesById.get(id)?.sourceTurnIds ?? []))];
         for (const id of ids) inTimeline.add(id);
-        packer.take({ kind: 'timeline', id: m.id, text: tl.text, cost, time: m.time, rank, score: hit.score, sourceTurnIds: turns, memoryIds: [m.id, ...ids.filter((id) => id !== m.id)] });
+        packer.take({
+          kind: 'timeline',
+          id: m.id,
+          text: tl.text,
+          cost,
+          time: m.time,
+          rank,
+          score: hit.score,
+          sourceTurnIds: turns,
+          memoryIds: [m.id, ...ids.filter((id) => id !== m.id)],
+        });
         return;
       }
     }
     if (packer.isCovered(m.sourceTurnIds)) return;
     const text = memoryLine(m, memoriesById);
     const cost = promptItemCost(text);
-    if (packer.fits(cost)) packer.take({ kind: 'memory', id: m.id, text, cost, time: m.time, rank, score: hit.score, sourceTurnIds: m.sourceTurnIds, memoryIds: [m.id] });
+    if (packer.fits(cost))
+      packer.take({
+        kind: 'memory',
+        id: m.id,
+        text,
+        cost,
+        time: m.time,
+        rank,
+        score: hit.score,
+        sourceTurnIds: m.sourceTurnIds,
+        memoryIds: [m.id],
+      });
   });
   // Time order for the prompt (SeCom).
   return packer.inTimeOrder();

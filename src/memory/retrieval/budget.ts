@@ -108,11 +108,7 @@ export class BudgetPacker<T extends PackItem> {
  * smaller ones after it may still fit), then order the taken units by time, as SeCom does, so the
  * model reads the past in the order it happened. Ties keep rank order.
  */
-export function packByBudget(
-  ranked: ReadonlyArray<SearchHit | IndexedUnit>,
-  budget: number,
-  options: PackOptions = {},
-): Packed {
+export function packByBudget(ranked: ReadonlyArray<SearchHit | IndexedUnit>, budget: number, options: PackOptions = {}): Packed {
   const measure = options.measure ?? 'words';
   const packer = new BudgetPacker<PackedUnit & PackItem>(budget);
   const seen = new Set<Id>();

@@ -44,7 +44,11 @@ export function withFeedback(
   options: FeedbackOptions = DEFAULT_FEEDBACK,
 ): SearchHit[] {
   if (!index.feedbackTerms || first.length === 0 || options.docs <= 0 || options.terms <= 0) return [...first];
-  const terms = index.feedbackTerms(first.slice(0, options.docs).map((h) => h.unit.id), query, options.terms);
+  const terms = index.feedbackTerms(
+    first.slice(0, options.docs).map((h) => h.unit.id),
+    query,
+    options.terms,
+  );
   if (terms.length === 0) return [...first];
   const second = index.search(query, queryVector, k, { ...filter, expand: terms });
   return fuseRankings([first, second], k);

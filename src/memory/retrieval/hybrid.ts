@@ -111,9 +111,7 @@ export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
       const tokens = lexical.tokens(query);
       const lex = lexical.searchTokens(filter?.expand ? [...tokens, ...filter.expand] : tokens, n, accept);
       const dense =
-        queryVector && vectors && vectors.size > 0 && queryVector.length === vectors.dim
-          ? vectors.search(queryVector, n, { accept })
-          : [];
+        queryVector && vectors && vectors.size > 0 && queryVector.length === vectors.dim ? vectors.search(queryVector, n, { accept }) : [];
       const scores = new Map<Id, RetrievalScore>();
       const entry = (id: Id): RetrievalScore => {
         let s = scores.get(id);

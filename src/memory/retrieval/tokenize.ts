@@ -16,7 +16,9 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
     // conversational filler
     'yeah yes yep ok okay oh hey hi hello wow really thanks thank lol haha hmm um uh ah gonna wanna got get gets ' +
     'getting go going goes went im ive id youre thats its dont cant wont didnt doesnt isnt'
-  ).split(/\s+/).filter(Boolean),
+  )
+    .split(/\s+/)
+    .filter(Boolean),
 );
 
 /**

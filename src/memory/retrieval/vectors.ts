@@ -170,7 +170,10 @@ export class VectorStore {
     for (let s = 0; s < this.count; s++) {
       const i8 = this.i8[s >> CHUNK_BITS]!;
       const o = (s & CHUNK_MASK) * d;
-      let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+      let a0 = 0,
+        a1 = 0,
+        a2 = 0,
+        a3 = 0;
       let j = 0;
       for (; j + 3 < d; j += 4) {
         a0 += i8[o + j]! * p[j]!;
@@ -246,7 +249,10 @@ export class VectorStore {
     const d = this.dim;
     const f = this.f32[slot >> CHUNK_BITS]!;
     const o = (slot & CHUNK_MASK) * d;
-    let a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    let a0 = 0,
+      a1 = 0,
+      a2 = 0,
+      a3 = 0;
     let j = 0;
     for (; j + 3 < d; j += 4) {
       a0 += f[o + j]! * y[j]!;

@@ -46,21 +46,56 @@ describe('renderMarkdown drops every URL but a safe link href (issue 9, defect 7
   // Every attribute that makes a browser fetch or navigate somewhere (HTML, legacy HTML, SVG,
   // MathML, microdata), plus style (CSS url()).
   const URL_ATTRS = [
-    'background', 'src', 'href', 'action', 'formaction', 'poster', 'cite', 'longdesc', 'lowsrc', 'dynsrc', 'usemap',
-    'xlink:href', 'ping', 'data', 'codebase', 'manifest', 'profile', 'srcset', 'imagesrcset', 'icon', 'archive',
-    'classid', 'itemtype', 'itemid', 'datasrc', 'xml:base', 'style',
+    'background',
+    'src',
+    'href',
+    'action',
+    'formaction',
+    'poster',
+    'cite',
+    'longdesc',
+    'lowsrc',
+    'dynsrc',
+    'usemap',
+    'xlink:href',
+    'ping',
+    'data',
+    'codebase',
+    'manifest',
+    'profile',
+    'srcset',
+    'imagesrcset',
+    'icon',
+    'archive',
+    'classid',
+    'itemtype',
+    'itemid',
+    'datasrc',
+    'xml:base',
+    'style',
   ];
   // Tags the sanitiser keeps (the attribute must go, the element stay) and tags it drops.
   const KEPT = ['table', 'td', 'th', 'tr', 'div', 'span', 'p', 'blockquote', 'ol', 'li', 'pre', 'code', 'h2', 'a'];
-  const DROPPED = ['img', 'video', 'object', 'body', 'q', 'ins', 'del', 'input', 'form', 'iframe', 'svg', 'image', 'math'].filter((t) => !KEPT.includes(t));
+  const DROPPED = ['img', 'video', 'object', 'body', 'q', 'ins', 'del', 'input', 'form', 'iframe', 'svg', 'image', 'math'].filter(
+    (t) => !KEPT.includes(t),
+  );
   // Case variants of each attribute name.
   const cases = (a: string) => [a, a.toUpperCase(), [...a].map((c, i) => (i % 2 ? c.toUpperCase() : c)).join('')];
   // Off-site and script URLs, plain, in odd case, and with the scheme entity-encoded or padded.
   const HOSTILE = [
-    'https://evil.example/x.png', 'HTTPS://EVIL.EXAMPLE/x', 'http://evil.example/x', '//evil.example/x',
-    '&#104;ttps://evil.example/x', '&#x68;&#x74;&#x74;&#x70;&#x73;&#x3a;//evil.example/x', 'javascript:alert(1)',
-    'jav&#x61;script:alert(1)', '&#106;avascript:alert(1)', ' java\tscript:alert(1)', 'data:image/png;base64,AAAA',
-    'url(https://evil.example/x)', 'background:url(//evil.example/x)',
+    'https://evil.example/x.png',
+    'HTTPS://EVIL.EXAMPLE/x',
+    'http://evil.example/x',
+    '//evil.example/x',
+    '&#104;ttps://evil.example/x',
+    '&#x68;&#x74;&#x74;&#x70;&#x73;&#x3a;//evil.example/x',
+    'javascript:alert(1)',
+    'jav&#x61;script:alert(1)',
+    '&#106;avascript:alert(1)',
+    ' java\tscript:alert(1)',
+    'data:image/png;base64,AAAA',
+    'url(https://evil.example/x)',
+    'background:url(//evil.example/x)',
   ];
   const WRAP: Record<string, (inner: string) => string> = {
     td: (i) => `<table><tbody><tr>${i}</tr></tbody></table>`,
@@ -82,7 +117,8 @@ describe('renderMarkdown drops every URL but a safe link href (issue 9, defect 7
       for (const a of el.getAttributeNames()) {
         const v = el.getAttribute(a) ?? '';
         const safeLink = el.tagName === 'A' && a === 'href' && /^(?:https?:|mailto:)/i.test(v);
-        if (!safeLink && (URL_ATTRS.includes(a) || /evil|javascript|data:|url\(/i.test(v))) found.push(`<${el.tagName.toLowerCase()} ${a}="${v}">`);
+        if (!safeLink && (URL_ATTRS.includes(a) || /evil|javascript|data:|url\(/i.test(v)))
+          found.push(`<${el.tagName.toLowerCase()} ${a}="${v}">`);
       }
     }
     return found;
@@ -106,7 +142,13 @@ describe('renderMarkdown drops every URL but a safe link href (issue 9, defect 7
   it('no element keeps a URL-bearing attribute, on any tag (kept or dropped)', () => {
     // Every tag x every attribute x the URL shapes most likely to slip past a scheme check; the
     // attribute name's case rotates through its variants.
-    const values = ['https://evil.example/x', '//evil.example/x', '&#104;ttps://evil.example/x', 'jav&#x61;script:alert(1)', 'data:image/png;base64,AAAA'];
+    const values = [
+      'https://evil.example/x',
+      '//evil.example/x',
+      '&#104;ttps://evil.example/x',
+      'jav&#x61;script:alert(1)',
+      'data:image/png;base64,AAAA',
+    ];
     const checked = new Set<string>();
     let n = 0;
     for (const tag of [...KEPT, ...DROPPED]) {
@@ -141,7 +183,11 @@ describe('renderMarkdown drops every URL but a safe link href (issue 9, defect 7
       expect(urlsIn(parse(render(WRAP[tag]?.(el) ?? el))), tag).toEqual([]);
     }
     // Markdown images and reference images never become <img>.
-    for (const md of ['![x](https://evil.example/p.png)', '![x][r]\n\n[r]: https://evil.example/p.png', '[![x](https://evil.example/p.png)](https://example.org)']) {
+    for (const md of [
+      '![x](https://evil.example/p.png)',
+      '![x][r]\n\n[r]: https://evil.example/p.png',
+      '[![x](https://evil.example/p.png)](https://example.org)',
+    ]) {
       const body = parse(render(md));
       expect(body.querySelector('img'), md).toBeNull();
       expect(urlsIn(body), md).toEqual([]);
@@ -166,16 +212,34 @@ describe('renderMarkdown drops every URL but a safe link href (issue 9, defect 7
   });
 
   it('a link keeps http, https and mailto hrefs only, in any case or encoding', () => {
-    for (const good of ['https://example.org/a', 'http://example.org/a', 'HTTPS://EXAMPLE.ORG/A', 'mailto:me@example.org', '&#104;ttps://example.org/e']) {
+    for (const good of [
+      'https://example.org/a',
+      'http://example.org/a',
+      'HTTPS://EXAMPLE.ORG/A',
+      'mailto:me@example.org',
+      '&#104;ttps://example.org/e',
+    ]) {
       const a = parse(render(`<a href="${good}">x</a>`)).querySelector('a');
       expect(a?.getAttribute('href'), good).toMatch(/^(?:https?:|mailto:)/i);
       expect(a?.getAttribute('rel')).toBe('noopener noreferrer nofollow');
     }
     const bad = [
-      'javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'jav&#x09;ascript:alert(1)', '&#x6A;avascript:alert(1)', ' javascript:alert(1)',
-      'data:text/html,x', 'DATA:text/html,x', 'vbscript:x', 'file:///etc/passwd', 'blob:https://x/y', 'ftp://evil.example/',
+      'javascript:alert(1)',
+      'JaVaScRiPt:alert(1)',
+      'jav&#x09;ascript:alert(1)',
+      '&#x6A;avascript:alert(1)',
+      ' javascript:alert(1)',
+      'data:text/html,x',
+      'DATA:text/html,x',
+      'vbscript:x',
+      'file:///etc/passwd',
+      'blob:https://x/y',
+      'ftp://evil.example/',
       // No in-page anchors: replies have no ids, and '#/settings' is one of the app's own routes.
-      '#top', '#/settings', '/relative', 'relative/path',
+      '#top',
+      '#/settings',
+      '/relative',
+      'relative/path',
     ];
     for (const b of bad) {
       for (const src of [`<a href="${b}">x</a>`, `<A HREF="${b}">x</A>`, `[x](${b.replace(/ /g, '')})`]) {
@@ -193,7 +257,7 @@ describe('renderMarkdown drops every URL but a safe link href (issue 9, defect 7
     expect(body.querySelector('code')?.getAttribute('class')).toBe('language-js');
   });
 
-  it('drops ids, names and the app\'s own classes (clobbering, restyling a reply into app UI)', () => {
+  it("drops ids, names and the app's own classes (clobbering, restyling a reply into app UI)", () => {
     const body = parse(render('<div id="app" name="x" class="toast primary" data-testid="delete-all" aria-label="y">z</div>'));
     const div = body.querySelector('div');
     expect(div?.textContent).toBe('z');

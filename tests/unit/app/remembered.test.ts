@@ -27,6 +27,8 @@ describe('passageLines', () => {
 describe('scoreWords', () => {
   it('says which signals matched, in words', () => {
     expect(scoreWords({ unitId: 'm', unitKind: 'memory', lexical: 0.4213, fused: 0.0328 })).toBe('same words 0.42 · overall 0.033');
-    expect(scoreWords({ unitId: 'm', unitKind: 'memory', lexical: 1, dense: 0.5, fused: 0.1 })).toBe('same words 1.00 · similar meaning 0.50 · overall 0.100');
+    expect(scoreWords({ unitId: 'm', unitKind: 'memory', lexical: 1, dense: 0.5, fused: 0.1 })).toBe(
+      'same words 1.00 · similar meaning 0.50 · overall 0.100',
+    );
   });
 });

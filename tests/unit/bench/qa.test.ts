@@ -58,7 +58,9 @@ describe('bench:qa', () => {
     expect(r.memories).toBeGreaterThan(0);
     expect(r.memoriseCalls).toBeGreaterThanOrEqual(2); // one summary per session at least
     expect(r.questions.map((q) => q.question)).toEqual([
-      'When did Caroline go to the support group?', 'What is Caroline researching?', 'What did Melanie paint?',
+      'When did Caroline go to the support group?',
+      'What is Caroline researching?',
+      'What did Melanie paint?',
     ]);
     const researching = r.questions[1];
     expect(researching.answer).toBe('She is researching adoption agencies.');
@@ -67,7 +69,11 @@ describe('bench:qa', () => {
     expect(r.questions[0].j).toBe(0);
     expect(r.questions[0].answer).toMatch(/^Served locally: /);
     // The memory the server's summary made reached the answer's prompt.
-    const asked = fake.requests.filter((x) => (x.body as { messages?: Array<{ content: string }> } | undefined)?.messages?.some((m) => m.content.includes('adoption agencies')) && !(x.body as { response_format?: unknown }).response_format);
+    const asked = fake.requests.filter(
+      (x) =>
+        (x.body as { messages?: Array<{ content: string }> } | undefined)?.messages?.some((m) => m.content.includes('adoption agencies')) &&
+        !(x.body as { response_format?: unknown }).response_format,
+    );
     expect(asked.length).toBeGreaterThan(0);
 
     const s = summarise([r]);

@@ -8,9 +8,25 @@ import { InMemoryRepository } from '../../support/in-memory-repository';
 import type { Edge, Memory } from '../../../src/memory/types';
 
 const mem = (id: string, time: number, kind: Memory['kind'] = 'event', extra: Partial<Memory> = {}): Memory => ({
-  id, kind, text: `text ${id}`, subject: 'user', time, sourceTurnIds: [], sessionId: 's', edited: false, createdAt: time, ...extra,
+  id,
+  kind,
+  text: `text ${id}`,
+  subject: 'user',
+  time,
+  sourceTurnIds: [],
+  sessionId: 's',
+  edited: false,
+  createdAt: time,
+  ...extra,
 });
-const edge = (from: string, to: string, relation: Edge['relation']): Edge => ({ id: `${from}->${to}`, from, to, relation, origin: 'model', createdAt: 0 });
+const edge = (from: string, to: string, relation: Edge['relation']): Edge => ({
+  id: `${from}->${to}`,
+  from,
+  to,
+  relation,
+  origin: 'model',
+  createdAt: 0,
+});
 
 function world() {
   const memories = [mem('tea', 1, 'user-trait', { supersededBy: 'coffee' }), mem('coffee', 5, 'user-trait'), mem('run', 2), mem('knee', 3)];
@@ -69,7 +85,9 @@ describe('corrections', () => {
     // A newer trait it links to becomes the replacement as well.
     const fresh = new Map(w.map);
     fresh.set('tea', mem('tea', 1, 'user-trait'));
-    expect(toggleSuperseded('tea', fresh, w.graph, 100).change?.memoryPatches).toEqual([{ id: 'tea', endedAt: 100, supersededBy: 'coffee' }]);
+    expect(toggleSuperseded('tea', fresh, w.graph, 100).change?.memoryPatches).toEqual([
+      { id: 'tea', endedAt: 100, supersededBy: 'coffee' },
+    ]);
     // Through the store, and back.
     const ended = await applied(w.memories, w.edges, lone.change!);
     expect(ended.memories.find((m) => m.id === 'coffee')?.endedAt).toBe(100);
@@ -84,9 +102,14 @@ describe('corrections', () => {
     const m = mem('coffee', Date.UTC(2024, 0, 5), 'user-trait', { endedAt: Date.UTC(2024, 2, 1) });
     expect(memoryLine(m)).toMatch(/true until 2024-03-01/);
     const replaced = mem('tea', Date.UTC(2024, 0, 1), 'user-trait', { supersededBy: 'coffee' });
-    const byId = new Map([[m.id, m], [replaced.id, replaced]]);
+    const byId = new Map([
+      [m.id, m],
+      [replaced.id, replaced],
+    ]);
     expect(memoryLine(replaced, byId)).toMatch(/true until 2024-01-05/);
-    expect(formatTimeline({ memoryIds: ['tea', 'coffee'], relations: ['Changed'], through: 'coffee' }, byId)).toMatch(/true until 2024-03-01/);
+    expect(formatTimeline({ memoryIds: ['tea', 'coffee'], relations: ['Changed'], through: 'coffee' }, byId)).toMatch(
+      /true until 2024-03-01/,
+    );
     expect(memoryLine(mem('x', 1, 'user-trait'))).not.toMatch(/until|no longer/);
   });
 });

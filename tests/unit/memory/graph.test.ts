@@ -75,7 +75,15 @@ describe('checkGraphInvariants', () => {
     const es = [edge('b', 'a'), edge('a', 'a'), edge('a', 'b'), { ...edge('a', 'b'), id: 'dup' }, edge('a', 'missing')];
     const kinds = [...new Set(checkGraphInvariants(ms, es).map((v) => v.kind))].sort();
     expect(kinds).toEqual(
-      ['duplicate-edge', 'edge-direction', 'missing-end', 'self-loop', 'superseded-kind', 'superseded-missing', 'superseded-not-newer'].sort(),
+      [
+        'duplicate-edge',
+        'edge-direction',
+        'missing-end',
+        'self-loop',
+        'superseded-kind',
+        'superseded-missing',
+        'superseded-not-newer',
+      ].sort(),
     );
   });
 

@@ -91,18 +91,31 @@ export class FixedIndex implements HybridIndex {
   }
   search(query: string, _v: Float32Array | undefined, k: number, filter?: SearchFilter): SearchHit[] {
     const ok = (u: IndexedUnit) => !filter?.exclude?.has(u.id) && (!filter?.kinds || filter.kinds.includes(u.kind));
-    const words = new Set(query.toLowerCase().split(/\W+/).filter((w) => w.length > 3));
+    const words = new Set(
+      query
+        .toLowerCase()
+        .split(/\W+/)
+        .filter((w) => w.length > 3),
+    );
     const ranked = this.ranking
       ? this.ranking.map((id) => this.units.get(id)).filter((u): u is IndexedUnit => !!u)
       : [...this.units.values()]
-          .map((u) => ({ u, s: u.text.toLowerCase().split(/\W+/).filter((w) => words.has(w)).length }))
+          .map((u) => ({
+            u,
+            s: u.text
+              .toLowerCase()
+              .split(/\W+/)
+              .filter((w) => words.has(w)).length,
+          }))
           .filter((x) => x.s > 0)
           .sort((a, b) => b.s - a.s || (a.u.id < b.u.id ? -1 : 1))
           .map((x) => x.u);
-    return ranked
-      .filter(ok)
-      .slice(0, k)
-      // The fixed ranking stands for word matches: each hit has a lexical score (not a weak retrieval).
-      .map((unit, i) => ({ unit, score: { unitId: unit.id, unitKind: unit.kind, lexical: 1 / (i + 1), fused: 1 / (i + 1) } }));
+    return (
+      ranked
+        .filter(ok)
+        .slice(0, k)
+        // The fixed ranking stands for word matches: each hit has a lexical score (not a weak retrieval).
+        .map((unit, i) => ({ unit, score: { unitId: unit.id, unitKind: unit.kind, lexical: 1 / (i + 1), fused: 1 / (i + 1) } }))
+    );
   }
 }

@@ -39,7 +39,13 @@ describe('linkMemory (Phase I, Figure 3)', () => {
     const { graph, index, byId } = setup(base, edges, ['a1', 'b1', 'a2', 'c1']);
     const llm = labeller({ [a1.text]: 'Cause', [a2.text]: 'SameTopic', [b1.text]: 'React', [c1.text]: 'None' });
     const plan = await linkMemory({
-      memory: newMem, graph, index, lookup: (id) => byId.get(id), settings: withDefaults({ j: 3 }), llm, now: 0,
+      memory: newMem,
+      graph,
+      index,
+      lookup: (id) => byId.get(id),
+      settings: withDefaults({ j: 3 }),
+      llm,
+      now: 0,
     });
     expect(llm.count()).toBe(1);
     expect(plan.candidates.map((c) => c.id)).toEqual(['a1', 'b1', 'a2']);
@@ -67,8 +73,13 @@ describe('linkMemory (Phase I, Figure 3)', () => {
     const { graph, index, byId } = setup(base, edges, ['a2', 'a1', 'b1']);
     const llm = labeller({});
     const plan = await linkMemory({
-      memory: newMem, graph, index, lookup: (id) => byId.get(id),
-      settings: withDefaults({ relationAwareLinking: false, lexicalSimilarityThreshold: 0.2 }), llm, now: 0,
+      memory: newMem,
+      graph,
+      index,
+      lookup: (id) => byId.get(id),
+      settings: withDefaults({ relationAwareLinking: false, lexicalSimilarityThreshold: 0.2 }),
+      llm,
+      now: 0,
     });
     expect(llm.count()).toBe(0);
     // Only the guitar memories share words; a1 and a2 share a component, so only a2 (newer) is linked.

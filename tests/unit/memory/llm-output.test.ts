@@ -118,7 +118,10 @@ describe('parseSummary', () => {
   });
 
   it('guesses the best matching turn when no source is valid', () => {
-    const r = parseSummary('{"events":[{"text":"The beagle owner is vegetarian","turns":["T42"]}],"userTraits":[],"assistantTraits":[]}', turns);
+    const r = parseSummary(
+      '{"events":[{"text":"The beagle owner is vegetarian","turns":["T42"]}],"userTraits":[],"assistantTraits":[]}',
+      turns,
+    );
     expect(r.items[0].sourceTurnIds).toEqual(['turn-c']);
     expect(r.items[0].sourceGuessed).toBe(true);
   });

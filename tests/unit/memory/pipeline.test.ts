@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { InMemoryRepository } from '../../support/in-memory-repository';
-import { createMemoriseJob, memoryUnit, runMemoriseJob, type MemoriseDeps, type MemoriseState, type Segmenter } from '../../../src/memory/ingest/memorise';
+import {
+  createMemoriseJob,
+  memoryUnit,
+  runMemoriseJob,
+  type MemoriseDeps,
+  type MemoriseState,
+  type Segmenter,
+} from '../../../src/memory/ingest/memorise';
 import { segmentSession, splitByCohesion } from '../../../src/memory/ingest/segments';
 import { withDefaults, type MemorySettings } from '../../../src/memory/settings';
 import { checkGraphInvariants } from '../../support/invariants';
@@ -22,7 +29,15 @@ function sessionRecords(i: number, texts: string[]): { session: Session; turns: 
   const time = T0 + i * 10 * DAY;
   const turns: Turn[] = texts.flatMap((text, k) => [
     { id: `${id}:u${k}`, sessionId: id, index: 2 * k, role: 'user', text, time: time + k * 1000, status: 'complete' },
-    { id: `${id}:a${k}`, sessionId: id, index: 2 * k + 1, role: 'assistant', text: 'I see, tell me more.', time: time + k * 1000 + 500, status: 'complete' },
+    {
+      id: `${id}:a${k}`,
+      sessionId: id,
+      index: 2 * k + 1,
+      role: 'assistant',
+      text: 'I see, tell me more.',
+      time: time + k * 1000 + 500,
+      status: 'complete',
+    },
   ]);
   return { session: { id, title: id, startedAt: time, lastActivityAt: time, status: 'ended' }, turns };
 }
@@ -31,7 +46,11 @@ function sessionRecords(i: number, texts: string[]): { session: Session; turns: 
 function deterministicScript(call: ScriptedCall): string {
   if (call.schemaTitle === 'session_memories') {
     const lines = call.messages[1].content.split('\n').filter((l) => /^T\d+ \[user/.test(l));
-    const events = lines.map((l) => ({ text: `User said: ${l.replace(/^T\d+ \[[^\]]*\]: /, '')}`, about: 'user', turns: [l.split(' ')[0]] }));
+    const events = lines.map((l) => ({
+      text: `User said: ${l.replace(/^T\d+ \[[^\]]*\]: /, '')}`,
+      about: 'user',
+      turns: [l.split(' ')[0]],
+    }));
     const userTraits = lines
       .filter((l) => /tea|coffee/.test(l))
       .map((l) => ({ text: /coffee/.test(l) ? 'User prefers coffee' : 'User prefers green tea', turns: [l.split(' ')[0]] }));
@@ -59,7 +78,12 @@ async function seedWorld(repo: InMemoryRepository, sessions = SESSIONS): Promise
   return jobs;
 }
 
-function depsFor(repo: InMemoryRepository, llm: ScriptedModel | undefined, settings: MemorySettings, extra: Partial<MemoriseDeps> = {}): MemoriseDeps {
+function depsFor(
+  repo: InMemoryRepository,
+  llm: ScriptedModel | undefined,
+  settings: MemorySettings,
+  extra: Partial<MemoriseDeps> = {},
+): MemoriseDeps {
   // A fresh process: index rebuilt from the store, graph and memory map built by the job.
   const index = createHybridIndex();
   for (const m of repo.memories.values()) index.upsert(memoryUnit(m));
@@ -92,7 +116,14 @@ describe('runMemoriseJob', () => {
     const repo = new InMemoryRepository();
     const jobs = await seedWorld(repo);
     const llm = new ScriptedModel(deterministicScript);
-    expect(await runAll(repo, jobs.map((j) => j.id), llm, settings)).toBe('done');
+    expect(
+      await runAll(
+        repo,
+        jobs.map((j) => j.id),
+        llm,
+        settings,
+      ),
+    ).toBe('done');
     const snap = snapshot(repo);
     expect(snap.sessions).toEqual(['memorised', 'memorised', 'memorised']);
     expect(llm.count('session_memories')).toBe(3);
@@ -116,7 +147,12 @@ describe('runMemoriseJob', () => {
   it('resumes after a crash at any commit with the same final graph and no duplicates', async () => {
     const reference = new InMemoryRepository();
     const refJobs = await seedWorld(reference);
-    await runAll(reference, refJobs.map((j) => j.id), new ScriptedModel(deterministicScript), settings);
+    await runAll(
+      reference,
+      refJobs.map((j) => j.id),
+      new ScriptedModel(deterministicScript),
+      settings,
+    );
     const expected = snapshot(reference);
     const commitsNeeded = reference.commits - refJobs.length; // minus the seeding commits
 
@@ -159,7 +195,14 @@ describe('runMemoriseJob', () => {
     const jobs = await seedWorld(repo);
     const llm = new ScriptedModel(deterministicScript);
     const off = withDefaults({ relationAwareLinking: false, lexicalSimilarityThreshold: 0.25 });
-    expect(await runAll(repo, jobs.map((j) => j.id), llm, off)).toBe('done');
+    expect(
+      await runAll(
+        repo,
+        jobs.map((j) => j.id),
+        llm,
+        off,
+      ),
+    ).toBe('done');
     expect(llm.count()).toBe(3);
     const snap = snapshot(repo);
     expect(snap.edges.length).toBeGreaterThan(0);
@@ -185,11 +228,20 @@ describe('runMemoriseJob', () => {
     const repo = new InMemoryRepository();
     const [job] = await seedWorld(repo, [SESSIONS[0]]);
     const embedder: Embedder = {
-      modelId: 'toy', dimension: 4,
-      embed: async (texts) => texts.map((t) => { const v = new Float32Array(4); v[t.length % 4] = 1; return v; }),
+      modelId: 'toy',
+      dimension: 4,
+      embed: async (texts) =>
+        texts.map((t) => {
+          const v = new Float32Array(4);
+          v[t.length % 4] = 1;
+          return v;
+        }),
     };
     const progress: string[] = [];
-    const out = await runMemoriseJob(job, depsFor(repo, new ScriptedModel(deterministicScript), settings, { embedder, onProgress: (j) => progress.push(j.step) }));
+    const out = await runMemoriseJob(
+      job,
+      depsFor(repo, new ScriptedModel(deterministicScript), settings, { embedder, onProgress: (j) => progress.push(j.step) }),
+    );
     expect(out.status).toBe('done');
     expect(repo.vectors.size).toBe(repo.memories.size);
     expect(progress[0]).toBe('embed');
@@ -231,7 +283,10 @@ async function fallbackRanges(repo: InMemoryRepository, sessionId: string): Prom
 describe('segments from the summarising call', () => {
   const settings = withDefaults();
   // Six turns per session; the fallback splitter (at least 3 turns a segment) cannot make [0, 1].
-  const TOPICS = [{ first: 'T1', last: 'T2' }, { first: 'T3', last: 'T6' }];
+  const TOPICS = [
+    { first: 'T1', last: 'T2' },
+    { first: 'T3', last: 'T6' },
+  ];
 
   it("segments follow the summary's topics; a session costs 1 + labelling calls, the segment step none", async () => {
     for (const segmenter of [rangesSegmenter, legacySegmenter]) {
@@ -251,7 +306,13 @@ describe('segments from the summarising call', () => {
           { first: `${job.sessionId}:u0`, last: `${job.sessionId}:a0` },
           { first: `${job.sessionId}:u1`, last: `${job.sessionId}:a2` },
         ]);
-        const expected = segmenter === rangesSegmenter ? [[0, 1], [2, 5]] : await fallbackRanges(repo, job.sessionId!);
+        const expected =
+          segmenter === rangesSegmenter
+            ? [
+                [0, 1],
+                [2, 5],
+              ]
+            : await fallbackRanges(repo, job.sessionId!);
         expect(await segmentRanges(repo, job.sessionId!)).toEqual(expected);
       }
       expect(llm.count('session_memories')).toBe(3);
@@ -270,7 +331,10 @@ describe('segments from the summarising call', () => {
       expect(topicsOf(out.job)).toBeUndefined();
       const segs = await segmentRanges(repo, job.sessionId!);
       expect(segs).toEqual(await fallbackRanges(repo, job.sessionId!));
-      expect(segs).not.toEqual([[0, 1], [2, 5]]);
+      expect(segs).not.toEqual([
+        [0, 1],
+        [2, 5],
+      ]);
     }
   });
 
@@ -289,7 +353,10 @@ describe('segments from the summarising call', () => {
       },
     });
     const [job] = await seedWorld(repo, [SESSIONS[0]]);
-    const first = await runMemoriseJob(job, depsFor(repo, new ScriptedModel(scriptWithTopics(TOPICS)), withDefaults({ maxStepAttempts: 1 }), { segmenter: rangesSegmenter }));
+    const first = await runMemoriseJob(
+      job,
+      depsFor(repo, new ScriptedModel(scriptWithTopics(TOPICS)), withDefaults({ maxStepAttempts: 1 }), { segmenter: rangesSegmenter }),
+    );
     expect(first.status).toBe('failed');
     const stored = (await repo.getJob(job.id))!;
     expect(stored.step).toBe('embed');
@@ -303,7 +370,10 @@ describe('segments from the summarising call', () => {
     expect(out.job.lastError).toBeUndefined();
     expect(out.status).toBe('done');
     expect(llm.count('session_memories')).toBe(0);
-    expect(await segmentRanges(repo, job.sessionId!)).toEqual([[0, 1], [2, 5]]);
+    expect(await segmentRanges(repo, job.sessionId!)).toEqual([
+      [0, 1],
+      [2, 5],
+    ]);
   });
 });
 
@@ -312,19 +382,40 @@ describe('property: random sessions and garbage model output keep the graph inva
     fc.string({ maxLength: 80 }),
     fc.constant(''),
     fc.json().map((j) => j.slice(0, 40)),
-    fc.record({
-      labels: fc.array(fc.record({ candidate: fc.integer({ min: -2, max: 6 }), relation: fc.constantFrom('Cause', 'same topic', 'Changed', 'Banana', 'None', 'hindered_by') }), { maxLength: 5 }),
-    }).map((o) => JSON.stringify(o)),
-    fc.record({
-      events: fc.array(fc.record({ text: fc.constantFrom('User likes tea', 'User hikes', 'User has a dog', ''), turns: fc.array(fc.constantFrom('T1', 'T2', 'T9', 'x', 3), { maxLength: 3 }) }), { maxLength: 4 }),
-      userTraits: fc.array(fc.record({ text: fc.constantFrom('User prefers tea', 'User prefers coffee'), turns: fc.constant(['T1']) }), { maxLength: 2 }),
-    }).map((o) => JSON.stringify(o)),
+    fc
+      .record({
+        labels: fc.array(
+          fc.record({
+            candidate: fc.integer({ min: -2, max: 6 }),
+            relation: fc.constantFrom('Cause', 'same topic', 'Changed', 'Banana', 'None', 'hindered_by'),
+          }),
+          { maxLength: 5 },
+        ),
+      })
+      .map((o) => JSON.stringify(o)),
+    fc
+      .record({
+        events: fc.array(
+          fc.record({
+            text: fc.constantFrom('User likes tea', 'User hikes', 'User has a dog', ''),
+            turns: fc.array(fc.constantFrom('T1', 'T2', 'T9', 'x', 3), { maxLength: 3 }),
+          }),
+          { maxLength: 4 },
+        ),
+        userTraits: fc.array(fc.record({ text: fc.constantFrom('User prefers tea', 'User prefers coffee'), turns: fc.constant(['T1']) }), {
+          maxLength: 2,
+        }),
+      })
+      .map((o) => JSON.stringify(o)),
   );
 
   it('holds for any sequence of outputs', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.array(fc.constantFrom('guitar lessons', 'green tea', 'my dog', 'hiking trip', 'coffee now'), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }),
+        fc.array(
+          fc.array(fc.constantFrom('guitar lessons', 'green tea', 'my dog', 'hiking trip', 'coffee now'), { minLength: 1, maxLength: 3 }),
+          { minLength: 1, maxLength: 3 },
+        ),
         fc.array(garbage, { minLength: 1, maxLength: 30 }),
         fc.boolean(),
         async (sessions, outputs, relationAware) => {

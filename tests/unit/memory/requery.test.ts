@@ -31,7 +31,14 @@ describe('requeryKeywords and fuseRankings', () => {
     const ok = new ScriptedModel(() => '```json\n{"keywords": ["dog", " Biscuit ", "", "vet visit"]}\n```');
     expect(await requeryKeywords(ok, 'user: how is my little friend?')).toBe('dog Biscuit vet visit');
     expect(await requeryKeywords(new ScriptedModel(() => 'no idea'), 'x')).toBe('');
-    expect(await requeryKeywords(new ScriptedModel(() => { throw new Error('down'); }), 'x')).toBe('');
+    expect(
+      await requeryKeywords(
+        new ScriptedModel(() => {
+          throw new Error('down');
+        }),
+        'x',
+      ),
+    ).toBe('');
   });
 
   it('fuses by rank: units in both lists rise, the first list wins ties', () => {
@@ -61,7 +68,8 @@ describe('prepareTurn with the re-query', () => {
       seed: 1,
     });
   };
-  const keywordModel = () => new ScriptedModel((c) => (c.schemaTitle === 'memory_search_keywords' ? '{"keywords":["Biscuit","vet","puppy"]}' : '{}'));
+  const keywordModel = () =>
+    new ScriptedModel((c) => (c.schemaTitle === 'memory_search_keywords' ? '{"keywords":["Biscuit","vet","puppy"]}' : '{}'));
 
   it('a question in other words finds the memories through one keyword call, and records the keywords', async () => {
     const llm = keywordModel();

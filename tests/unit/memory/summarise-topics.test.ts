@@ -38,40 +38,102 @@ describe('summary schema and prompt', () => {
 
 describe('parseSummary topics', () => {
   it('reads {first, last} labels as positions', () => {
-    const r = parseSummary(withTopics([{ first: 'T1', last: 'T4' }, { first: 'T5', last: 'T8' }]), turns);
-    expect(r.topics).toEqual([{ first: 0, last: 3 }, { first: 4, last: 7 }]);
+    const r = parseSummary(
+      withTopics([
+        { first: 'T1', last: 'T4' },
+        { first: 'T5', last: 'T8' },
+      ]),
+      turns,
+    );
+    expect(r.topics).toEqual([
+      { first: 0, last: 3 },
+      { first: 4, last: 7 },
+    ]);
     expect(r.problems.some((p) => /topic/.test(p))).toBe(false);
     // The memories are read as before.
     expect(r.items.map((i) => i.text)).toEqual(['User went camping.']);
   });
 
   it('accepts other shapes: numbers (1-based, as labels), ranges as text, pairs, turn lists, external ids', () => {
-    expect(parseSummary(withTopics([{ start: 1, end: 3 }, { start: 4, end: 8 }]), turns).topics).toEqual([
-      { first: 0, last: 2 }, { first: 3, last: 7 },
+    expect(
+      parseSummary(
+        withTopics([
+          { start: 1, end: 3 },
+          { start: 4, end: 8 },
+        ]),
+        turns,
+      ).topics,
+    ).toEqual([
+      { first: 0, last: 2 },
+      { first: 3, last: 7 },
     ]);
     expect(parseSummary(withTopics(['T1-T2', 'T3 to T6', 'T7..T8']), turns).topics).toEqual([
-      { first: 0, last: 1 }, { first: 2, last: 5 }, { first: 6, last: 7 },
+      { first: 0, last: 1 },
+      { first: 2, last: 5 },
+      { first: 6, last: 7 },
     ]);
-    expect(parseSummary(withTopics([['T1', 'T5'], ['T6', 'T8']]), turns).topics).toEqual([
-      { first: 0, last: 4 }, { first: 5, last: 7 },
+    expect(
+      parseSummary(
+        withTopics([
+          ['T1', 'T5'],
+          ['T6', 'T8'],
+        ]),
+        turns,
+      ).topics,
+    ).toEqual([
+      { first: 0, last: 4 },
+      { first: 5, last: 7 },
     ]);
-    expect(parseSummary(withTopics([{ topic: 'camping', turns: ['T2', 'T1', 'T3'] }, { topic: 'violin', turns: ['T4', 'T8'] }]), turns).topics).toEqual([
-      { first: 0, last: 2 }, { first: 3, last: 7 },
+    expect(
+      parseSummary(
+        withTopics([
+          { topic: 'camping', turns: ['T2', 'T1', 'T3'] },
+          { topic: 'violin', turns: ['T4', 'T8'] },
+        ]),
+        turns,
+      ).topics,
+    ).toEqual([
+      { first: 0, last: 2 },
+      { first: 3, last: 7 },
     ]);
     expect(parseSummary(withTopics([{ first: 'D1:1', last: 'turn-3' }]), turns).topics).toEqual([
-      { first: 0, last: 3 }, { first: 4, last: 7 },
+      { first: 0, last: 3 },
+      { first: 4, last: 7 },
     ]);
   });
 
   it('repairs gaps, overlaps, order and open ends into a contiguous cover', () => {
-    const gap = parseSummary(withTopics([{ first: 'T6', last: 'T8' }, { first: 'T1', last: 'T3' }]), turns);
-    expect(gap.topics).toEqual([{ first: 0, last: 2 }, { first: 3, last: 4 }, { first: 5, last: 7 }]);
+    const gap = parseSummary(
+      withTopics([
+        { first: 'T6', last: 'T8' },
+        { first: 'T1', last: 'T3' },
+      ]),
+      turns,
+    );
+    expect(gap.topics).toEqual([
+      { first: 0, last: 2 },
+      { first: 3, last: 4 },
+      { first: 5, last: 7 },
+    ]);
     expect(gap.problems).toContain('topics repaired into a contiguous cover');
-    const overlap = parseSummary(withTopics([{ first: 'T1', last: 'T5' }, { first: 'T3', last: 'T8' }]), turns);
-    expect(overlap.topics).toEqual([{ first: 0, last: 4 }, { first: 5, last: 7 }]);
+    const overlap = parseSummary(
+      withTopics([
+        { first: 'T1', last: 'T5' },
+        { first: 'T3', last: 'T8' },
+      ]),
+      turns,
+    );
+    expect(overlap.topics).toEqual([
+      { first: 0, last: 4 },
+      { first: 5, last: 7 },
+    ]);
     // Only starts given: each topic runs to the next one's start.
     const starts = parseSummary(withTopics([{ first: 'T1' }, { first: 'T4', last: 'nonsense' }, 'T7']), turns);
-    expect(starts.topics).toEqual([{ first: 0, last: 2 }, { first: 3, last: 5 }, { first: 6, last: 7 }]);
+    expect(starts.topics).toEqual([
+      { first: 0, last: 2 },
+      { first: 3, last: 5 },
+      { first: 6, last: 7 },
+    ]);
   });
 
   it('gives no topics (fallback splitter) when they are missing, empty or unreadable', () => {
@@ -93,7 +155,10 @@ describe('parseSummary topics', () => {
   });
 
   it('a truncated answer keeps the topics it completed', () => {
-    const raw = withTopics([{ first: 'T1', last: 'T3' }, { first: 'T4', last: 'T8' }]);
+    const raw = withTopics([
+      { first: 'T1', last: 'T3' },
+      { first: 'T4', last: 'T8' },
+    ]);
     const cut = raw.slice(0, raw.indexOf('"T4"') + 2);
     const r = parseSummary(cut, turns);
     expect(r.items.length).toBe(1);
@@ -115,12 +180,17 @@ describe('parseSummary topics', () => {
       fc.anything({ maxDepth: 2 }),
     );
     fc.assert(
-      fc.property(fc.oneof(fc.array(topic, { maxLength: 8 }), fc.anything({ maxDepth: 2 })), fc.nat(), fc.integer({ min: 0, max: 8 }), (topics, cut, n) => {
-        const raw = withTopics(topics);
-        const text = cut % 4 === 0 ? raw.slice(0, cut % (raw.length + 1)) : raw;
-        const r = parseSummary(text, turns.slice(0, n));
-        if (r.topics) expectCover(r.topics, n);
-      }),
+      fc.property(
+        fc.oneof(fc.array(topic, { maxLength: 8 }), fc.anything({ maxDepth: 2 })),
+        fc.nat(),
+        fc.integer({ min: 0, max: 8 }),
+        (topics, cut, n) => {
+          const raw = withTopics(topics);
+          const text = cut % 4 === 0 ? raw.slice(0, cut % (raw.length + 1)) : raw;
+          const r = parseSummary(text, turns.slice(0, n));
+          if (r.topics) expectCover(r.topics, n);
+        },
+      ),
       { numRuns: 1500 },
     );
   });

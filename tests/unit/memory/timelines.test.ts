@@ -17,8 +17,12 @@ describe('untangleTimelines (Phase II-1, Figure 4)', () => {
   // s -> a -> re -> y1 ; re -> b -> y2 ; s -> z (a branch that does not pass through re)
   const memories = ['s', 'a', 're', 'y1', 'b', 'y2', 'z'].map((id, i) => mem(id, i + 1));
   const edges = [
-    edge('s', 'a', 'Cause'), edge('a', 're', 'Want'), edge('re', 'y1', 'React'),
-    edge('re', 'b', 'Changed'), edge('b', 'y2', 'SameTopic'), edge('s', 'z', 'SameTopic'),
+    edge('s', 'a', 'Cause'),
+    edge('a', 're', 'Want'),
+    edge('re', 'y1', 'React'),
+    edge('re', 'b', 'Changed'),
+    edge('b', 'y2', 'SameTopic'),
+    edge('s', 'z', 'SameTopic'),
   ];
   const g = MemoryGraph.from(memories, edges);
   const expected = new Set(['s>a>re>y1', 's>a>re>b>y2']);
@@ -67,7 +71,9 @@ describe('untangleTimelines (Phase II-1, Figure 4)', () => {
       ['q', mem('q', 31, 'User switched to coffee', 'user-trait')],
     ]);
     const text = formatTimeline({ memoryIds: ['p', 'q'], relations: ['Changed'], through: 'q' }, byId);
-    expect(text).toBe('[2024-01-01: User loves tea (true until 2024-02-01; no longer true)] -(Changed)-> [2024-02-01: User switched to coffee]');
+    expect(text).toBe(
+      '[2024-01-01: User loves tea (true until 2024-02-01; no longer true)] -(Changed)-> [2024-02-01: User switched to coffee]',
+    );
   });
 
   it('handles a graph with more than a million paths through a node in well under 5 ms', () => {
@@ -77,7 +83,8 @@ describe('untangleTimelines (Phase II-1, Figure 4)', () => {
     const ms: Memory[] = [];
     const es: Edge[] = [];
     for (let l = 0; l < layers; l++) for (let w = 0; w < width; w++) ms.push(mem(`n${l}_${w}`, l));
-    for (let l = 1; l < layers; l++) for (let a = 0; a < width; a++) for (let b = 0; b < width; b++) es.push(edge(`n${l - 1}_${a}`, `n${l}_${b}`));
+    for (let l = 1; l < layers; l++)
+      for (let a = 0; a < width; a++) for (let b = 0; b < width; b++) es.push(edge(`n${l - 1}_${a}`, `n${l}_${b}`));
     const big = MemoryGraph.from(ms, es);
     untangleTimelines(big, 'n12_1', { seed: 1 }); // warm up
     const avoid = new Set<string>();
@@ -95,26 +102,31 @@ describe('untangleTimelines (Phase II-1, Figure 4)', () => {
 
   it('random DAGs: every timeline is a valid path through the retrieved memory', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 30 }), fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 80 }), fc.nat(), (n, pairs, seed) => {
-        const ms = Array.from({ length: n }, (_, i) => mem(`m${i}`, i));
-        const seen = new Set<string>();
-        const es: Edge[] = [];
-        for (const [x, y] of pairs) {
-          const a = x % n;
-          const b = y % n;
-          if (a === b) continue;
-          const [from, to] = a < b ? [a, b] : [b, a];
-          if (seen.has(`${from}-${to}`)) continue;
-          seen.add(`${from}-${to}`);
-          es.push(edge(`m${from}`, `m${to}`));
-        }
-        const graph = MemoryGraph.from(ms, es);
-        const through = `m${seed % n}`;
-        const t = untangleTimelines(graph, through, { seed });
-        expect(isPath(graph, t)).toBe(true);
-        expect(graph.incoming(t.memoryIds[0]).length).toBe(0);
-        expect(graph.outgoing(t.memoryIds[t.memoryIds.length - 1]).length).toBe(0);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 30 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 80 }),
+        fc.nat(),
+        (n, pairs, seed) => {
+          const ms = Array.from({ length: n }, (_, i) => mem(`m${i}`, i));
+          const seen = new Set<string>();
+          const es: Edge[] = [];
+          for (const [x, y] of pairs) {
+            const a = x % n;
+            const b = y % n;
+            if (a === b) continue;
+            const [from, to] = a < b ? [a, b] : [b, a];
+            if (seen.has(`${from}-${to}`)) continue;
+            seen.add(`${from}-${to}`);
+            es.push(edge(`m${from}`, `m${to}`));
+          }
+          const graph = MemoryGraph.from(ms, es);
+          const through = `m${seed % n}`;
+          const t = untangleTimelines(graph, through, { seed });
+          expect(isPath(graph, t)).toBe(true);
+          expect(graph.incoming(t.memoryIds[0]).length).toBe(0);
+          expect(graph.outgoing(t.memoryIds[t.memoryIds.length - 1]).length).toBe(0);
+        },
+      ),
       { numRuns: 200 },
     );
   });

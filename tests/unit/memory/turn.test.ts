@@ -57,7 +57,13 @@ describe('refineTimelines', () => {
   it('falls back to the raw timeline where the model gives nothing', async () => {
     const { memoriesById } = world();
     const llm = new ScriptedModel(() => 'garbage');
-    const r = await refineTimelines({ llm, dialogue: 'hi', timelines: [{ memoryIds: ['m1'], relations: [], through: 'm1' }], memoriesById, cache: new RefineCache() });
+    const r = await refineTimelines({
+      llm,
+      dialogue: 'hi',
+      timelines: [{ memoryIds: ['m1'], relations: [], through: 'm1' }],
+      memoriesById,
+      cache: new RefineCache(),
+    });
     expect(r.notes).toEqual(r.raw);
     expect(r.raw[0]).toContain('cruise ships');
   });
@@ -83,7 +89,10 @@ describe('prepareTurn', () => {
     expect(r.messages.at(-1)).toEqual({ role: 'user', content: dialogue[0].text });
     expect(r.usedMemory.scores.length).toBeGreaterThan(0);
     // Same timelines on the next turn: no refinement call.
-    const again = await prepareTurn({ ...input, dialogue: [...dialogue, { role: 'assistant', text: 'Hmm.' }, { role: 'user', text: 'cruise ship or not?' }] });
+    const again = await prepareTurn({
+      ...input,
+      dialogue: [...dialogue, { role: 'assistant', text: 'Hmm.' }, { role: 'user', text: 'cruise ship or not?' }],
+    });
     expect(again.modelCalls).toBe(0);
     expect(llm.count()).toBe(1);
   });
@@ -92,8 +101,15 @@ describe('prepareTurn', () => {
     const { graph, index, memoriesById } = world();
     const llm = noteModel();
     const r = await prepareTurn({
-      dialogue: [{ role: 'user', text: 'Want to get spicy ramen tonight?' }], now, index, graph, memoriesById, llm,
-      settings: withDefaults({ refinement: false }), refineCache: new RefineCache(), seed: 1,
+      dialogue: [{ role: 'user', text: 'Want to get spicy ramen tonight?' }],
+      now,
+      index,
+      graph,
+      memoriesById,
+      llm,
+      settings: withDefaults({ refinement: false }),
+      refineCache: new RefineCache(),
+      seed: 1,
     });
     expect(llm.count()).toBe(0);
     expect(r.usedMemory.refined).toBeUndefined();
@@ -104,8 +120,15 @@ describe('prepareTurn', () => {
     const { graph, index, memoriesById } = world();
     const llm = noteModel();
     const r = await prepareTurn({
-      dialogue: [{ role: 'user', text: 'spicy ramen and cruise ships' }], now, index, graph, memoriesById, llm,
-      settings: withDefaults({ retrievalMode: 'plain-topk', k: 3 }), refineCache: new RefineCache(), seed: 1,
+      dialogue: [{ role: 'user', text: 'spicy ramen and cruise ships' }],
+      now,
+      index,
+      graph,
+      memoriesById,
+      llm,
+      settings: withDefaults({ retrievalMode: 'plain-topk', k: 3 }),
+      refineCache: new RefineCache(),
+      seed: 1,
     });
     expect(llm.count()).toBe(0);
     expect(r.usedMemory.timelines).toEqual([]);
@@ -118,8 +141,15 @@ describe('prepareTurn', () => {
 
   it('with no memory at all states only the date', async () => {
     const r = await prepareTurn({
-      dialogue, now, index: createHybridIndex(), graph: new MemoryGraph(), memoriesById: new Map(), llm: noteModel(),
-      settings: withDefaults(), refineCache: new RefineCache(), seed: 1,
+      dialogue,
+      now,
+      index: createHybridIndex(),
+      graph: new MemoryGraph(),
+      memoriesById: new Map(),
+      llm: noteModel(),
+      settings: withDefaults(),
+      refineCache: new RefineCache(),
+      seed: 1,
     });
     expect(r.usedMemory.memoryIds).toEqual([]);
     expect(r.modelCalls).toBe(0);
@@ -141,20 +171,36 @@ describe('prepareTurn over memories and segments', () => {
     mem('t9', 12, 'User prefers tea over coffee', 'user-trait', { sourceTurnIds: ['c1'] }),
   ];
   const segs = [
-    segment('seg-a', 2, ['a1', 'a2'], 'user: We got Biscuit from the shelter!\nassistant: What a lovely name.', 'biscuit shelter lovely name'),
+    segment(
+      'seg-a',
+      2,
+      ['a1', 'a2'],
+      'user: We got Biscuit from the shelter!\nassistant: What a lovely name.',
+      'biscuit shelter lovely name',
+    ),
     segment('seg-c', 20, ['c5', 'c6'], 'user: The vet said Biscuit needs a diet.\nassistant: Poor Biscuit.', 'vet biscuit diet'),
   ];
   const world2 = (ranking: string[]) => {
     const index = new FixedIndex(ranking);
     for (const m of ms) index.upsert(memoryUnit(m));
     for (const s of segs) index.upsert(segmentUnit(s));
-    return { index, graph: MemoryGraph.from(ms, [edge('m1', 'm2', 'React'), edge('m2', 'm3', 'Want')]), memoriesById: new Map(ms.map((m) => [m.id, m])) };
+    return {
+      index,
+      graph: MemoryGraph.from(ms, [edge('m1', 'm2', 'React'), edge('m2', 'm3', 'Want')]),
+      memoriesById: new Map(ms.map((m) => [m.id, m])),
+    };
   };
   const base = { dialogue: [{ role: 'user' as const, text: 'How is Biscuit doing?' }], now, refineCache: new RefineCache(), seed: 1 };
 
   it('retrieves both kinds in one ranking, puts them in time order, segments with their original words', async () => {
     const { index, graph, memoriesById } = world2(['seg-c', 'm3', 't9', 'seg-a']);
-    const r = await prepareTurn({ ...base, index, graph, memoriesById, settings: withDefaults({ refinement: false, contextBudgetWords: 300 }) });
+    const r = await prepareTurn({
+      ...base,
+      index,
+      graph,
+      memoriesById,
+      settings: withDefaults({ refinement: false, contextBudgetWords: 300 }),
+    });
     expect(r.usedMemory.segmentIds).toEqual(['seg-c', 'seg-a']);
     expect(r.usedMemory.scores.map((s) => s.unitKind)).toEqual(['segment', 'memory', 'memory', 'segment']);
     // The top memory goes in through its timeline (n = 1), the other memory as itself.
@@ -174,19 +220,46 @@ describe('prepareTurn over memories and segments', () => {
 
   it('skips a memory whose source turns are already in the prompt, but never a timeline', async () => {
     const { index, graph, memoriesById } = world2(['seg-a', 'm1', 't9']);
-    const plain = await prepareTurn({ ...base, index, graph, memoriesById, settings: withDefaults({ retrievalMode: 'plain-topk', contextBudgetWords: 300 }) });
+    const plain = await prepareTurn({
+      ...base,
+      index,
+      graph,
+      memoriesById,
+      settings: withDefaults({ retrievalMode: 'plain-topk', contextBudgetWords: 300 }),
+    });
     // m1's only turn (a1) is inside seg-a, which ranks first.
     expect(plain.usedMemory.memoryIds).toEqual(['t9']);
     expect(plain.usedMemory.timelines).toEqual([]);
-    const withGraph = await prepareTurn({ ...base, index, graph, memoriesById, settings: withDefaults({ refinement: false, contextBudgetWords: 300 }) });
+    const withGraph = await prepareTurn({
+      ...base,
+      index,
+      graph,
+      memoriesById,
+      settings: withDefaults({ refinement: false, contextBudgetWords: 300 }),
+    });
     expect(withGraph.units.map((u) => u.kind)).toContain('timeline');
     expect(withGraph.usedMemory.memoryIds).toContain('m1');
   });
 
   it('a refined timeline goes in as its note, and an empty note leaves its memories out', async () => {
     const { index, graph, memoriesById } = world2(['m2', 't9', 'seg-c']);
-    const llm = new ScriptedModel(() => JSON.stringify({ notes: [{ timeline: 1, note: 'Biscuit settled in after a shaky start.' }, { timeline: 2, note: '' }] }));
-    const r = await prepareTurn({ ...base, index, graph, memoriesById, llm, refineCache: new RefineCache(), settings: withDefaults({ contextBudgetWords: 300 }) });
+    const llm = new ScriptedModel(() =>
+      JSON.stringify({
+        notes: [
+          { timeline: 1, note: 'Biscuit settled in after a shaky start.' },
+          { timeline: 2, note: '' },
+        ],
+      }),
+    );
+    const r = await prepareTurn({
+      ...base,
+      index,
+      graph,
+      memoriesById,
+      llm,
+      refineCache: new RefineCache(),
+      settings: withDefaults({ contextBudgetWords: 300 }),
+    });
     expect(llm.count()).toBe(1);
     expect(r.usedMemory.refined).toEqual(['Biscuit settled in after a shaky start.']);
     expect(r.systemPrompt).toContain('2024-01-02 to 2024-01-09: Biscuit settled in after a shaky start.');
@@ -202,7 +275,13 @@ describe('prepareTurn over memories and segments', () => {
         fc.constantFrom<'timelines' | 'plain-topk'>('timelines', 'plain-topk'),
         async (budget, ranking, retrievalMode) => {
           const { index, graph, memoriesById } = world2(ranking);
-          const r = await prepareTurn({ ...base, index, graph, memoriesById, settings: withDefaults({ refinement: false, retrievalMode, contextBudgetWords: budget }) });
+          const r = await prepareTurn({
+            ...base,
+            index,
+            graph,
+            memoriesById,
+            settings: withDefaults({ refinement: false, retrievalMode, contextBudgetWords: budget }),
+          });
           expect(r.budget.used).toBeLessThanOrEqual(budget);
           expect(r.budget.used).toBe(countWords(r.units.map((u) => promptItem(u.text)).join('\n')));
           for (const u of r.units) expect(r.systemPrompt).toContain(u.text);
@@ -238,7 +317,11 @@ describe('fitTimeline', () => {
         for (const ext of [first - 1, first + f.memoryIds.length]) {
           if (ext < 0 || ext >= long.length) continue;
           const lo = Math.min(first, ext);
-          const bigger: Timeline = { memoryIds: long.slice(lo, lo + f.memoryIds.length + 1).map((m) => m.id), relations: Array(f.memoryIds.length).fill('Cause'), through: t.through };
+          const bigger: Timeline = {
+            memoryIds: long.slice(lo, lo + f.memoryIds.length + 1).map((m) => m.id),
+            relations: Array(f.memoryIds.length).fill('Cause'),
+            through: t.through,
+          };
           expect(countWords(promptItem(formatTimeline(bigger, byId)))).toBeGreaterThan(maxWords);
         }
       }),

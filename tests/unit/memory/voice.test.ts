@@ -7,10 +7,19 @@ describe('secondPerson: memories read as "you", for display only', () => {
     ['The user is a tea person.', 'You are a tea person.'],
     ['The user now drinks coffee: a small espresso after swimming.', 'You now drink coffee: a small espresso after swimming.'],
     ['The user hurt their left knee on a long run, around kilometre 14.', 'You hurt your left knee on a long run, around kilometre 14.'],
-    ["The user's sister Ana is getting married, and the user is giving the speech.", 'Your sister Ana is getting married, and you are giving the speech.'],
-    ['A physiotherapist diagnosed runner\'s knee and told the user not to run for six weeks.', 'A physiotherapist diagnosed runner\'s knee and told you not to run for six weeks.'],
+    [
+      "The user's sister Ana is getting married, and the user is giving the speech.",
+      'Your sister Ana is getting married, and you are giving the speech.',
+    ],
+    [
+      "A physiotherapist diagnosed runner's knee and told the user not to run for six weeks.",
+      "A physiotherapist diagnosed runner's knee and told you not to run for six weeks.",
+    ],
     ['If the user wants to run early, they should rest.', 'If the user wants to run early, they should rest.'],
-    ['Tealeaf keeps the user\'s training encouraging and reminds them that rest days count.', 'Tealeaf keeps your training encouraging and reminds you that rest days count.'],
+    [
+      "Tealeaf keeps the user's training encouraging and reminds them that rest days count.",
+      'Tealeaf keeps your training encouraging and reminds you that rest days count.',
+    ],
     ['The user and Miguel booked a trip to Lisbon.', 'You and Miguel booked a trip to Lisbon.'],
     // Known limit: only the verb right after "the user" is conjugated.
     ['The user watches films and tries new recipes.', 'You watch films and tries new recipes.'],
@@ -30,7 +39,8 @@ describe('secondPerson: memories read as "you", for display only', () => {
       'Caroline went to a support group.',
       'You love swimming.',
       '',
-    ]) expect(secondPerson(t)).toBe(t);
+    ])
+      expect(secondPerson(t)).toBe(t);
   });
 });
 

@@ -51,7 +51,14 @@ describe('LLM catalog', () => {
   it('has both quantizations of each model, with unique ids and plausible sizes', () => {
     const ids = LLM_MODELS.map((m) => m.id);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const id of ['Llama-3.2-1B-Instruct', 'Llama-3.2-3B-Instruct', 'Qwen2.5-1.5B-Instruct', 'Qwen2.5-3B-Instruct', 'Qwen3-1.7B', 'Phi-3.5-mini-instruct']) {
+    for (const id of [
+      'Llama-3.2-1B-Instruct',
+      'Llama-3.2-3B-Instruct',
+      'Qwen2.5-1.5B-Instruct',
+      'Qwen2.5-3B-Instruct',
+      'Qwen3-1.7B',
+      'Phi-3.5-mini-instruct',
+    ]) {
       expect(ids).toContain(`${id}-q4f16_1-MLC`);
       expect(ids).toContain(`${id}-q4f32_1-MLC`);
     }
@@ -73,7 +80,12 @@ describe('LLM catalog', () => {
     const list = modelsFor(probe({ shaderF16: false }));
     expect(list.length).toBeGreaterThan(3);
     expect(list.every((m) => m.quantization === 'q4f32_1')).toBe(true);
-    expect(modelSuitability(LLM_MODELS.find((m) => m.quantization === 'q4f16_1')!, probe({ shaderF16: false })).reason).toMatch(/shader-f16/);
+    expect(
+      modelSuitability(
+        LLM_MODELS.find((m) => m.quantization === 'q4f16_1')!,
+        probe({ shaderF16: false }),
+      ).reason,
+    ).toMatch(/shader-f16/);
   });
 
   it('filters by a memory budget from navigator.deviceMemory', () => {

@@ -28,7 +28,9 @@ function runtime(opts: { model?: typeof TEST_EMBEDDING_MODEL; onProgress?: (p: M
     env: ENV,
     onProgress: opts.onProgress,
     createWorker: () =>
-      inProcessWorker((port) => serveRpc<EmbedMethods>(port, createEmbedWorkerCore({ env: transformers.env, pipeline: transformers.pipeline }, 'cpu'))),
+      inProcessWorker((port) =>
+        serveRpc<EmbedMethods>(port, createEmbedWorkerCore({ env: transformers.env, pipeline: transformers.pipeline }, 'cpu')),
+      ),
   });
 }
 

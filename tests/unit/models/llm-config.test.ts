@@ -11,7 +11,8 @@ describe('web-llm app config', () => {
     expect(r).toMatchObject({
       model_id: qwen.id,
       model: 'https://huggingface.co/mlc-ai/Qwen2.5-1.5B-Instruct-q4f16_1-MLC',
-      model_lib: 'https://raw.githubusercontent.com/mlc-ai/binary-mlc-llm-libs/main/web-llm-models/v0_2_86/base/Qwen2-1.5B-Instruct-q4f16_1_cs1k-webgpu.wasm',
+      model_lib:
+        'https://raw.githubusercontent.com/mlc-ai/binary-mlc-llm-libs/main/web-llm-models/v0_2_86/base/Qwen2-1.5B-Instruct-q4f16_1_cs1k-webgpu.wasm',
       required_features: ['shader-f16'],
       overrides: { context_window_size: 4096 },
     });
@@ -19,7 +20,10 @@ describe('web-llm app config', () => {
   });
 
   it('rewrites model and library URLs to a mirror', () => {
-    const mirror = resolveMirror({ modelBaseUrl: '/mirror/hf', libBaseUrl: 'http://127.0.0.1:4173/mirror/libs/' }, 'http://127.0.0.1:4173/app/');
+    const mirror = resolveMirror(
+      { modelBaseUrl: '/mirror/hf', libBaseUrl: 'http://127.0.0.1:4173/mirror/libs/' },
+      'http://127.0.0.1:4173/app/',
+    );
     expect(mirror).toEqual({ modelBaseUrl: 'http://127.0.0.1:4173/mirror/hf/', libBaseUrl: 'http://127.0.0.1:4173/mirror/libs/' });
     const r = buildModelRecord(qwen, mirror);
     expect(r.model).toBe('http://127.0.0.1:4173/mirror/hf/mlc-ai/Qwen2.5-1.5B-Instruct-q4f16_1-MLC');

@@ -169,7 +169,7 @@ describe('LlmRuntime', () => {
 
   it('classifies a failed load, shows it in the state, and retries in a fresh worker', async () => {
     const { runtime, backend, workers } = setup();
-    backend.loadError = 'Unable to find a compatible GPU. This issue might be because your computer doesn\'t have a GPU';
+    backend.loadError = "Unable to find a compatible GPU. This issue might be because your computer doesn't have a GPU";
     const err = await runtime.load(QWEN).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelRuntimeError);
     expect((err as ModelRuntimeError).kind).toBe('no-adapter');

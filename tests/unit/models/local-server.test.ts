@@ -74,7 +74,11 @@ describe('LocalServerModel', () => {
   it('streams a reply token by token, multi-byte characters intact', async () => {
     fake.set({ malformed: false });
     const tokens: string[] = [];
-    const text = await model().chat([{ role: 'user', content: 'Hello there' }], { onToken: (t) => tokens.push(t), temperature: 0.3, maxTokens: 50 });
+    const text = await model().chat([{ role: 'user', content: 'Hello there' }], {
+      onToken: (t) => tokens.push(t),
+      temperature: 0.3,
+      maxTokens: 50,
+    });
     expect(text).toBe('Served locally: Hello there ✓');
     expect(tokens.join('')).toBe(text);
     expect(tokens.length).toBeGreaterThan(1);
@@ -94,7 +98,12 @@ describe('LocalServerModel', () => {
   it('asks for structured output with the JSON schema', async () => {
     const schema = { title: 'relation_labels', type: 'object', properties: { labels: { type: 'array' } }, required: ['labels'] };
     const out = await model().json([{ role: 'user', content: 'Candidate 1\nCandidate 2' }], schema);
-    expect(JSON.parse(out)).toEqual({ labels: [{ candidate: 1, relation: 'SameTopic' }, { candidate: 2, relation: 'SameTopic' }] });
+    expect(JSON.parse(out)).toEqual({
+      labels: [
+        { candidate: 1, relation: 'SameTopic' },
+        { candidate: 2, relation: 'SameTopic' },
+      ],
+    });
     const sent = fake.requests.at(-1)!.body as { response_format: { type: string; json_schema: { schema: unknown } } };
     expect(sent.response_format.type).toBe('json_schema');
     expect(sent.response_format.json_schema.schema).toEqual(schema);
@@ -106,7 +115,9 @@ describe('LocalServerModel', () => {
       const m = model();
       const schema = { title: 'relation_labels', type: 'object' };
       const before = fake.requests.length;
-      expect(JSON.parse(await m.json([{ role: 'user', content: 'Candidate 1' }], schema))).toEqual({ labels: [{ candidate: 1, relation: 'SameTopic' }] });
+      expect(JSON.parse(await m.json([{ role: 'user', content: 'Candidate 1' }], schema))).toEqual({
+        labels: [{ candidate: 1, relation: 'SameTopic' }],
+      });
       expect(fake.requests.length - before).toBe(2); // refused once, then asked in words
       await m.json([{ role: 'user', content: 'Candidate 1' }], schema);
       expect(fake.requests.length - before).toBe(3); // not refused again
@@ -116,7 +127,7 @@ describe('LocalServerModel', () => {
     }
   });
 
-  it('lists the server\'s models', async () => {
+  it("lists the server's models", async () => {
     expect(await model().listModels()).toEqual(['tiny-chat', 'tiny-judge']);
   });
 
@@ -141,7 +152,9 @@ describe('LocalServerModel', () => {
 
   it('says nothing answers when the server is down', async () => {
     const port = await closedPort();
-    const e = await failure(new LocalServerModel({ baseUrl: `http://127.0.0.1:${port}`, model: 'tiny-chat' }).chat([{ role: 'user', content: 'x' }]));
+    const e = await failure(
+      new LocalServerModel({ baseUrl: `http://127.0.0.1:${port}`, model: 'tiny-chat' }).chat([{ role: 'user', content: 'x' }]),
+    );
     expect(e.kind).toBe('down');
     expect(e.message).toMatch(/Nothing answers at http:\/\/127\.0\.0\.1:\d+/);
   });

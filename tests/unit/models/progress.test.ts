@@ -11,12 +11,20 @@ const fetching = (mb: number, pct: number, secs: number) => ({
 describe('parseWebLlmReport', () => {
   it('recognises each phase', () => {
     expect(parseWebLlmReport(fetching(120, 15, 12))).toEqual({ phase: 'download', phaseFraction: 0.15, loadedMB: 120 });
-    expect(parseWebLlmReport({ progress: 0.5, timeElapsed: 1, text: 'Loading model from cache[11/22]: 400MB loaded. 50% completed, 1 secs elapsed.' })).toEqual({
+    expect(
+      parseWebLlmReport({
+        progress: 0.5,
+        timeElapsed: 1,
+        text: 'Loading model from cache[11/22]: 400MB loaded. 50% completed, 1 secs elapsed.',
+      }),
+    ).toEqual({
       phase: 'load-cache',
       phaseFraction: 0.5,
       loadedMB: 400,
     });
-    expect(parseWebLlmReport({ progress: 0.25, timeElapsed: 3, text: 'Loading GPU shader modules[25/100]: 25% completed, 3 secs elapsed.' })).toEqual({
+    expect(
+      parseWebLlmReport({ progress: 0.25, timeElapsed: 3, text: 'Loading GPU shader modules[25/100]: 25% completed, 3 secs elapsed.' }),
+    ).toEqual({
       phase: 'compile',
       phaseFraction: 0.25,
     });

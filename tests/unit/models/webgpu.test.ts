@@ -63,7 +63,10 @@ describe('probeWebGpu', () => {
   });
 
   it('reads isFallbackAdapter from older adapters without adapter.info', async () => {
-    const p = await probeWebGpu({ navigator: nav(async () => adapter({ fallback: true, legacy: true, f16: true })), isSecureContext: true });
+    const p = await probeWebGpu({
+      navigator: nav(async () => adapter({ fallback: true, legacy: true, f16: true })),
+      isSecureContext: true,
+    });
     expect(p.ok && p.gpu.isFallbackAdapter).toBe(true);
     expect(p.ok && p.gpu.shaderF16).toBe(true);
   });
@@ -106,7 +109,11 @@ describe('browser detection and advice', () => {
 
 describe('adapterName', () => {
   const gpu = (p: Partial<{ vendor: string; architecture: string; description: string; isFallbackAdapter: boolean }>) => ({
-    vendor: '', architecture: '', description: '', isFallbackAdapter: false, ...p,
+    vendor: '',
+    architecture: '',
+    description: '',
+    isFallbackAdapter: false,
+    ...p,
   });
   it.each([
     [gpu({ description: 'NVIDIA GeForce RTX 3060' }), 'NVIDIA GeForce RTX 3060'],

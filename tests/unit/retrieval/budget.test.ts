@@ -4,7 +4,12 @@ import { packByBudget, unitCost } from '../../../src/memory/retrieval/budget';
 import type { IndexedUnit } from '../../../src/memory/retrieval/types';
 
 const unit = (id: string, words: number, time: number, turns: string[] = [id]): IndexedUnit => ({
-  id, kind: 'segment', text: Array.from({ length: words }, (_, i) => `w${i}`).join(' '), time, sessionId: 's', sourceTurnIds: turns,
+  id,
+  kind: 'segment',
+  text: Array.from({ length: words }, (_, i) => `w${i}`).join(' '),
+  time,
+  sessionId: 's',
+  sourceTurnIds: turns,
 });
 
 describe('packByBudget', () => {
@@ -18,7 +23,8 @@ describe('packByBudget', () => {
           const packed = packByBudget(ranked, budget);
           expect(packed.used).toBeLessThanOrEqual(budget);
           expect(packed.used).toBe(packed.units.reduce((a, p) => a + unitCost(p.unit.text), 0));
-          for (let i = 1; i < packed.units.length; i++) expect(packed.units[i]!.unit.time).toBeGreaterThanOrEqual(packed.units[i - 1]!.unit.time);
+          for (let i = 1; i < packed.units.length; i++)
+            expect(packed.units[i]!.unit.time).toBeGreaterThanOrEqual(packed.units[i - 1]!.unit.time);
           // Greedy: any skipped unit did not fit in what was left when its turn came.
           const taken = new Set(packed.units.map((p) => p.unit.id));
           let used = 0;

@@ -11,10 +11,15 @@ const hit = (id: string, daysAgo: number, fused: number, kind: 'memory' | 'segme
 });
 
 describe('decayed', () => {
-  const hits = [hit('old-event', 400, 0.03), hit('new-event', 10, 0.025), hit('old-trait', 400, 0.028), hit('old-seg', 400, 0.027, 'segment')];
+  const hits = [
+    hit('old-event', 400, 0.03),
+    hit('new-event', 10, 0.025),
+    hit('old-trait', 400, 0.028),
+    hit('old-seg', 400, 0.027, 'segment'),
+  ];
   const isEvent = (h: SearchHit) => h.unit.id.endsWith('event');
 
-  it('halves an event memory\'s score per half-life and re-ranks; traits and segments keep theirs', () => {
+  it("halves an event memory's score per half-life and re-ranks; traits and segments keep theirs", () => {
     const r = decayed(hits, now, 100, isEvent);
     expect(r.map((h) => h.unit.id)).toEqual(['old-trait', 'old-seg', 'new-event', 'old-event']);
     expect(r.find((h) => h.unit.id === 'old-event')!.score.fused).toBeCloseTo(0.03 * 2 ** -4, 8);

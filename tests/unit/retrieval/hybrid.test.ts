@@ -3,7 +3,12 @@ import { createHybridIndex, reciprocalRankFusion } from '../../../src/memory/ret
 import type { IndexedUnit } from '../../../src/memory/retrieval/types';
 
 const u = (id: string, text: string, kind: IndexedUnit['kind'] = 'memory', time = 0): IndexedUnit => ({
-  id, kind, text, time, sessionId: 's', sourceTurnIds: [`t-${id}`],
+  id,
+  kind,
+  text,
+  time,
+  sessionId: 's',
+  sourceTurnIds: [`t-${id}`],
 });
 const vec = (...xs: number[]) => {
   const n = Math.hypot(...xs);

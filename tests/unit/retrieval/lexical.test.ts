@@ -47,27 +47,31 @@ describe('LexicalIndex (BM25)', () => {
       fc.record({ kind: fc.constant('remove' as const), id: fc.integer({ min: 0, max: 15 }) }),
     );
     fc.assert(
-      fc.property(fc.array(op, { minLength: 1, maxLength: 60 }), fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 4 }), (ops, q) => {
-        const inc = new LexicalIndex();
-        const live = new Map<string, string>();
-        for (const o of ops) {
-          if (o.kind === 'add') {
-            inc.add(`d${o.id}`, o.text);
-            live.set(`d${o.id}`, o.text);
-          } else {
-            inc.remove(`d${o.id}`);
-            live.delete(`d${o.id}`);
+      fc.property(
+        fc.array(op, { minLength: 1, maxLength: 60 }),
+        fc.array(fc.constantFrom(...vocab), { minLength: 1, maxLength: 4 }),
+        (ops, q) => {
+          const inc = new LexicalIndex();
+          const live = new Map<string, string>();
+          for (const o of ops) {
+            if (o.kind === 'add') {
+              inc.add(`d${o.id}`, o.text);
+              live.set(`d${o.id}`, o.text);
+            } else {
+              inc.remove(`d${o.id}`);
+              live.delete(`d${o.id}`);
+            }
           }
-        }
-        const fresh = new LexicalIndex();
-        for (const [id, text] of live) fresh.add(id, text);
-        const query = q.join(' ');
-        const a = inc.search(query, 20);
-        const b = fresh.search(query, 20);
-        expect(a.map((h) => h.id)).toEqual(b.map((h) => h.id));
-        a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i]!.score, 9));
-        expect(inc.size).toBe(live.size);
-      }),
+          const fresh = new LexicalIndex();
+          for (const [id, text] of live) fresh.add(id, text);
+          const query = q.join(' ');
+          const a = inc.search(query, 20);
+          const b = fresh.search(query, 20);
+          expect(a.map((h) => h.id)).toEqual(b.map((h) => h.id));
+          a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i]!.score, 9));
+          expect(inc.size).toBe(live.size);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -81,7 +85,10 @@ describe('LexicalIndex (BM25)', () => {
     const rare = fc.integer({ min: 10, max: 15 }).map((i) => vocab[i]!);
     const common = fc.integer({ min: 0, max: 2 }).map((i) => vocab[i]!);
     const doc = fc
-      .oneof(fc.array(word, { minLength: 1, maxLength: 10 }), fc.tuple(fc.array(common, { minLength: 1, maxLength: 6 }), fc.option(rare)).map(([c, r]) => (r ? [...c, r] : c)))
+      .oneof(
+        fc.array(word, { minLength: 1, maxLength: 10 }),
+        fc.tuple(fc.array(common, { minLength: 1, maxLength: 6 }), fc.option(rare)).map(([c, r]) => (r ? [...c, r] : c)),
+      )
       .map((w) => w.join(' '));
     const op = fc.oneof(
       { weight: 5, arbitrary: fc.record({ kind: fc.constant('add' as const), id: fc.integer({ min: 0, max: 300 }), text: doc }) },
@@ -90,7 +97,12 @@ describe('LexicalIndex (BM25)', () => {
     fc.assert(
       fc.property(
         fc.array(op, { minLength: 1, maxLength: 400, size: 'max' }),
-        fc.oneof(fc.array(word, { minLength: 1, maxLength: 8 }), fc.tuple(fc.array(rare, { minLength: 1, maxLength: 2 }), fc.array(common, { minLength: 1, maxLength: 3 })).map(([r, c]) => [...r, ...c])),
+        fc.oneof(
+          fc.array(word, { minLength: 1, maxLength: 8 }),
+          fc
+            .tuple(fc.array(rare, { minLength: 1, maxLength: 2 }), fc.array(common, { minLength: 1, maxLength: 3 }))
+            .map(([r, c]) => [...r, ...c]),
+        ),
         fc.integer({ min: 1, max: 12 }),
         fc.option(fc.integer({ min: 2, max: 5 })),
         (ops, q, k, modulo) => {

@@ -18,29 +18,46 @@ function expectCover(ranges: TurnRange[], n: number): void {
 describe('parseSegmentation', () => {
   it('accepts a valid answer unchanged', () => {
     const p = parseSegmentation('{"segments":[{"start":0,"end":2,"topic":"a"},{"start":3,"end":5}]}', 6);
-    expect(p).toEqual({ ranges: [{ first: 0, last: 2 }, { first: 3, last: 5 }], usable: true, repaired: false });
+    expect(p).toEqual({
+      ranges: [
+        { first: 0, last: 2 },
+        { first: 3, last: 5 },
+      ],
+      usable: true,
+      repaired: false,
+    });
   });
 
   it('repairs gaps, overlaps, order, one-based numbering and truncation', () => {
     expect(parseSegmentation('{"segments":[{"start":4,"end":9},{"start":0,"end":2}]}', 10).ranges).toEqual([
-      { first: 0, last: 2 }, { first: 3, last: 3 }, { first: 4, last: 9 },
+      { first: 0, last: 2 },
+      { first: 3, last: 3 },
+      { first: 4, last: 9 },
     ]);
     expect(parseSegmentation('{"segments":[{"start":0,"end":5},{"start":3,"end":7}]}', 8).ranges).toEqual([
-      { first: 0, last: 5 }, { first: 6, last: 7 },
+      { first: 0, last: 5 },
+      { first: 6, last: 7 },
     ]);
     expect(parseSegmentation('{"segments":[{"start":1,"end":3},{"start":4,"end":6}]}', 6).ranges).toEqual([
-      { first: 0, last: 2 }, { first: 3, last: 5 },
+      { first: 0, last: 2 },
+      { first: 3, last: 5 },
     ]);
     const truncated = parseSegmentation('{"segments":[{"start":0,"end":3},{"start":4,"end":6},{"start":7,"en', 10);
     expect(truncated.usable).toBe(true);
-    expect(truncated.ranges).toEqual([{ first: 0, last: 3 }, { first: 4, last: 6 }, { first: 7, last: 9 }]);
+    expect(truncated.ranges).toEqual([
+      { first: 0, last: 3 },
+      { first: 4, last: 6 },
+      { first: 7, last: 9 },
+    ]);
   });
 
   it('turns any garbage into a contiguous cover of all turns, never throwing (property)', () => {
     const json = fc.oneof(
       fc.string(),
       fc.json(),
-      fc.array(fc.record({ start: fc.integer({ min: -5, max: 60 }), end: fc.integer({ min: -5, max: 60 }) })).map((s) => JSON.stringify({ segments: s })),
+      fc
+        .array(fc.record({ start: fc.integer({ min: -5, max: 60 }), end: fc.integer({ min: -5, max: 60 }) }))
+        .map((s) => JSON.stringify({ segments: s })),
       fc.array(fc.tuple(fc.integer({ min: -5, max: 60 }), fc.integer({ min: -5, max: 60 }))).map((s) => JSON.stringify(s)),
     );
     const cut = fc.tuple(json, fc.nat()).map(([s, n]) => (n % 3 === 0 ? s.slice(0, n % (s.length + 1)) : s));
@@ -59,7 +76,10 @@ describe('splitByCohesion (fallback)', () => {
     const words = ['dog', 'park', 'violin', 'music', 'school', 'exam', 'camping', 'tent', 'paint', 'canvas', 'the', 'and'];
     fc.assert(
       fc.property(
-        fc.array(fc.array(fc.constantFrom(...words), { maxLength: 12 }).map((w) => w.join(' ')), { minLength: 1, maxLength: 60 }),
+        fc.array(
+          fc.array(fc.constantFrom(...words), { maxLength: 12 }).map((w) => w.join(' ')),
+          { minLength: 1, maxLength: 60 },
+        ),
         fc.integer({ min: 1, max: 5 }),
         fc.integer({ min: 0, max: 10 }),
         (texts, min, extra) => {
@@ -74,10 +94,19 @@ describe('splitByCohesion (fallback)', () => {
 
   it('cuts where the topic changes', () => {
     const texts = [
-      'my dog loves the park', 'the park with the dog is fun', 'dog park every morning', 'the dog chased a ball in the park',
-      'my violin exam is next week', 'practising violin for the exam', 'violin scales before the exam', 'the exam jury liked my violin',
+      'my dog loves the park',
+      'the park with the dog is fun',
+      'dog park every morning',
+      'the dog chased a ball in the park',
+      'my violin exam is next week',
+      'practising violin for the exam',
+      'violin scales before the exam',
+      'the exam jury liked my violin',
     ];
-    expect(splitByCohesion(texts, { minTurns: 2, maxTurns: 6, cutoff: 0 })).toEqual([{ first: 0, last: 3 }, { first: 4, last: 7 }]);
+    expect(splitByCohesion(texts, { minTurns: 2, maxTurns: 6, cutoff: 0 })).toEqual([
+      { first: 0, last: 3 },
+      { first: 4, last: 7 },
+    ]);
   });
 });
 
@@ -91,13 +120,19 @@ describe('denoising', () => {
 });
 
 const turns: Turn[] = Array.from({ length: 6 }, (_, i) => ({
-  id: `t${i}`, sessionId: 's1', index: i, role: i % 2 ? 'assistant' : 'user', text: i < 3 ? `camping trip ${i}` : `violin lesson ${i}`,
-  time: 1000 + i, status: 'complete',
+  id: `t${i}`,
+  sessionId: 's1',
+  index: i,
+  role: i % 2 ? 'assistant' : 'user',
+  text: i < 3 ? `camping trip ${i}` : `violin lesson ${i}`,
+  time: 1000 + i,
+  status: 'complete',
 }));
 
 function model(answer: string | Error): LanguageModel & { calls: number } {
   return {
-    modelId: 'scripted', calls: 0,
+    modelId: 'scripted',
+    calls: 0,
     chat: async () => '',
     async json(_m, schema) {
       this.calls++;
@@ -113,7 +148,10 @@ describe('segmentSession', () => {
     const llm = model('{"segments":[{"start":0,"end":2},{"start":3,"end":5}]}');
     const segs = await segmentSession(turns, { llm });
     expect(llm.calls).toBe(1);
-    expect(segs.map((s) => [s.firstTurn, s.lastTurn])).toEqual([[0, 2], [3, 5]]);
+    expect(segs.map((s) => [s.firstTurn, s.lastTurn])).toEqual([
+      [0, 2],
+      [3, 5],
+    ]);
     expect(segs[1]!.turnIds).toEqual(['t3', 't4', 't5']);
     expect(segs[0]!.text).toContain('user: camping trip 0');
     expect(segs[0]!.indexText).not.toContain('user:');
@@ -124,7 +162,10 @@ describe('segmentSession', () => {
     for (const answer of ['I cannot do that', new Error('boom')]) {
       const r = await segmentSessionDetailed(turns, { llm: model(answer) });
       expect(r.source).toBe('fallback');
-      expectCover(r.segments.map((s) => ({ first: s.firstTurn, last: s.lastTurn })), turns.length);
+      expectCover(
+        r.segments.map((s) => ({ first: s.firstTurn, last: s.lastTurn })),
+        turns.length,
+      );
     }
     expect((await segmentSessionDetailed(turns)).source).toBe('fallback');
   });
@@ -133,15 +174,34 @@ describe('segmentSession', () => {
 describe('segmentSession with ranges from the summarising call', () => {
   it('uses the ranges, repaired, and never calls the model', async () => {
     const llm = model('{"segments":[{"start":0,"end":5}]}');
-    const r = await segmentSessionDetailed(turns, { llm, ranges: [{ first: 0, last: 1 }, { first: 2, last: 5 }] });
+    const r = await segmentSessionDetailed(turns, {
+      llm,
+      ranges: [
+        { first: 0, last: 1 },
+        { first: 2, last: 5 },
+      ],
+    });
     expect(llm.calls).toBe(0);
     expect(r.source).toBe('summary');
     expect(r.repaired).toBe(false);
-    expect(r.segments.map((s) => [s.firstTurn, s.lastTurn])).toEqual([[0, 1], [2, 5]]);
+    expect(r.segments.map((s) => [s.firstTurn, s.lastTurn])).toEqual([
+      [0, 1],
+      [2, 5],
+    ]);
     // Out of order and short of the end: repaired into a cover.
-    const fixed = await segmentSessionDetailed(turns, { llm, ranges: [{ first: 3, last: 4 }, { first: 0, last: 2 }] });
+    const fixed = await segmentSessionDetailed(turns, {
+      llm,
+      ranges: [
+        { first: 3, last: 4 },
+        { first: 0, last: 2 },
+      ],
+    });
     expect(fixed.repaired).toBe(true);
-    expect(fixed.segments.map((s) => [s.firstTurn, s.lastTurn])).toEqual([[0, 2], [3, 4], [5, 5]]);
+    expect(fixed.segments.map((s) => [s.firstTurn, s.lastTurn])).toEqual([
+      [0, 2],
+      [3, 4],
+      [5, 5],
+    ]);
     expect(llm.calls).toBe(0);
   });
 

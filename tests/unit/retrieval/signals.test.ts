@@ -11,7 +11,13 @@ import { memoriesFirst, searchForTurn, type RetrievalSignals } from '../../../sr
 import type { IndexedUnit, SearchHit } from '../../../src/memory/retrieval/types';
 
 const u = (id: string, text: string, subject?: string, kind: IndexedUnit['kind'] = 'memory'): IndexedUnit => ({
-  id, kind, text, time: 0, sessionId: 's', sourceTurnIds: [`t-${id}`], ...(subject ? { subject } : {}),
+  id,
+  kind,
+  text,
+  time: 0,
+  sessionId: 's',
+  sourceTurnIds: [`t-${id}`],
+  ...(subject ? { subject } : {}),
 });
 const hit = (unit: IndexedUnit): SearchHit => ({ unit, score: { unitId: unit.id, unitKind: unit.kind, fused: 0 } });
 const OFF: RetrievalSignals = { speakerAware: false, feedback: false, routing: false };
@@ -39,7 +45,10 @@ describe('speaker-aware retrieval', () => {
     ix.upsert(u('c1', 'Caroline paints murals', 'Caroline'));
     ix.upsert(u('s1', 'Melanie: I paint. Caroline: me too', undefined, 'segment'));
     expect([...ix.subjects()].sort()).toEqual(['Caroline', 'Melanie']);
-    const ids = ix.search('paint', undefined, 10, { subjects: new Set(['melanie']) }).map((h) => h.unit.id).sort();
+    const ids = ix
+      .search('paint', undefined, 10, { subjects: new Set(['melanie']) })
+      .map((h) => h.unit.id)
+      .sort();
     expect(ids).toEqual(['m1', 's1']);
     ix.upsert(u('c1', 'Caroline paints murals', 'Melanie'));
     expect([...ix.subjects()]).toEqual(['Melanie']);
@@ -53,7 +62,11 @@ describe('speaker-aware retrieval', () => {
     ix.upsert(u('m1', 'Melanie went camping', 'Melanie'));
     ix.upsert(u('c1', 'Caroline went camping with Melanie', 'Caroline'));
     const q = { index: ix, query: 'Where did Melanie go camping?', k: 10, kinds: ['memory' as const] };
-    expect(searchForTurn({ ...q, signals: OFF }).map((h) => h.unit.id).sort()).toEqual(['c1', 'm1']);
+    expect(
+      searchForTurn({ ...q, signals: OFF })
+        .map((h) => h.unit.id)
+        .sort(),
+    ).toEqual(['c1', 'm1']);
     expect(searchForTurn({ ...q, signals: { ...OFF, speakerAware: true } }).map((h) => h.unit.id)).toEqual(['m1']);
   });
 });
@@ -73,8 +86,24 @@ describe('pseudo-relevance feedback', () => {
 
   it('fuses by rank: a unit both rankings hold beats one only the second holds', () => {
     const [a, b, c] = [u('a', 'x'), u('b', 'y'), u('c', 'z')].map(hit) as [SearchHit, SearchHit, SearchHit];
-    expect(fuseRankings([[a, b], [c, b]], 10).map((h) => h.unit.id)).toEqual(['b', 'a', 'c']);
-    expect(fuseRankings([[a, b], [c, b]], 1)).toHaveLength(1);
+    expect(
+      fuseRankings(
+        [
+          [a, b],
+          [c, b],
+        ],
+        10,
+      ).map((h) => h.unit.id),
+    ).toEqual(['b', 'a', 'c']);
+    expect(
+      fuseRankings(
+        [
+          [a, b],
+          [c, b],
+        ],
+        1,
+      ),
+    ).toHaveLength(1);
   });
 
   it('a feedback query reaches a unit that shares no word with the question', () => {
@@ -103,7 +132,14 @@ describe('query routing', () => {
 });
 
 describe('segment excerpts', () => {
-  const text = ['Mel: Hi there!', 'Caro: How was the weekend?', 'Mel: We went camping by the lake.', 'Caro: Lovely.', 'Mel: Also bought paint.', 'Caro: Nice colours.'].join('\n');
+  const text = [
+    'Mel: Hi there!',
+    'Caro: How was the weekend?',
+    'Mel: We went camping by the lake.',
+    'Caro: Lovely.',
+    'Mel: Also bought paint.',
+    'Caro: Nice colours.',
+  ].join('\n');
   const ids = ['t1', 't2', 't3', 't4', 't5', 't6'];
 
   it('keeps the matching turns and their neighbours, gaps marked', () => {

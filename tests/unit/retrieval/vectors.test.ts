@@ -22,7 +22,9 @@ describe('VectorStore', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 2 ** 31 - 1 }),
-        fc.array(fc.oneof(fc.record({ add: fc.integer({ min: 0, max: 80 }) }), fc.record({ del: fc.integer({ min: 0, max: 80 }) })), { maxLength: 200 }),
+        fc.array(fc.oneof(fc.record({ add: fc.integer({ min: 0, max: 80 }) }), fc.record({ del: fc.integer({ min: 0, max: 80 }) })), {
+          maxLength: 200,
+        }),
         fc.integer({ min: 1, max: 12 }),
         fc.constantFrom(3, 8, 33),
         (seed, ops, k, d) => {
@@ -75,7 +77,7 @@ describe('VectorStore', () => {
     const target = unit(rng, d);
     for (let i = 0; i < 5000; i++) store.set(`m${i}`, unit(rng, d));
     store.set('target', target);
-    const q = Float32Array.from(target, (x, i) => x + 0.02 * (unit(rng, d)[i]! ));
+    const q = Float32Array.from(target, (x, i) => x + 0.02 * unit(rng, d)[i]!);
     const hits = store.search(q, 3);
     expect(hits[0]!.id).toBe('target');
     expect(hits[0]!.score).toBeCloseTo(store.bruteForce(q, 1)[0]!.score, 6);
@@ -121,7 +123,9 @@ describe('VectorStore', () => {
       for (const [id, v] of ref) expect(Array.from(store.get(id)!)).toEqual(Array.from(v));
       const q = unit(rng, d);
       expect(store.search(q, 10, { exact: true }).map((h) => h.id)).toEqual(store.bruteForce(q, 10).map((h) => h.id));
-      const want = [...ref].map(([id, v]) => ({ id, s: v.reduce((a, x, j) => a + x * q[j]!, 0) })).sort((a, b) => b.s - a.s || (a.id < b.id ? -1 : 1));
+      const want = [...ref]
+        .map(([id, v]) => ({ id, s: v.reduce((a, x, j) => a + x * q[j]!, 0) }))
+        .sort((a, b) => b.s - a.s || (a.id < b.id ? -1 : 1));
       expect(store.bruteForce(q, 10).map((h) => h.id)).toEqual(want.slice(0, 10).map((h) => h.id));
     }
   });

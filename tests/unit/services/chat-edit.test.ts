@@ -31,7 +31,15 @@ function setup(temperature?: number) {
   const model = new CountingModel();
   const clock = { t: 10 * H };
   const notices: string[] = [];
-  const chat = new ChatService({ repo, preparer: plainPreparer, getModel: () => model, idleGapMs: () => H, now: () => (clock.t += 1000), saveEveryMs: 0, temperature: () => temperature });
+  const chat = new ChatService({
+    repo,
+    preparer: plainPreparer,
+    getModel: () => model,
+    idleGapMs: () => H,
+    now: () => (clock.t += 1000),
+    saveEveryMs: 0,
+    temperature: () => temperature,
+  });
   chat.on('notice', ({ message }) => notices.push(message));
   return { repo, chat, model, clock, notices };
 }
@@ -50,7 +58,13 @@ describe('ChatService versions', () => {
     await chat.regenerate(chat.turns[1].id);
     expect(await stored(repo)).toEqual(['one', 'reply 3 to one']);
     const [s] = await repo.listSessions();
-    const again = new ChatService({ repo, preparer: plainPreparer, getModel: () => undefined, idleGapMs: () => H, now: () => 10 * H + 5000 });
+    const again = new ChatService({
+      repo,
+      preparer: plainPreparer,
+      getModel: () => undefined,
+      idleGapMs: () => H,
+      now: () => 10 * H + 5000,
+    });
     await again.open(s.id); // as after a reload
     expect(again.turns[1].versions?.map((v) => v.text)).toEqual(['reply 1 to one']);
     await again.showVersion(again.turns[1].id, 0);

@@ -26,6 +26,11 @@ describe('chat search', () => {
     expect(snip.startsWith('…')).toBe(true);
     expect(snip.endsWith('…')).toBe(true);
     expect(snip).toContain('six');
-    expect(snip.replace(/…/g, '').split(' ').every((w) => text.split(' ').includes(w))).toBe(true);
+    expect(
+      snip
+        .replace(/…/g, '')
+        .split(' ')
+        .every((w) => text.split(' ').includes(w)),
+    ).toBe(true);
   });
 });

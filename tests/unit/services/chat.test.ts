@@ -8,7 +8,11 @@ const H = 3600_000;
 /** Streams `reply` word by word; can fail after some words or wait for an abort. */
 class StreamingModel implements LanguageModel {
   readonly modelId = 'stream-test';
-  constructor(private reply: string, private failAfter = Infinity, private hang = false) {}
+  constructor(
+    private reply: string,
+    private failAfter = Infinity,
+    private hang = false,
+  ) {}
   async chat(_m: ChatMessage[], o: GenerateOptions = {}): Promise<string> {
     let out = '';
     const words = this.reply.split(' ');
@@ -31,7 +35,14 @@ class StreamingModel implements LanguageModel {
 function setup(model: LanguageModel | undefined, clock = { t: 10 * H }) {
   const repo = new InMemoryRepository();
   const errors: string[] = [];
-  const chat = new ChatService({ repo, preparer: plainPreparer, getModel: () => model, idleGapMs: () => H, now: () => clock.t, saveEveryMs: 0 });
+  const chat = new ChatService({
+    repo,
+    preparer: plainPreparer,
+    getModel: () => model,
+    idleGapMs: () => H,
+    now: () => clock.t,
+    saveEveryMs: 0,
+  });
   chat.on('error', ({ message }) => errors.push(message));
   return { repo, chat, errors, clock };
 }

@@ -88,7 +88,12 @@ describe('importLocomo (own fixture)', () => {
     const segs = [...repo.segments.values()];
     for (const s of sessions) {
       const covered = segs.filter((g) => g.sessionId === s.id).flatMap((g) => g.turnIds);
-      expect(covered.sort()).toEqual([...repo.turns.values()].filter((t) => t.sessionId === s.id).map((t) => t.id).sort());
+      expect(covered.sort()).toEqual(
+        [...repo.turns.values()]
+          .filter((t) => t.sessionId === s.id)
+          .map((t) => t.id)
+          .sort(),
+      );
     }
   });
 

@@ -19,7 +19,11 @@ function answer({ kind, schemaTitle, messages }: ScriptedCall): string {
   const text = messages.map((m) => m.content).join('\n');
   if (kind === 'chat') return 'ok';
   if (schemaTitle === 'session_memories') {
-    const events = [...text.matchAll(/^(T\d+) \[user[^\]]*\]: (.+)$/gm)].map((m) => ({ text: `You said: ${m[2]}`, about: 'user', turns: [m[1]] }));
+    const events = [...text.matchAll(/^(T\d+) \[user[^\]]*\]: (.+)$/gm)].map((m) => ({
+      text: `You said: ${m[2]}`,
+      about: 'user',
+      turns: [m[1]],
+    }));
     return JSON.stringify({ events, userTraits: [], assistantTraits: [], notes: [], topics: [] });
   }
   if (schemaTitle === 'relation_labels') return JSON.stringify({ labels: [] });
@@ -28,7 +32,15 @@ function answer({ kind, schemaTitle, messages }: ScriptedCall): string {
 
 async function seedSession(repo: Repository, id: string, lines: string[]) {
   const session: Session = { id, title: id, startedAt: T, lastActivityAt: T + lines.length, status: 'ended', endedAt: T + lines.length };
-  const turns: Turn[] = lines.map((text, i) => ({ id: `${id}:t${i}`, sessionId: id, index: i, role: i % 2 ? 'assistant' : 'user', text, time: T + i, status: 'complete' }));
+  const turns: Turn[] = lines.map((text, i) => ({
+    id: `${id}:t${i}`,
+    sessionId: id,
+    index: i,
+    role: i % 2 ? 'assistant' : 'user',
+    text,
+    time: T + i,
+    status: 'complete',
+  }));
   await repo.apply({ sessions: [session], turns, jobs: [createMemoriseJob(id, T + 100)] });
 }
 
@@ -42,7 +54,12 @@ async function until(check: () => Promise<boolean>, what: string) {
 
 function wire(repo: Repository, llm: ScriptedModel) {
   const settings = new SettingsService(repo);
-  const memory = new MemoryService(repo, settings, () => llm, () => undefined);
+  const memory = new MemoryService(
+    repo,
+    settings,
+    () => llm,
+    () => undefined,
+  );
   // As in Tealeaf (src/services/tealeaf.ts).
   settings.on('changed', (s) => (s.memoryCreation ? memory.kick() : memory.pauseJobs()));
   return { settings, memory };
@@ -57,7 +74,9 @@ describe('memory switches', () => {
     await memory.load();
     memory.kick();
     await until(async () => (await repo.getSession('s1'))?.status === 'memorised', 'memorised');
-    const history: Turn[] = [{ id: 'q', sessionId: 's2', index: 0, role: 'user', text: 'How is Biscuit the puppy?', time: T + 1e6, status: 'complete' }];
+    const history: Turn[] = [
+      { id: 'q', sessionId: 's2', index: 0, role: 'user', text: 'How is Biscuit the puppy?', time: T + 1e6, status: 'complete' },
+    ];
     const session: Session = { id: 's2', title: 'q', startedAt: T + 1e6, lastActivityAt: T + 1e6, status: 'open' };
     const ask = () => memory.prepare({ session, history, now: T + 1e6, llm, signal: new AbortController().signal });
 
@@ -76,7 +95,13 @@ describe('memory switches', () => {
     const repo = new InMemoryRepository();
     let remember = false;
     const llm = new ScriptedModel(answer);
-    const chat = new ChatService({ repo, preparer: { prepare: async ({ history }) => ({ messages: history.map((t) => ({ role: t.role, content: t.text })) }) }, getModel: () => llm, idleGapMs: () => 3_600_000, memorise: () => remember });
+    const chat = new ChatService({
+      repo,
+      preparer: { prepare: async ({ history }) => ({ messages: history.map((t) => ({ role: t.role, content: t.text })) }) },
+      getModel: () => llm,
+      idleGapMs: () => 3_600_000,
+      memorise: () => remember,
+    });
     await chat.send('Something private');
     await chat.endCurrent();
     const [s] = await repo.listSessions();
@@ -131,7 +156,10 @@ describe('temporary chat', () => {
     const llm = new ScriptedModel(answer);
     let prepared = 0;
     const chat = new ChatService({
-      repo, getModel: () => llm, idleGapMs: () => 3_600_000, saveEveryMs: 0,
+      repo,
+      getModel: () => llm,
+      idleGapMs: () => 3_600_000,
+      saveEveryMs: 0,
       preparer: { prepare: async ({ history }) => (prepared++, { messages: history.map((t) => ({ role: t.role, content: t.text })) }) },
     });
     await chat.send('A real chat first');
@@ -145,7 +173,10 @@ describe('temporary chat', () => {
     const counts = await repo.countAll();
     // Only the real chat (2 turns) and its memorising job: the temporary one wrote nothing.
     expect({ sessions: counts.sessions, turns: counts.turns, jobs: counts.jobs }).toEqual({ sessions: 1, turns: 2, jobs: 1 });
-    const all = JSON.stringify([await repo.listSessions(), ...(await Promise.all((await repo.listSessions()).map((s) => repo.listTurns(s.id))))]);
+    const all = JSON.stringify([
+      await repo.listSessions(),
+      ...(await Promise.all((await repo.listSessions()).map((s) => repo.listTurns(s.id)))),
+    ]);
     expect(all).not.toMatch(/forgotten|And this too/);
     await chat.newChat();
     expect(chat.temporary).toBe(false);

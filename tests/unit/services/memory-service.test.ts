@@ -17,7 +17,11 @@ const model = () =>
     const text = messages.map((m) => m.content).join('\n');
     if (kind === 'chat') return 'ok';
     if (schemaTitle === 'session_memories') {
-      const events = [...text.matchAll(/^(T\d+) \[user[^\]]*\]: (.+)$/gm)].map((m) => ({ text: `The user said: ${m[2]}`, about: 'user', turns: [m[1]] }));
+      const events = [...text.matchAll(/^(T\d+) \[user[^\]]*\]: (.+)$/gm)].map((m) => ({
+        text: `The user said: ${m[2]}`,
+        about: 'user',
+        turns: [m[1]],
+      }));
       return JSON.stringify({ events, userTraits: [], assistantTraits: [], notes: [], topics: [] });
     }
     if (schemaTitle === 'relation_labels') {
@@ -29,8 +33,23 @@ const model = () =>
 
 async function seedSession(repo: InMemoryRepository, id: string, day: number, lines: string[]) {
   const start = T + day * 86_400_000;
-  const session: Session = { id, title: id, startedAt: start, lastActivityAt: start + lines.length, status: 'ended', endedAt: start + lines.length };
-  const turns: Turn[] = lines.map((text, i) => ({ id: `${id}:t${i}`, sessionId: id, index: i, role: i % 2 ? 'assistant' : 'user', text, time: start + i, status: 'complete' }));
+  const session: Session = {
+    id,
+    title: id,
+    startedAt: start,
+    lastActivityAt: start + lines.length,
+    status: 'ended',
+    endedAt: start + lines.length,
+  };
+  const turns: Turn[] = lines.map((text, i) => ({
+    id: `${id}:t${i}`,
+    sessionId: id,
+    index: i,
+    role: i % 2 ? 'assistant' : 'user',
+    text,
+    time: start + i,
+    status: 'complete',
+  }));
   await repo.apply({ sessions: [session], turns, jobs: [createMemoriseJob(id, start + 100)] });
 }
 
@@ -49,7 +68,12 @@ describe('MemoryService', () => {
     const repo = new InMemoryRepository();
     await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!', 'Biscuit chews my shoes', 'Oh no']);
     let llm: ScriptedModel | undefined = undefined; // no model until the test loads one
-    const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+    const service = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => llm,
+      () => undefined,
+    );
     await service.load();
     service.kick();
     await new Promise((r) => setTimeout(r, 20));
@@ -70,14 +94,23 @@ describe('MemoryService', () => {
     const repo = new InMemoryRepository();
     await seedSession(repo, 's1', 0, ['I love kayaking on the lake', 'Nice', 'The kayak is red', 'Cool']);
     const llm = model();
-    const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+    const service = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => llm,
+      () => undefined,
+    );
     await service.load();
     await settle(service, repo);
     const [a, b] = [...service.memories.values()].sort((x, y) => x.time - y.time);
 
     await service.editMemory(a.id, 'The user paddles a canoe on weekends');
     expect((await repo.getMemory(a.id))?.edited).toBe(true);
-    const found = (q: string) => service.index.search(q, undefined, 5).filter((h) => h.unit.kind === 'memory').map((h) => h.unit.id);
+    const found = (q: string) =>
+      service.index
+        .search(q, undefined, 5)
+        .filter((h) => h.unit.kind === 'memory')
+        .map((h) => h.unit.id);
     expect(found('canoe weekends')).toContain(a.id);
     expect(found('kayaking lake')).not.toContain(a.id);
 
@@ -100,7 +133,12 @@ describe('MemoryService', () => {
     await seedSession(repo, 's1', 0, ['hello there', 'hi']);
     const [job] = await repo.listJobs();
     await repo.apply({ jobs: [{ ...job, status: 'failed', attempts: 3, lastError: 'boom' }] });
-    const service = new MemoryService(repo, new SettingsService(repo), () => model(), () => undefined);
+    const service = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => model(),
+      () => undefined,
+    );
     await service.retryFailedJobs();
     expect((await repo.listJobs())[0]).toMatchObject({ status: 'pending', attempts: 0 });
   });
@@ -126,7 +164,12 @@ describe('MemoryService.deleteSession', () => {
         return new Promise<string>((_, reject) => o?.signal?.addEventListener('abort', () => reject(o.signal!.reason), { once: true }));
       },
     };
-    const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+    const service = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => llm,
+      () => undefined,
+    );
     const errors: string[] = [];
     service.on('error', ({ message }) => errors.push(message));
     await service.load();
@@ -162,7 +205,12 @@ describe('MemoryService.deleteSession', () => {
         return inner.json(messages, schema);
       },
     };
-    const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+    const service = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => llm,
+      () => undefined,
+    );
     await service.load();
     service.kick();
     await summarising;
@@ -179,7 +227,12 @@ describe('MemoryService.deleteSession', () => {
     const repo = new InMemoryRepository();
     await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!', 'Biscuit chews my shoes', 'Oh no']);
     await seedSession(repo, 's2', 1, ['Biscuit learned to sit', 'Good dog']);
-    const service = new MemoryService(repo, new SettingsService(repo), () => model(), () => undefined);
+    const service = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => model(),
+      () => undefined,
+    );
     await service.load();
     await settle(service, repo);
     const kept = [...service.memories.values()].filter((m) => m.sessionId === 's1');

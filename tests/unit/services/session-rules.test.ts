@@ -32,7 +32,15 @@ describe('session boundaries', () => {
   });
 
   it('a session with no user words is empty', () => {
-    const t = (role: 'user' | 'assistant', text: string): Turn => ({ id: text, sessionId: 's', index: 0, role, text, time: 0, status: 'complete' });
+    const t = (role: 'user' | 'assistant', text: string): Turn => ({
+      id: text,
+      sessionId: 's',
+      index: 0,
+      role,
+      text,
+      time: 0,
+      status: 'complete',
+    });
     expect(isEmptySession([])).toBe(true);
     expect(isEmptySession([t('user', '  ')])).toBe(true);
     expect(isEmptySession([t('user', 'hi')])).toBe(false);

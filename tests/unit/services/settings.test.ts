@@ -6,7 +6,13 @@ import { InMemoryRepository } from '../../support/in-memory-repository';
 describe('SettingsService', () => {
   it('falls back field by field when the stored record is broken', async () => {
     const repo = new InMemoryRepository();
-    await repo.putSetting('app', { idleGapMinutes: -5, autoLoadModel: 'yes', modelMirror: 7, memory: { k: 'three', refinement: false }, extra: 1 });
+    await repo.putSetting('app', {
+      idleGapMinutes: -5,
+      autoLoadModel: 'yes',
+      modelMirror: 7,
+      memory: { k: 'three', refinement: false },
+      extra: 1,
+    });
     const s = await new SettingsService(repo).load();
     expect(s.idleGapMinutes).toBe(DEFAULT_SETTINGS.idleGapMinutes);
     expect(s.autoLoadModel).toBe(true);
@@ -50,15 +56,25 @@ describe('SettingsService', () => {
     const settings = new SettingsService(repo);
     await settings.load();
     await settings.update({ systemPrompt: 'You are Mabel, a gardener.' });
-    const memory = new MemoryService(repo, settings, () => undefined, () => undefined);
+    const memory = new MemoryService(
+      repo,
+      settings,
+      () => undefined,
+      () => undefined,
+    );
     await memory.load();
     const llm = { modelId: 'x', chat: async () => '', json: async () => '{}' };
-    const p = await memory.prepare({ session: { id: 's', title: '', startedAt: 0, lastActivityAt: 0, status: 'open' }, history: [], now: Date.UTC(2025, 0, 1), llm, signal: new AbortController().signal });
+    const p = await memory.prepare({
+      session: { id: 's', title: '', startedAt: 0, lastActivityAt: 0, status: 'open' },
+      history: [],
+      now: Date.UTC(2025, 0, 1),
+      llm,
+      signal: new AbortController().signal,
+    });
     expect(p.messages[0].content.startsWith('You are Mabel, a gardener.')).toBe(true);
     expect(p.messages[0].content).toMatch(/Today is/);
   });
 });
-
 
 describe('SettingsService.update', () => {
   it('two updates started together both stay', async () => {

@@ -11,17 +11,28 @@ describe('findLegacyDemo', () => {
     expect(await findLegacyDemo(new InMemoryRepository())).toBeUndefined();
   });
 
-  it('removes every demo record and keeps the user\'s own, links to the demo included', async () => {
+  it("removes every demo record and keeps the user's own, links to the demo included", async () => {
     const repo = new InMemoryRepository();
     const demo = buildDemo(Date.UTC(2025, 0, 1));
     await repo.apply({ sessions: demo.sessions, turns: demo.turns, memories: demo.memories, edges: demo.edges });
-    const own: Memory = { id: 'mem:own', kind: 'user-trait', text: 'You grow tomatoes.', time: Date.UTC(2025, 0, 2), sourceTurnIds: ['turn:1'], sessionId: 'ses:1', edited: false, createdAt: Date.UTC(2025, 0, 2) };
+    const own: Memory = {
+      id: 'mem:own',
+      kind: 'user-trait',
+      text: 'You grow tomatoes.',
+      time: Date.UTC(2025, 0, 2),
+      sourceTurnIds: ['turn:1'],
+      sessionId: 'ses:1',
+      edited: false,
+      createdAt: Date.UTC(2025, 0, 2),
+    };
     await repo.apply({
       sessions: [{ id: 'ses:1', title: 'Tomatoes', startedAt: own.time, lastActivityAt: own.time, status: 'memorised' }],
       turns: [{ id: 'turn:1', sessionId: 'ses:1', index: 0, role: 'user', text: 'I grow tomatoes', time: own.time, status: 'complete' }],
       memories: [own],
       // A real memory linked to a demo one (the old demo shared the graph with real memories).
-      edges: [{ id: 'edge:demo->own', from: `${DEMO_PREFIX}m:tea`, to: own.id, relation: 'SameTopic', origin: 'model', createdAt: own.time }],
+      edges: [
+        { id: 'edge:demo->own', from: `${DEMO_PREFIX}m:tea`, to: own.id, relation: 'SameTopic', origin: 'model', createdAt: own.time },
+      ],
     });
 
     const found = await findLegacyDemo(repo);

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { addVersion, shownVersion, showVersion, versionCount } from '../../../src/services/turn-versions';
 import type { Turn } from '../../../src/memory/types';
 
-const turn = (i: number, text: string): Turn => ({ id: `t${i}`, sessionId: 's', index: i, role: i % 2 ? 'assistant' : 'user', text, time: i, status: 'complete' });
+const turn = (i: number, text: string): Turn => ({
+  id: `t${i}`,
+  sessionId: 's',
+  index: i,
+  role: i % 2 ? 'assistant' : 'user',
+  text,
+  time: i,
+  status: 'complete',
+});
 const texts = (ts: Turn[]) => ts.map((t) => t.text);
 
 describe('turn versions', () => {

@@ -13,13 +13,15 @@ import type { TealeafDb } from '../../../src/store/db';
 import { STORE_NAMES } from '../../../src/store/schema';
 import { BACKUP_LIMITS, exportBackup, exportBackupParts, importBackup, serializeBackup } from '../../../src/store/backup';
 import { createBackupWorker } from '../../../src/store/backup-worker-core';
+import { exportBackupInWorker, importBackupInWorker, type BackupRunOptions, type BackupWorkerPort } from '../../../src/store/backup-client';
 import {
-  exportBackupInWorker,
-  importBackupInWorker,
-  type BackupRunOptions,
-  type BackupWorkerPort,
-} from '../../../src/store/backup-client';
-import { BackupCancelledError, BackupError, type BackupControl, type BackupProgress, type BackupReply, type BackupRequest } from '../../../src/store/backup-messages';
+  BackupCancelledError,
+  BackupError,
+  type BackupControl,
+  type BackupProgress,
+  type BackupReply,
+  type BackupRequest,
+} from '../../../src/store/backup-messages';
 import { StorageFullError } from '../../../src/store/errors';
 import type { Memory, Session } from '../../../src/memory/types';
 
@@ -65,7 +67,14 @@ function via<T extends BackupControl & { includeVectors?: boolean }>(s: Store, e
 }
 
 async function fill(repo: IdbRepository, d: Dataset): Promise<void> {
-  await repo.apply({ sessions: d.sessions, turns: d.turns, memories: d.memories, edges: d.edges, segments: d.segments, vectors: d.vectors });
+  await repo.apply({
+    sessions: d.sessions,
+    turns: d.turns,
+    memories: d.memories,
+    edges: d.edges,
+    segments: d.segments,
+    vectors: d.vectors,
+  });
   for (const s of d.settings) await repo.putSetting(s.key, s.value);
 }
 
@@ -136,7 +145,9 @@ describe('round trip through the worker: store -> file (Blob) -> store', () => {
       }),
       { numRuns: 120 },
     );
-    console.log(`[trust] backup round trips through the worker (Blob file, replace and merge into empty, exported again): ${seen.size} distinct datasets ${JSON.stringify(counts)}`);
+    console.log(
+      `[trust] backup round trips through the worker (Blob file, replace and merge into empty, exported again): ${seen.size} distinct datasets ${JSON.stringify(counts)}`,
+    );
     // The cases the law is about must actually have been run, not just be possible.
     expect(seen.size).toBeGreaterThanOrEqual(100);
     for (const [what, n] of Object.entries(counts)) expect(n, what).toBeGreaterThan(0);
@@ -147,7 +158,14 @@ describe('round trip through the worker: store -> file (Blob) -> store', () => {
     const sessions: Session[] = [{ id: 's', title: 'big', startedAt: 1, lastActivityAt: 1, status: 'ended' }];
     // Emoji (surrogate pairs) everywhere: a part boundary inside a pair would corrupt the file.
     const memories: Memory[] = Array.from({ length: 3_000 }, (_, i) => ({
-      id: `m${i}`, kind: 'event', text: `😀 memory ${i} `.repeat(40), time: i, sourceTurnIds: [], sessionId: 's', edited: false, createdAt: i,
+      id: `m${i}`,
+      kind: 'event',
+      text: `😀 memory ${i} `.repeat(40),
+      time: i,
+      sourceTurnIds: [],
+      sessionId: 's',
+      edited: false,
+      createdAt: i,
     }));
     await a.repo.apply({ sessions, memories });
     const parts = await exportBackupParts(a.repo.db, { now: () => 5 });
@@ -168,7 +186,14 @@ async function setup(): Promise<{ target: Store; before: string; file: Blob; rec
   const source = await openStore();
   const sessions: Session[] = [{ id: 'bs', title: 'from the backup', startedAt: 1, lastActivityAt: 1, status: 'ended' }];
   const memories: Memory[] = Array.from({ length: 3_000 }, (_, i) => ({
-    id: `bm${i}`, kind: 'event', text: `backup memory ${i}`, time: i, sourceTurnIds: [], sessionId: 'bs', edited: false, createdAt: i,
+    id: `bm${i}`,
+    kind: 'event',
+    text: `backup memory ${i}`,
+    time: i,
+    sourceTurnIds: [],
+    sessionId: 'bs',
+    edited: false,
+    createdAt: i,
   }));
   await source.repo.apply({ sessions, memories });
   const file = new Blob(await exportBackupParts(source.repo.db, { now: () => 1 }), { type: 'application/json' });
@@ -237,7 +262,10 @@ describe('cancel', () => {
             if (p.phase === phase) controller.abort();
           },
         });
-        const err = await run.then(() => undefined, (e: unknown) => e);
+        const err = await run.then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(err).toBeInstanceOf(BackupCancelledError);
         expect((err as Error).message).toBe('Cancelled. Nothing was changed.');
         expect(seen).toContain(phase);
@@ -251,10 +279,15 @@ describe('cancel', () => {
   it('an export can be cancelled too; a signal already aborted starts no worker', async () => {
     const { target } = await setup();
     const controller = new AbortController();
-    const err = await exportBackupInWorker(via(target, { includeVectors: false, signal: controller.signal, onProgress: () => controller.abort() })).catch((e: unknown) => e);
+    const err = await exportBackupInWorker(
+      via(target, { includeVectors: false, signal: controller.signal, onProgress: () => controller.abort() }),
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BackupCancelledError);
     const log = { started: 0, terminated: 0 };
-    const err2 = await importBackupInWorker(new Blob(['{}']), 'merge', { signal: AbortSignal.abort(), startWorker: () => inProcessWorker(target.factory, log) }).catch((e: unknown) => e);
+    const err2 = await importBackupInWorker(new Blob(['{}']), 'merge', {
+      signal: AbortSignal.abort(),
+      startWorker: () => inProcessWorker(target.factory, log),
+    }).catch((e: unknown) => e);
     expect(err2).toBeInstanceOf(BackupCancelledError);
     expect(log.started).toBe(0);
   });
@@ -269,9 +302,15 @@ describe('errors cross the worker boundary as the store throws them', () => {
   it('a refused file is a BackupError with the same issues as a direct import', async () => {
     const { target, before } = await setup();
     const bad = JSON.stringify({
-      format: 'tealeaf-backup', version: 1, exportedAt: 1,
+      format: 'tealeaf-backup',
+      version: 1,
+      exportedAt: 1,
       data: {
-        sessions: [], turns: [], edges: [], segments: [], settings: [],
+        sessions: [],
+        turns: [],
+        edges: [],
+        segments: [],
+        settings: [],
         memories: [{ id: 'm', kind: 'event', text: 'x', time: 1e16, sourceTurnIds: [], sessionId: 'nowhere', edited: false, createdAt: 1 }],
       },
     });

@@ -100,7 +100,9 @@ describe('export -> import round trip', () => {
       }),
       { numRuns: 150 },
     );
-    console.log(`[trust] backup round trips: ${seen.size} distinct datasets (${longText} with a text over 100,000 characters, ${extremeTime} with a time at the Date range's edge)`);
+    console.log(
+      `[trust] backup round trips: ${seen.size} distinct datasets (${longText} with a text over 100,000 characters, ${extremeTime} with a time at the Date range's edge)`,
+    );
     expect(longText).toBeGreaterThan(0);
   });
 
@@ -172,7 +174,12 @@ describe('import modes', () => {
   it('replace wipes everything first, jobs and vectors included, in the same transaction', async () => {
     const repo = await open();
     await repo.apply({ jobs: [job], vectors: [{ unitId: 'x', modelId: 'e', vector: new Float32Array([1]) }] });
-    const file = { format: 'tealeaf-backup', version: 1, exportedAt: 1, data: { sessions: [], turns: [], memories: [], edges: [], segments: [], settings: [] } };
+    const file = {
+      format: 'tealeaf-backup',
+      version: 1,
+      exportedAt: 1,
+      data: { sessions: [], turns: [], memories: [], edges: [], segments: [], settings: [] },
+    };
     await importBackup(repo.db, file, { mode: 'replace' });
     expect(Object.values(await repo.countAll()).every((n) => n === 0)).toBe(true);
   });
@@ -214,7 +221,11 @@ describe('import rejects with a message and touches nothing', () => {
   };
 
   const cases: Array<[string, () => string, string]> = [
-    ['a wrong type names the path', () => set(['data', 'memories', 3, 'time'], 'soon'), 'memories[3].time: expected a number, got the string "soon"'],
+    [
+      'a wrong type names the path',
+      () => set(['data', 'memories', 3, 'time'], 'soon'),
+      'memories[3].time: expected a number, got the string "soon"',
+    ],
     ['a missing field', () => set(['data', 'turns', 0, 'text'], undefined), 'turns[0].text: missing (expected a string)'],
     ['an unknown field', () => set(['data', 'edges', 0, 'weight'], 1), 'edges[0]: unknown field "weight"'],
     ['an unknown relation', () => set(['data', 'edges', 0, 'relation'], 'Loves'), 'edges[0].relation: expected one of'],
@@ -234,7 +245,11 @@ describe('import rejects with a message and touches nothing', () => {
     ['text that is not JSON', () => '{"format": "tealeaf-backup", ', 'not valid JSON'],
     ['JSON that is not an object', () => '[1,2,3]', 'not a Tealeaf backup'],
     ['a __proto__ key', () => valid2('{"__proto__":{"polluted":true},', 'data.memories'), 'the key "__proto__" is not allowed'],
-    ['a constructor key in a setting', () => set(['data', 'settings', 0, 'value'], JSON.parse('{"constructor":{"prototype":{"polluted":true}}}')), 'settings[0].value: the key "constructor"'],
+    [
+      'a constructor key in a setting',
+      () => set(['data', 'settings', 0, 'value'], JSON.parse('{"constructor":{"prototype":{"polluted":true}}}')),
+      'settings[0].value: the key "constructor"',
+    ],
     ['a huge list', () => set(['data', 'sessions'], new Array(1_000_001).fill(0)), 'sessions: list is too long'],
     ['deep nesting', () => set(['data', 'settings', 0, 'value'], JSON.parse('['.repeat(5000) + ']'.repeat(5000))), 'nested too deeply'],
   ];
@@ -294,25 +309,57 @@ describe('import rejects with a message and touches nothing', () => {
   type Kind = 'id' | 'string' | 'number' | 'int' | 'enum' | 'boolean' | 'array' | 'object' | 'base64';
   const FIELDS: Record<string, Record<string, [Kind, boolean]>> = {
     sessions: {
-      id: ['id', true], title: ['string', true], startedAt: ['number', true], lastActivityAt: ['number', true],
-      endedAt: ['number', false], status: ['enum', true], endReason: ['enum', false],
+      id: ['id', true],
+      title: ['string', true],
+      startedAt: ['number', true],
+      lastActivityAt: ['number', true],
+      endedAt: ['number', false],
+      status: ['enum', true],
+      endReason: ['enum', false],
     },
     turns: {
-      id: ['id', true], sessionId: ['id', true], index: ['int', true], role: ['enum', true], text: ['string', true],
-      time: ['number', true], status: ['enum', true], modelId: ['string', false], usedMemory: ['object', false],
+      id: ['id', true],
+      sessionId: ['id', true],
+      index: ['int', true],
+      role: ['enum', true],
+      text: ['string', true],
+      time: ['number', true],
+      status: ['enum', true],
+      modelId: ['string', false],
+      usedMemory: ['object', false],
       externalId: ['string', false],
     },
     memories: {
-      id: ['id', true], kind: ['enum', true], text: ['string', true], subject: ['string', false], time: ['number', true],
-      sourceTurnIds: ['array', true], sessionId: ['id', true], supersededBy: ['id', false], endedAt: ['number', false], edited: ['boolean', true],
-      createdAt: ['number', true], context: ['string', false],
+      id: ['id', true],
+      kind: ['enum', true],
+      text: ['string', true],
+      subject: ['string', false],
+      time: ['number', true],
+      sourceTurnIds: ['array', true],
+      sessionId: ['id', true],
+      supersededBy: ['id', false],
+      endedAt: ['number', false],
+      edited: ['boolean', true],
+      createdAt: ['number', true],
+      context: ['string', false],
     },
     edges: {
-      id: ['id', true], from: ['id', true], to: ['id', true], relation: ['enum', true], origin: ['enum', true], createdAt: ['number', true],
+      id: ['id', true],
+      from: ['id', true],
+      to: ['id', true],
+      relation: ['enum', true],
+      origin: ['enum', true],
+      createdAt: ['number', true],
     },
     segments: {
-      id: ['id', true], sessionId: ['id', true], firstTurn: ['int', true], lastTurn: ['int', true], turnIds: ['array', true],
-      text: ['string', true], indexText: ['string', true], time: ['number', true],
+      id: ['id', true],
+      sessionId: ['id', true],
+      firstTurn: ['int', true],
+      lastTurn: ['int', true],
+      turnIds: ['array', true],
+      text: ['string', true],
+      indexText: ['string', true],
+      time: ['number', true],
     },
     settings: { key: ['id', true] },
     vectors: { unitId: ['id', true], modelId: ['id', true], dimension: ['int', true], data: ['base64', true] },
@@ -361,14 +408,16 @@ describe('import rejects with a message and touches nothing', () => {
     const pick = <T>(xs: readonly T[], i: number): T => xs[r[i] % xs.length];
     const coll = pick(COLLECTIONS, 0);
     switch (kind) {
-      case 0: { // wrong type
+      case 0: {
+        // wrong type
         ensure(data, coll);
         const i = r[1] % data[coll].length;
         const [field, [type]] = pick(Object.entries(FIELDS[coll]), 2);
         data[coll][i][field] = pick(WRONG[type], 3);
         return [JSON.stringify(b), `${coll}[${i}].${field}`];
       }
-      case 1: { // missing required field
+      case 1: {
+        // missing required field
         ensure(data, coll);
         const i = r[1] % data[coll].length;
         const required = Object.entries(FIELDS[coll]).filter(([, [, req]]) => req);
@@ -376,23 +425,27 @@ describe('import rejects with a message and touches nothing', () => {
         delete data[coll][i][field];
         return [JSON.stringify(b), `${coll}[${i}].${field}: missing`];
       }
-      case 2: { // unknown field
+      case 2: {
+        // unknown field
         ensure(data, coll);
         const i = r[1] % data[coll].length;
         data[coll][i][`extra${r[2] % 100}`] = r[3];
         return [JSON.stringify(b), `${coll}[${i}]: unknown field "extra${r[2] % 100}"`];
       }
-      case 3: { // forbidden key somewhere
+      case 3: {
+        // forbidden key somewhere
         const key = pick(FORBIDDEN, 1);
         const targets: object[] = [b, data];
         for (const c of COLLECTIONS) for (const rec of data[c] ?? []) targets.push(rec);
         for (const t of data.turns) if (t.usedMemory) targets.push(t.usedMemory as object);
         // Arrays are left out: JSON.stringify drops non-index keys, so the mutation would vanish.
-        for (const s of data.settings) if (s.value && typeof s.value === 'object' && !Array.isArray(s.value)) targets.push(s.value as object);
+        for (const s of data.settings)
+          if (s.value && typeof s.value === 'object' && !Array.isArray(s.value)) targets.push(s.value as object);
         defineOwn(pick(targets, 2), key, { polluted: true });
         return [JSON.stringify(b), `the key "${key}" is not allowed`];
       }
-      case 4: { // bad header
+      case 4: {
+        // bad header
         const choice = r[1] % 4;
         if (choice === 0) b.version = pick([0, 2, 99, '1', null, 1.5], 2);
         else if (choice === 1) delete b.version;
@@ -400,43 +453,51 @@ describe('import rejects with a message and touches nothing', () => {
         else delete b.format;
         return [JSON.stringify(b), choice < 2 ? 'version' : 'not a Tealeaf backup'];
       }
-      case 5: { // dangling edge end
+      case 5: {
+        // dangling edge end
         ensure(data, 'edges');
         const i = r[1] % data.edges.length;
         const end = r[2] % 2 === 0 ? 'from' : 'to';
         data.edges[i][end] = `missing-${r[3]}`;
         return [JSON.stringify(b), `edges[${i}].${end}: no memory "missing-${r[3]}"`];
       }
-      case 6: { // turn without its session
+      case 6: {
+        // turn without its session
         ensure(data, 'turns');
         const i = r[1] % data.turns.length;
         data.turns[i].sessionId = `missing-${r[3]}`;
         return [JSON.stringify(b), `turns[${i}].sessionId: no session`];
       }
-      case 7: { // duplicate record
+      case 7: {
+        // duplicate record
         ensure(data, coll);
         const i = r[1] % data[coll].length;
         data[coll].push(JSON.parse(JSON.stringify(data[coll][i])) as Record<string, unknown>);
         return [JSON.stringify(b), `${coll}[${data[coll].length - 1}]: duplicate`];
       }
-      case 8: { // truncated text
+      case 8: {
+        // truncated text
         const text = JSON.stringify(b);
         return [text.slice(0, r[1] % text.length), 'not valid JSON'];
       }
-      case 9: { // not a backup object at all
+      case 9: {
+        // not a backup object at all
         return [pick(['null', '42', '"x"', '[]', '[{"format":"tealeaf-backup"}]', 'true'], 1), 'not a Tealeaf backup'];
       }
-      case 10: { // collection missing or of the wrong type
+      case 10: {
+        // collection missing or of the wrong type
         const name = pick(['sessions', 'turns', 'memories', 'edges', 'segments', 'settings'], 1);
         if (r[2] % 2 === 0) delete data[name];
         else (data as Record<string, unknown>)[name] = pick([{}, 'x', 3, null], 3);
         return [JSON.stringify(b), name];
       }
-      case 11: { // data itself broken
+      case 11: {
+        // data itself broken
         b.data = pick([null, [], 'x', 5], 1);
         return [JSON.stringify(b), 'data'];
       }
-      default: { // a huge string anywhere string-typed
+      default: {
+        // a huge string anywhere string-typed
         ensure(data, coll);
         const i = r[1] % data[coll].length;
         const stringFields = Object.entries(FIELDS[coll]).filter(([, [t]]) => t === 'string' || t === 'id' || t === 'base64');

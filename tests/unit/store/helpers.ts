@@ -70,7 +70,10 @@ const usedMemoryArb = (ids: string[]): fc.Arbitrary<UsedMemory> => {
   return fc.record(
     {
       memoryIds: fc.array(pick, { maxLength: 3 }),
-      segmentIds: fc.array(anyText.map((s) => `g-${s}`), { maxLength: 2 }),
+      segmentIds: fc.array(
+        anyText.map((s) => `g-${s}`),
+        { maxLength: 2 },
+      ),
       timelines: fc.array(
         fc.record({
           memoryIds: fc.array(pick, { maxLength: 3 }),
@@ -139,34 +142,38 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
           ),
         ),
       );
-      const turns = fc.tuple(
-        ...sessionIds.map((sessionId, si) =>
-          fc.array(
-            fc.record(
-              {
-                role: fc.constantFrom('user' as const, 'assistant' as const),
-                text: bodyText,
-                time,
-                status: fc.constantFrom(
-                  'complete' as const,
-                  'streaming' as const,
-                  'interrupted' as const,
-                  'stopped' as const,
-                  'error' as const,
+      const turns = fc
+        .tuple(
+          ...sessionIds.map((sessionId, si) =>
+            fc
+              .array(
+                fc.record(
+                  {
+                    role: fc.constantFrom('user' as const, 'assistant' as const),
+                    text: bodyText,
+                    time,
+                    status: fc.constantFrom(
+                      'complete' as const,
+                      'streaming' as const,
+                      'interrupted' as const,
+                      'stopped' as const,
+                      'error' as const,
+                    ),
+                    modelId: anyText,
+                    usedMemory: usedMemoryArb(memoryIds),
+                    externalId: anyText,
+                    suffix: idSuffix,
+                  },
+                  { requiredKeys: ['role', 'text', 'time', 'status', 'suffix'] },
                 ),
-                modelId: anyText,
-                usedMemory: usedMemoryArb(memoryIds),
-                externalId: anyText,
-                suffix: idSuffix,
-              },
-              { requiredKeys: ['role', 'text', 'time', 'status', 'suffix'] },
-            ),
-            { maxLength: 4 },
-          ).map((ts) =>
-            ts.map(({ suffix, ...t }, index): Turn => ({ ...t, id: `${prefix}t${si}.${index}-${suffix}`, sessionId, index })),
+                { maxLength: 4 },
+              )
+              .map((ts) =>
+                ts.map(({ suffix, ...t }, index): Turn => ({ ...t, id: `${prefix}t${si}.${index}-${suffix}`, sessionId, index })),
+              ),
           ),
-        ),
-      ).map((groups) => groups.flat());
+        )
+        .map((groups) => groups.flat());
       const memoryPick = memoryIds.length > 0 ? fc.constantFrom(...memoryIds) : fc.constant('');
       const memories = fc.tuple(
         ...memoryIds.map((id) =>
@@ -177,7 +184,10 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
               text: bodyText,
               subject: anyText,
               time,
-              sourceTurnIds: fc.array(anyText.map((s) => `t-${s}`), { maxLength: 3 }),
+              sourceTurnIds: fc.array(
+                anyText.map((s) => `t-${s}`),
+                { maxLength: 3 },
+              ),
               sessionId: sessionPick,
               supersededBy: memoryPick,
               endedAt: time,
@@ -205,37 +215,43 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
                 { maxLength: max * 2 },
               )
               .map((es) => es.map(({ suffix, ...e }, i): Edge => ({ ...e, id: `${prefix}e${i}-${suffix}` })));
-      const segments = sessionIds.length === 0 ? fc.constant([] as Segment[]) : fc
-        .array(
-          fc.record({
-            sessionId: sessionPick,
-            firstTurn: fc.nat(10),
-            lastTurn: fc.nat(10),
-            turnIds: fc.array(anyText, { maxLength: 3 }),
-            text: bodyText,
-            indexText: bodyText,
-            time,
-            suffix: idSuffix,
-          }),
-          { maxLength: max },
-        )
-        .map((gs) => gs.map(({ suffix, ...g }, i): Segment => ({ ...g, id: `${prefix}g${i}-${suffix}` })));
+      const segments =
+        sessionIds.length === 0
+          ? fc.constant([] as Segment[])
+          : fc
+              .array(
+                fc.record({
+                  sessionId: sessionPick,
+                  firstTurn: fc.nat(10),
+                  lastTurn: fc.nat(10),
+                  turnIds: fc.array(anyText, { maxLength: 3 }),
+                  text: bodyText,
+                  indexText: bodyText,
+                  time,
+                  suffix: idSuffix,
+                }),
+                { maxLength: max },
+              )
+              .map((gs) => gs.map(({ suffix, ...g }, i): Segment => ({ ...g, id: `${prefix}g${i}-${suffix}` })));
       const settings = fc
         .uniqueArray(fc.record({ key: anyText.filter((k) => k.length > 0), value: settingValue }), {
           selector: (s) => s.key,
           maxLength: 4,
         })
         .map((ss) => ss.map((s): Setting => ({ key: `${prefix}${s.key}`, value: s.value })));
-      const vectors = memoryIds.length === 0 ? fc.constant([] as VectorRecord[]) : fc
-        .uniqueArray(
-          fc.record({
-            unitId: memoryIds.length > 0 ? memoryPick : fc.constant(`${prefix}m-none`),
-            modelId: fc.constantFrom('minilm', 'bge-small'),
-            vector: fc.float32Array({ minLength: 1, maxLength: 8 }),
-          }),
-          { selector: (v) => `${v.unitId}\u0000${v.modelId}`, maxLength: max },
-        )
-        .map((vs) => vs as VectorRecord[]);
+      const vectors =
+        memoryIds.length === 0
+          ? fc.constant([] as VectorRecord[])
+          : fc
+              .uniqueArray(
+                fc.record({
+                  unitId: memoryIds.length > 0 ? memoryPick : fc.constant(`${prefix}m-none`),
+                  modelId: fc.constantFrom('minilm', 'bge-small'),
+                  vector: fc.float32Array({ minLength: 1, maxLength: 8 }),
+                }),
+                { selector: (v) => `${v.unitId}\u0000${v.modelId}`, maxLength: max },
+              )
+              .map((vs) => vs as VectorRecord[]);
       return fc.record({ sessions, turns, memories, edges, segments, settings, vectors });
     })
     .map((d) => ({

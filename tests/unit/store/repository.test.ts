@@ -114,7 +114,9 @@ describe('IdbRepository reads and writes', () => {
     expect(await repo.getSetting<{ id: string }>('model')).toEqual({ id: 'llama' });
     expect(await repo.getSetting('missing')).toBeUndefined();
     await repo.apply({
-      jobs: [{ id: 'j1', kind: 'memorise', sessionId: 's1', step: 'summarise', status: 'pending', attempts: 0, createdAt: 1, updatedAt: 1 }],
+      jobs: [
+        { id: 'j1', kind: 'memorise', sessionId: 's1', step: 'summarise', status: 'pending', attempts: 0, createdAt: 1, updatedAt: 1 },
+      ],
     });
     expect((await repo.listJobsByStatus('pending')).map((j) => j.id)).toEqual(['j1']);
     expect(await repo.countAll()).toEqual({
@@ -242,7 +244,7 @@ describe('full disk', () => {
     expect(settingErr).toBeInstanceOf(Error);
   });
 
-  it('recognises quota errors wrapped in causes and under Firefox\'s name', async () => {
+  it("recognises quota errors wrapped in causes and under Firefox's name", async () => {
     const { isQuotaError, toStoreError } = await import('../../../src/store/errors');
     expect(isQuotaError(new Error('wrapped', { cause: new DOMException('q', 'QuotaExceededError') }))).toBe(true);
     expect(isQuotaError({ name: 'NS_ERROR_DOM_QUOTA_REACHED' })).toBe(true);
@@ -301,13 +303,20 @@ describe('deleting a memory cascades inside the transaction', () => {
 });
 
 describe('vector packs', () => {
-  const vec = (unitId: string, modelId: string, seed: number) => ({ unitId, modelId, vector: Float32Array.from({ length: 4 }, (_, i) => seed + i / 10) });
+  const vec = (unitId: string, modelId: string, seed: number) => ({
+    unitId,
+    modelId,
+    vector: Float32Array.from({ length: 4 }, (_, i) => seed + i / 10),
+  });
   const plain = (rs: Array<{ unitId: string; modelId: string; vector: Float32Array }>) =>
     rs.map((r) => [r.unitId, r.modelId, [...r.vector]]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
 
   it('a second read comes from packs with the same content', async () => {
     const repo = await open();
-    await repo.apply({ memories: ['a', 'b', 'c'].map((id) => memory(id, 1)), vectors: [vec('a', 'm', 1), vec('b', 'm', 2), vec('c', 'other', 3)] });
+    await repo.apply({
+      memories: ['a', 'b', 'c'].map((id) => memory(id, 1)),
+      vectors: [vec('a', 'm', 1), vec('b', 'm', 2), vec('c', 'other', 3)],
+    });
     const first = await repo.listVectors('m');
     expect((await repo.countAll()).vectorPacks).toBe(1);
     const second = await repo.listVectors('m');
@@ -316,7 +325,7 @@ describe('vector packs', () => {
     repo.close();
   });
 
-  it('every write to a model\'s vectors makes its packs stale, in the same transaction', async () => {
+  it("every write to a model's vectors makes its packs stale, in the same transaction", async () => {
     const repo = await open();
     await repo.apply({ memories: ['a', 'b', 'n'].map((id) => memory(id, 1)), vectors: [vec('a', 'm', 1), vec('b', 'other', 2)] });
     await repo.listVectors('m');

@@ -26,7 +26,12 @@ const DAY = 86_400_000;
 
 const SESSIONS: string[][] = [
   ['I started learning the guitar this week', 'I love green tea in the morning', 'My dog Rex is sick', 'I am reading a book about Rome'],
-  ['I bought a new guitar for my lessons', 'I switched from green tea to coffee', 'Rex is feeling better now', 'I finished the book about Rome'],
+  [
+    'I bought a new guitar for my lessons',
+    'I switched from green tea to coffee',
+    'Rex is feeling better now',
+    'I finished the book about Rome',
+  ],
   ['I played guitar at a concert', 'Rex and I went hiking in the hills', 'I love green tea in the morning'],
 ];
 
@@ -134,7 +139,15 @@ async function seed(repo: InMemoryRepository): Promise<string[]> {
     const time = T0 + i * 10 * DAY;
     const turns: Turn[] = texts.flatMap((text, k) => [
       { id: `${id}:u${k}`, sessionId: id, index: 2 * k, role: 'user' as const, text, time: time + k * 1000, status: 'complete' as const },
-      { id: `${id}:a${k}`, sessionId: id, index: 2 * k + 1, role: 'assistant' as const, text: 'I see, tell me more.', time: time + k * 1000 + 500, status: 'complete' as const },
+      {
+        id: `${id}:a${k}`,
+        sessionId: id,
+        index: 2 * k + 1,
+        role: 'assistant' as const,
+        text: 'I see, tell me more.',
+        time: time + k * 1000 + 500,
+        status: 'complete' as const,
+      },
     ]);
     const session: Session = { id, title: id, startedAt: time, lastActivityAt: time, status: 'ended' };
     const job = createMemoriseJob(id, time + 5000);
@@ -159,7 +172,13 @@ async function pageLife(repo: InMemoryRepository, llm: Model, embedder: ToyEmbed
   for (const job of jobs) {
     outcomes.push(
       await runMemoriseJob(job, {
-        repo, llm, embedder, index, settings, signal, now: () => T0 + 999,
+        repo,
+        llm,
+        embedder,
+        index,
+        settings,
+        signal,
+        now: () => T0 + 999,
         // Whatever the job hands over (topic ranges, or a model) goes to the real segmenter.
         segmenter: ({ turns, ...rest }) => segmentSession(turns, rest),
       }),
@@ -174,7 +193,9 @@ function snapshot(repo: InMemoryRepository) {
     memories: byId(repo.memories.values()),
     edges: byId(repo.edges.values()),
     segments: byId(repo.segments.values()),
-    vectors: [...repo.vectors.values()].map((v) => ({ unitId: v.unitId, modelId: v.modelId, vector: [...v.vector] })).sort((a, b) => (a.unitId < b.unitId ? -1 : 1)),
+    vectors: [...repo.vectors.values()]
+      .map((v) => ({ unitId: v.unitId, modelId: v.modelId, vector: [...v.vector] }))
+      .sort((a, b) => (a.unitId < b.unitId ? -1 : 1)),
     sessions: byId(repo.sessions.values()).map((s) => [s.id, s.status]),
     jobs: byId(repo.jobs.values()).map((j) => [j.id, j.step, j.status, j.state]),
   };
@@ -286,7 +307,10 @@ describe('the memorise job resumes after the tab is closed anywhere', () => {
     const cases: Array<{ name: string; when: (c: ChangeSet) => boolean }> = [
       { name: 'after summarising', when: (c) => c.jobs?.[0]?.step === 'embed' },
       { name: 'after embedding (vectors committed)', when: (c) => (c.vectors?.length ?? 0) > 0 },
-      { name: 'mid-link, after 2 of n memories', when: (c) => c.jobs?.[0]?.step === 'link' && (c.jobs[0].state as { linked?: number } | undefined)?.linked === 2 },
+      {
+        name: 'mid-link, after 2 of n memories',
+        when: (c) => c.jobs?.[0]?.step === 'link' && (c.jobs[0].state as { linked?: number } | undefined)?.linked === 2,
+      },
       { name: 'after segmenting', when: (c) => (c.segments?.length ?? 0) > 0 },
     ];
     for (const { name, when } of cases) {
@@ -329,7 +353,11 @@ describe('the memorise job resumes after the tab is closed anywhere', () => {
       fc.asyncProperty(
         fc.array(
           fc.oneof(
-            fc.record({ kind: fc.constant('write' as const), at: fc.integer({ min: 1, max: ref.writes }), mode: fc.constantFrom<KillMode>('before-write', 'after-write') }),
+            fc.record({
+              kind: fc.constant('write' as const),
+              at: fc.integer({ min: 1, max: ref.writes }),
+              mode: fc.constantFrom<KillMode>('before-write', 'after-write'),
+            }),
             fc.record({ kind: fc.constantFrom('model' as const, 'embedder' as const), at: fc.integer({ min: 1, max: 6 }) }),
           ),
           { minLength: 1, maxLength: 5 },
@@ -341,7 +369,13 @@ describe('the memorise job resumes after the tab is closed anywhere', () => {
             const llm = new Model();
             const embedder = new ToyEmbedder();
             const tab = new AbortController();
-            Object.assign(ctl, { armed: kill.kind === 'write', writes: 0, dead: false, killAt: kill.kind === 'write' ? kill.at : 0, mode: kill.kind === 'write' ? kill.mode : 'before-write' });
+            Object.assign(ctl, {
+              armed: kill.kind === 'write',
+              writes: 0,
+              dead: false,
+              killAt: kill.kind === 'write' ? kill.at : 0,
+              mode: kill.kind === 'write' ? kill.mode : 'before-write',
+            });
             if (kill.kind === 'model') llm.onCall = (n) => n === kill.at && tab.abort(new Killed('model'));
             if (kill.kind === 'embedder') embedder.onCall = (n) => n === kill.at && tab.abort(new Killed('embed'));
             await pageLife(repo, llm, embedder, tab.signal).catch((e: unknown) => {

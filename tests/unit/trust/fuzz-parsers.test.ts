@@ -45,9 +45,28 @@ afterAll(() => {
 // Garbage generators.
 const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__'];
 const RELATION_WORDS = [
-  ...RELATIONS, 'None', 'same topic', 'hindered_by', 'CAUSED-BY', 'xWant', 'because of', 'Banana', '', ' ', 'null',
-  'Changed\u0000', 'Ca\u200buse', 'Çhanged', '🙂', 'SameTopicSameTopic', 'toString', '__proto__', 'hasOwnProperty',
-  'constructor', 'Constructor', 'con-struc-tor',
+  ...RELATIONS,
+  'None',
+  'same topic',
+  'hindered_by',
+  'CAUSED-BY',
+  'xWant',
+  'because of',
+  'Banana',
+  '',
+  ' ',
+  'null',
+  'Changed\u0000',
+  'Ca\u200buse',
+  'Çhanged',
+  '🙂',
+  'SameTopicSameTopic',
+  'toString',
+  '__proto__',
+  'hasOwnProperty',
+  'constructor',
+  'Constructor',
+  'con-struc-tor',
 ];
 const hugeNumber = fc.oneof(
   fc.constantFrom(1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, -Number.MAX_SAFE_INTEGER - 2, 0, -0, -1, 2 ** 31, 2 ** 53),
@@ -67,9 +86,22 @@ const indexLike = fc.oneof(
 const unicode = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }), // lone surrogates included
-  fc.constantFrom('\u202eevil\u202c', '\u0000\u0001\u0002', 'ＡＢＣ', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢', 'e\u0301'.repeat(50), '\ud800', '\udfff\ud800', '\ufeff{', '“smart” ‘quotes’'),
+  fc.constantFrom(
+    '\u202eevil\u202c',
+    '\u0000\u0001\u0002',
+    'ＡＢＣ',
+    '𝔘𝔫𝔦𝔠𝔬𝔡𝔢',
+    'e\u0301'.repeat(50),
+    '\ud800',
+    '\udfff\ud800',
+    '\ufeff{',
+    '“smart” ‘quotes’',
+  ),
 );
-const words = fc.oneof(unicode, fc.constantFrom('User likes tea', 'User prefers coffee', 'Rex is sick', '   ', '<script>x</script>', 'a'.repeat(5000)));
+const words = fc.oneof(
+  unicode,
+  fc.constantFrom('User likes tea', 'User prefers coffee', 'Rex is sick', '   ', '<script>x</script>', 'a'.repeat(5000)),
+);
 
 /** Any JSON-ish value, with prototype keys mixed in and unexpected types everywhere. */
 const nested: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
@@ -99,9 +131,13 @@ const truncated = (valid: fc.Arbitrary<string>) =>
 
 /** Wraps JSON the way small models do: prose, fences, trailing text. */
 const wrapped = (valid: fc.Arbitrary<string>) =>
-  fc.tuple(valid, fc.constantFrom('', 'Sure! ', '```json\n', '```\n', 'Here you go:\n'), fc.constantFrom('', '\n```', ' Hope that helps', '}}]]', ',')).map(
-    ([t, pre, post]) => `${pre}${t}${post}`,
-  );
+  fc
+    .tuple(
+      valid,
+      fc.constantFrom('', 'Sure! ', '```json\n', '```\n', 'Here you go:\n'),
+      fc.constantFrom('', '\n```', ' Hope that helps', '}}]]', ','),
+    )
+    .map(([t, pre, post]) => `${pre}${t}${post}`);
 
 /** Common garbage for any parser, plus parser-specific shapes given as `shaped`. */
 function garbage(shaped: fc.Arbitrary<string>): fc.Arbitrary<unknown> {
@@ -114,18 +150,25 @@ function garbage(shaped: fc.Arbitrary<string>): fc.Arbitrary<unknown> {
     { weight: 1, arbitrary: fc.json({ maxDepth: 4 }) },
     { weight: 1, arbitrary: nested.map((v) => JSON.stringify(v) ?? 'undefined') },
     { weight: 1, arbitrary: shaped.map((s) => protoObject(JSON.stringify(s))) },
-    { weight: 1, arbitrary: fc.tuple(shaped, fc.constantFrom(`"x": 1`, `"labels": 7`, `"events": "nope"`)).map(([s, tail]) => protoObject(tail) + s) },
     {
       weight: 1,
-      arbitrary: fc.tuple(fc.integer({ min: 1, max: 4000 }), fc.constantFrom(['[', ']'], ['{"a":', '}'], ['{"labels":[', ']}'], ['[[', ']]'])).map(([d, [o, c]]) =>
-        deep(d, o, c),
-      ),
+      arbitrary: fc.tuple(shaped, fc.constantFrom(`"x": 1`, `"labels": 7`, `"events": "nope"`)).map(([s, tail]) => protoObject(tail) + s),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.integer({ min: 1, max: 4000 }), fc.constantFrom(['[', ']'], ['{"a":', '}'], ['{"labels":[', ']}'], ['[[', ']]']))
+        .map(([d, [o, c]]) => deep(d, o, c)),
     },
     { weight: 1, arbitrary: fc.integer({ min: 1, max: 6000 }).map((d) => '['.repeat(d)) }, // never closed
     { weight: 1, arbitrary: hugeNumberText },
   );
   // Non-string values too: a runtime that hands back an object, null, a number.
-  return fc.oneof({ weight: 12, arbitrary: text }, { weight: 1, arbitrary: fc.anything({ maxDepth: 3 }) }, { weight: 1, arbitrary: nested });
+  return fc.oneof(
+    { weight: 12, arbitrary: text },
+    { weight: 1, arbitrary: fc.anything({ maxDepth: 3 }) },
+    { weight: 1, arbitrary: nested },
+  );
 }
 
 // Shapes close to each call's schema, with wrong types mixed in.
@@ -148,11 +191,20 @@ const labelShape = fc
       nested,
     ),
   })
-  .chain((o) => fc.oneof(fc.constant(JSON.stringify(o)), fc.constant(JSON.stringify(o.labels) ?? 'null'), fc.constant(JSON.stringify({ 1: 'Cause', 2: 'sametopic', [-1]: 'Want', 999: 'React' }))));
+  .chain((o) =>
+    fc.oneof(
+      fc.constant(JSON.stringify(o)),
+      fc.constant(JSON.stringify(o.labels) ?? 'null'),
+      fc.constant(JSON.stringify({ 1: 'Cause', 2: 'sametopic', [-1]: 'Want', 999: 'React' })),
+    ),
+  );
 
 const sourceListItem = fc.constantFrom('T1', 'T2', 'T3', 't4', '[T2]', 'turn-1', 'ext-9', 'T99', 'T0', 'T-3');
 const sourceList = fc.array(fc.oneof(indexLike, sourceListItem), { maxLength: 5 });
-const summaryItem = fc.record({ text: fc.oneof(words, nested), about: fc.oneof(words, nested), turns: fc.oneof(sourceList, nested) }, { requiredKeys: [] });
+const summaryItem = fc.record(
+  { text: fc.oneof(words, nested), about: fc.oneof(words, nested), turns: fc.oneof(sourceList, nested) },
+  { requiredKeys: [] },
+);
 const summaryShape = fc
   .record(
     {
@@ -160,11 +212,23 @@ const summaryShape = fc
       userTraits: fc.oneof(fc.array(summaryItem, { maxLength: 3 }), nested),
       user_traits: fc.array(summaryItem, { maxLength: 2 }),
       assistantTraits: fc.oneof(fc.array(summaryItem, { maxLength: 3 }), nested),
-      notes: fc.oneof(fc.array(fc.record({ context: fc.oneof(words, nested), knowledge: fc.oneof(words, nested), turns: sourceList }, { requiredKeys: [] }), { maxLength: 3 }), nested),
+      notes: fc.oneof(
+        fc.array(
+          fc.record({ context: fc.oneof(words, nested), knowledge: fc.oneof(words, nested), turns: sourceList }, { requiredKeys: [] }),
+          { maxLength: 3 },
+        ),
+        nested,
+      ),
       facts: fc.array(words, { maxLength: 3 }),
       // The session's topics (SeCom segments) ride on the same call.
       topics: fc.oneof(
-        fc.array(fc.record({ first: fc.oneof(indexLike, sourceListItem), last: fc.oneof(indexLike, sourceListItem), topic: words }, { requiredKeys: [] }), { maxLength: 6 }),
+        fc.array(
+          fc.record(
+            { first: fc.oneof(indexLike, sourceListItem), last: fc.oneof(indexLike, sourceListItem), topic: words },
+            { requiredKeys: [] },
+          ),
+          { maxLength: 6 },
+        ),
         fc.array(fc.tuple(sourceListItem, sourceListItem), { maxLength: 4 }),
         nested,
       ),
@@ -184,7 +248,11 @@ const notesShape = fc
 
 const segmentShape = fc
   .oneof(
-    fc.record({ segments: fc.array(fc.record({ start: indexLike, end: indexLike, first: indexLike, to: indexLike }, { requiredKeys: [] }), { maxLength: 8 }) }),
+    fc.record({
+      segments: fc.array(fc.record({ start: indexLike, end: indexLike, first: indexLike, to: indexLike }, { requiredKeys: [] }), {
+        maxLength: 8,
+      }),
+    }),
     fc.array(fc.tuple(indexLike, indexLike), { maxLength: 8 }),
     fc.record({ result: fc.record({ data: fc.record({ ranges: fc.array(fc.tuple(hugeNumber, hugeNumber), { maxLength: 4 }) }) }) }),
     fc.record({ start: hugeNumber, end: hugeNumber }),
@@ -361,7 +429,10 @@ describe('every parser survives garbage and returns well-typed output', () => {
 class GarbageModel implements LanguageModel {
   readonly modelId = 'garbage';
   calls = 0;
-  constructor(private readonly outputs: readonly unknown[], private readonly throwEvery = 0) {}
+  constructor(
+    private readonly outputs: readonly unknown[],
+    private readonly throwEvery = 0,
+  ) {}
   private next(): string {
     const i = this.calls++;
     if (this.throwEvery > 0 && i % this.throwEvery === this.throwEvery - 1) throw new Error('model crashed');
@@ -393,7 +464,17 @@ const toyEmbedder: Embedder = {
 };
 
 function memory(id: string, day: number, text: string, kind: MemoryKind = 'event'): Memory {
-  return { id, kind, text, time: T0 + day * DAY, sourceTurnIds: [], sessionId: `s${day}`, edited: false, createdAt: T0 + day * DAY, subject: kind === 'event' ? undefined : 'user' };
+  return {
+    id,
+    kind,
+    text,
+    time: T0 + day * DAY,
+    sourceTurnIds: [],
+    sessionId: `s${day}`,
+    edited: false,
+    createdAt: T0 + day * DAY,
+    subject: kind === 'event' ? undefined : 'user',
+  };
 }
 
 describe('linkMemory with a garbage labeller', () => {
@@ -401,7 +482,10 @@ describe('linkMemory with a garbage labeller', () => {
     const TEXTS = ['User likes tea', 'User prefers coffee', 'User hikes with Rex', 'Rex is sick', 'User likes tea a lot'];
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 20 }), fc.constantFrom(...TEXTS), fc.constantFrom<MemoryKind>('event', 'user-trait')), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 20 }), fc.constantFrom(...TEXTS), fc.constantFrom<MemoryKind>('event', 'user-trait')), {
+          minLength: 1,
+          maxLength: 6,
+        }),
         fc.tuple(fc.integer({ min: 0, max: 20 }), fc.constantFrom(...TEXTS), fc.constantFrom<MemoryKind>('event', 'user-trait')),
         fc.array(anyGarbage, { minLength: 1, maxLength: 3 }),
         async (existing, [day, text, kind], outputs) => {
@@ -413,7 +497,15 @@ describe('linkMemory with a garbage labeller', () => {
           const index = createHybridIndex();
           for (const m of all) index.upsert(memoryUnit(m));
           const llm = new GarbageModel(outputs);
-          const plan = await linkMemory({ memory: fresh, graph, index, lookup: (id) => byId.get(id), settings: withDefaults({ j: 4 }), llm, now: T0 });
+          const plan = await linkMemory({
+            memory: fresh,
+            graph,
+            index,
+            lookup: (id) => byId.get(id),
+            settings: withDefaults({ j: 4 }),
+            llm,
+            now: T0,
+          });
           for (const e of plan.edges) {
             expect(RELATIONS as readonly string[]).toContain(e.relation);
             expect(byId.has(e.from) && byId.has(e.to)).toBe(true);
@@ -430,7 +522,14 @@ describe('linkMemory with a garbage labeller', () => {
 });
 
 describe('runMemoriseJob with a garbage-emitting model keeps the graph invariants', () => {
-  const SESSION_TEXTS = ['I started guitar lessons', 'I love green tea', 'My dog Rex is sick', 'I switched to coffee', 'Rex is better now', ''];
+  const SESSION_TEXTS = [
+    'I started guitar lessons',
+    'I love green tea',
+    'My dog Rex is sick',
+    'I switched to coffee',
+    'Rex is better now',
+    '',
+  ];
 
   async function seed(repo: InMemoryRepository, sessions: string[][]) {
     const jobs = [];
@@ -439,7 +538,15 @@ describe('runMemoriseJob with a garbage-emitting model keeps the graph invariant
       const time = T0 + i * 10 * DAY;
       const turns: Turn[] = texts.flatMap((text, k) => [
         { id: `${id}:u${k}`, sessionId: id, index: 2 * k, role: 'user' as const, text, time: time + k * 1000, status: 'complete' as const },
-        { id: `${id}:a${k}`, sessionId: id, index: 2 * k + 1, role: 'assistant' as const, text: 'Go on.', time: time + k * 1000 + 500, status: 'complete' as const },
+        {
+          id: `${id}:a${k}`,
+          sessionId: id,
+          index: 2 * k + 1,
+          role: 'assistant' as const,
+          text: 'Go on.',
+          time: time + k * 1000 + 500,
+          status: 'complete' as const,
+        },
       ]);
       const session: Session = { id, title: id, startedAt: time, lastActivityAt: time, status: 'ended' };
       const job = createMemoriseJob(id, time + 5000);
@@ -467,7 +574,11 @@ describe('runMemoriseJob with a garbage-emitting model keeps the graph invariant
             const index = createHybridIndex();
             for (const m of repo.memories.values()) index.upsert(memoryUnit(m));
             const out = await runMemoriseJob(job, {
-              repo, llm, index, settings, now: () => T0 + 999,
+              repo,
+              llm,
+              index,
+              settings,
+              now: () => T0 + 999,
               embedder: withEmbedder ? toyEmbedder : undefined,
               segmenter: ({ turns, ...rest }) => segmentSession(turns, rest),
             });
@@ -487,7 +598,9 @@ describe('runMemoriseJob with a garbage-emitting model keeps the graph invariant
             if (out.status === 'done') {
               const turns = await repo.listTurns(job.sessionId!);
               const live = turns.filter((t) => t.text.trim() !== '');
-              const segs = [...repo.segments.values()].filter((s) => s.sessionId === job.sessionId).sort((a, b) => a.firstTurn - b.firstTurn);
+              const segs = [...repo.segments.values()]
+                .filter((s) => s.sessionId === job.sessionId)
+                .sort((a, b) => a.firstTurn - b.firstTurn);
               expect(segs.flatMap((s) => s.turnIds)).toEqual(live.map((t) => t.id));
             }
           }

@@ -44,7 +44,13 @@ async function roundTrip(repo: IdbRepository) {
 describe('round trip of what the app writes', () => {
   it('a 150,000-character chat message is stored whole and the backup imports', async () => {
     const repo = await open();
-    const chat = new ChatService({ repo, preparer: plainPreparer, getModel: () => new EchoModel(), idleGapMs: () => 3_600_000, saveEveryMs: 0 });
+    const chat = new ChatService({
+      repo,
+      preparer: plainPreparer,
+      getModel: () => new EchoModel(),
+      idleGapMs: () => 3_600_000,
+      saveEveryMs: 0,
+    });
     const long = 'The whole story, again and again. '.repeat(4500).trim();
     expect(long.length).toBeGreaterThan(150_000);
     await chat.send(long);
@@ -56,7 +62,13 @@ describe('round trip of what the app writes', () => {
 
   it('a message longer than a record holds is cut with a note, stored, and still round-trips', async () => {
     const repo = await open();
-    const chat = new ChatService({ repo, preparer: plainPreparer, getModel: () => new EchoModel(), idleGapMs: () => 3_600_000, saveEveryMs: 0 });
+    const chat = new ChatService({
+      repo,
+      preparer: plainPreparer,
+      getModel: () => new EchoModel(),
+      idleGapMs: () => 3_600_000,
+      saveEveryMs: 0,
+    });
     await chat.send('x'.repeat(MAX_TEXT + 10));
     const [session] = await repo.listSessions();
     const [user] = await repo.listTurns(session.id);
@@ -70,7 +82,8 @@ describe('round trip of what the app writes', () => {
     // Under the old backup limit on its own; the caption appended at import took it over.
     const text = 'word '.repeat(19_998).trim();
     const file = {
-      speaker_a: 'Ann', speaker_b: 'Bo',
+      speaker_a: 'Ann',
+      speaker_b: 'Bo',
       session_1_date_time: '1:56 pm on 8 May, 2023',
       session_1: [
         { speaker: 'Ann', dia_id: 'D1:1', text, img_url: ['x'], blip_caption: 'a photo of a dog on a beach' },
@@ -78,7 +91,12 @@ describe('round trip of what the app writes', () => {
       ],
     };
     const deps: LocomoImportDeps = {
-      repo, index: createHybridIndex(), graph: new MemoryGraph(), memories: new Map<Id, Memory>(), settings: withDefaults({}), now: () => Date.UTC(2024, 5, 1),
+      repo,
+      index: createHybridIndex(),
+      graph: new MemoryGraph(),
+      memories: new Map<Id, Memory>(),
+      settings: withDefaults({}),
+      now: () => Date.UTC(2024, 5, 1),
     };
     await importLocomo({ conversation: file }, deps);
     const [session] = await repo.listSessions();
@@ -99,10 +117,15 @@ describe('round trip of what the app writes', () => {
 
 describe('values that would break the app after an import are refused, naming the field', () => {
   const backup = (time: number) => ({
-    format: 'tealeaf-backup', version: 1, exportedAt: 1,
+    format: 'tealeaf-backup',
+    version: 1,
+    exportedAt: 1,
     data: {
       sessions: [{ id: 's', title: 't', startedAt: 1, lastActivityAt: 1, status: 'ended' }],
-      turns: [], edges: [], segments: [], settings: [],
+      turns: [],
+      edges: [],
+      segments: [],
+      settings: [],
       memories: [{ id: 'm', kind: 'event', text: 'x', time, sourceTurnIds: [], sessionId: 's', edited: false, createdAt: 1 }],
     },
   });
@@ -110,7 +133,10 @@ describe('values that would break the app after an import are refused, naming th
   it('a memory time outside the Date range (1e16)', async () => {
     const repo = await open();
     const before = await dump(repo.db);
-    const err = await importBackup(repo.db, JSON.stringify(backup(1e16)), { mode: 'merge' }).then(() => undefined, (e: unknown) => e);
+    const err = await importBackup(repo.db, JSON.stringify(backup(1e16)), { mode: 'merge' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(BackupError);
     expect((err as Error).message).toContain('memories[0].time');
     expect(await dump(repo.db)).toBe(before);

@@ -39,8 +39,12 @@ function model(hold?: { g: ReturnType<typeof gate>; holdIn: string }) {
     if (kind === 'chat') return 'ok';
     if (schemaTitle === 'session_memories') {
       const lines = [...text.matchAll(/^(T\d+) \[user[^\]]*\]: (.+)$/gm)];
-      const events = lines.filter((m) => !m[2].startsWith('I like')).map((m) => ({ text: `The user said: ${m[2]}`, about: 'user', turns: [m[1]] }));
-      const userTraits = lines.filter((m) => m[2].startsWith('I like')).map((m) => ({ text: `The user likes ${m[2].slice(7)}`, subject: 'drink', turns: [m[1]] }));
+      const events = lines
+        .filter((m) => !m[2].startsWith('I like'))
+        .map((m) => ({ text: `The user said: ${m[2]}`, about: 'user', turns: [m[1]] }));
+      const userTraits = lines
+        .filter((m) => m[2].startsWith('I like'))
+        .map((m) => ({ text: `The user likes ${m[2].slice(7)}`, subject: 'drink', turns: [m[1]] }));
       return JSON.stringify({ events, userTraits, assistantTraits: [], notes: [], topics: [] });
     }
     if (schemaTitle === 'relation_labels') {
@@ -65,7 +69,15 @@ async function seedSession(repo: Repository, id: string, day: number, userLines:
   const session: Session = { id, title: id, startedAt: start, lastActivityAt: start + 10, status: 'ended', endedAt: start + 10 };
   const turns: Turn[] = userLines.flatMap((text, i) => [
     { id: `${id}:u${i}`, sessionId: id, index: 2 * i, role: 'user' as const, text, time: start + 2 * i, status: 'complete' as const },
-    { id: `${id}:a${i}`, sessionId: id, index: 2 * i + 1, role: 'assistant' as const, text: 'I see.', time: start + 2 * i + 1, status: 'complete' as const },
+    {
+      id: `${id}:a${i}`,
+      sessionId: id,
+      index: 2 * i + 1,
+      role: 'assistant' as const,
+      text: 'I see.',
+      time: start + 2 * i + 1,
+      status: 'complete' as const,
+    },
   ]);
   await repo.apply({ sessions: [session], turns, jobs: [createMemoriseJob(id, start + 100)] });
 }
@@ -81,10 +93,16 @@ async function jobsSettled(repo: Repository) {
 
 /** No record points at one that is missing. */
 async function dangling(repo: Repository): Promise<string[]> {
-  const [memories, edges, sessions, jobs] = await Promise.all([repo.listMemories(), repo.listEdges(), repo.listSessions(), repo.listJobs()]);
+  const [memories, edges, sessions, jobs] = await Promise.all([
+    repo.listMemories(),
+    repo.listEdges(),
+    repo.listSessions(),
+    repo.listJobs(),
+  ]);
   const out = checkGraphInvariants(memories, edges).map((v) => `${v.kind}: ${v.message}`);
   const ids = new Set(memories.map((m) => m.id));
-  for (const m of memories) if (m.supersededBy && !ids.has(m.supersededBy)) out.push(`memory ${m.id} superseded by missing ${m.supersededBy}`);
+  for (const m of memories)
+    if (m.supersededBy && !ids.has(m.supersededBy)) out.push(`memory ${m.id} superseded by missing ${m.supersededBy}`);
   const sessionIds = new Set(sessions.map((s) => s.id));
   for (const j of jobs) if (j.sessionId && !sessionIds.has(j.sessionId)) out.push(`job ${j.id} of missing session`);
   for (const s of await repo.listSegments()) if (!sessionIds.has(s.sessionId)) out.push(`segment ${s.id} of missing session`);
@@ -101,7 +119,12 @@ async function racing(repo: Repository, s2: string[]) {
   await seedSession(repo, 's1', 0, ['I walked the dog in the park', 'I like tea in the morning']);
   const g = gate();
   const llm = model({ g, holdIn: s2[0] });
-  const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+  const service = new MemoryService(
+    repo,
+    new SettingsService(repo),
+    () => llm,
+    () => undefined,
+  );
   await service.load();
   service.kick();
   await jobsSettled(repo);
@@ -125,7 +148,12 @@ describe.each(Object.entries(stores))('a job racing the user (%s store)', (_name
     expect((await repo.listEdges()).some((e) => e.from === target.id || e.to === target.id)).toBe(false);
     expect(await repo.getMemory(target.id)).toBeUndefined();
     // A fresh start builds the graph from the store without throwing.
-    const again = new MemoryService(repo, new SettingsService(repo), () => undefined, () => undefined);
+    const again = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => undefined,
+      () => undefined,
+    );
     await again.load();
     expect(again.graph.has(target.id)).toBe(false);
   });
@@ -148,7 +176,12 @@ describe.each(Object.entries(stores))('a job racing the user (%s store)', (_name
     const repo = await open();
     await seedSession(repo, 's1', 0, ['I walked the dog in the park', 'The dog chased a red ball in the park']);
     const llm = model();
-    const service = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+    const service = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => llm,
+      () => undefined,
+    );
     await service.load();
     service.kick();
     await jobsSettled(repo);
@@ -161,7 +194,12 @@ describe.each(Object.entries(stores))('a job racing the user (%s store)', (_name
     await service.applyLive(deepProxy(undo!));
     expect(await repo.getMemory(victim.id)).toEqual(victim);
     expect((await repo.listEdges()).map((e) => e.id).sort()).toEqual(edgesBefore);
-    const again = new MemoryService(repo, new SettingsService(repo), () => undefined, () => undefined);
+    const again = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => undefined,
+      () => undefined,
+    );
     await again.load();
     expect(again.memories.get(victim.id)?.text).toBe(victim.text);
     expect(again.graph.edgeCount).toBe(1);
@@ -186,7 +224,12 @@ describe('import and delete-all while a job runs (IndexedDB store)', () => {
   it('a replace import during the labelling call holds exactly the backup, and nothing dangles', async () => {
     const source = await stores.indexeddb();
     await seedSession(source, 'b1', 0, ['I play the violin on Sundays', 'My violin teacher is strict']);
-    const srcService = new MemoryService(source, new SettingsService(source), () => model(), () => undefined);
+    const srcService = new MemoryService(
+      source,
+      new SettingsService(source),
+      () => model(),
+      () => undefined,
+    );
     await srcService.load();
     srcService.kick();
     await jobsSettled(source);
@@ -203,7 +246,12 @@ describe('import and delete-all while a job runs (IndexedDB store)', () => {
     expect((await repo.listMemories()).map((m) => m.text).sort()).toEqual(backup.data.memories.map((m) => m.text).sort());
     expect((await repo.listEdges()).map((e) => e.id).sort()).toEqual(backup.data.edges.map((e) => e.id).sort());
     expect(await repo.listJobs()).toEqual([]);
-    const again = new MemoryService(repo, new SettingsService(repo), () => undefined, () => undefined);
+    const again = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => undefined,
+      () => undefined,
+    );
     await again.load();
     expect(again.graph.edgeCount).toBe(backup.data.edges.length);
   });
@@ -214,7 +262,12 @@ describe('start-up repair', () => {
     const repo = await stores.indexeddb();
     await seedSession(repo, 's1', 0, ['I walked the dog in the park', 'The dog chased a red ball in the park']);
     const llm = model();
-    const first = new MemoryService(repo, new SettingsService(repo), () => llm, () => undefined);
+    const first = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => llm,
+      () => undefined,
+    );
     await first.load();
     first.kick();
     await jobsSettled(repo);
@@ -224,13 +277,20 @@ describe('start-up repair', () => {
     await tx.objectStore('edges').put({ id: 'edge:ghost', from: a.id, to: 'mem:gone', relation: 'Cause', origin: 'model', createdAt: 1 });
     await tx.objectStore('memories').put({ ...b, supersededBy: 'mem:gone' });
     await tx.objectStore('jobs').put({ ...createMemoriseJob('s:gone', 5), status: 'pending' });
-    await tx.objectStore('segments').put({ id: 'seg:ghost', sessionId: 's:gone', firstTurn: 0, lastTurn: 0, turnIds: [], text: 'x', indexText: 'x', time: 1 });
+    await tx
+      .objectStore('segments')
+      .put({ id: 'seg:ghost', sessionId: 's:gone', firstTurn: 0, lastTurn: 0, turnIds: [], text: 'x', indexText: 'x', time: 1 });
     await tx.objectStore('vectors').put({ unitId: 'mem:gone', modelId: 'm', vector: new Float32Array([1]) });
     await tx.done;
     // The graph of the old start-up code threw on the dangling edge. Vectors are checked for the
     // embedding model in use (those are the ones read at start).
     const embedder = { modelId: 'm', dimension: 1, embed: async (texts: string[]) => texts.map(() => new Float32Array([1])) };
-    const service = new MemoryService(repo, new SettingsService(repo), () => undefined, () => embedder);
+    const service = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => undefined,
+      () => embedder,
+    );
     const repaired: string[][] = [];
     service.on('repaired', ({ notes }) => repaired.push(notes));
     await service.load();
@@ -244,7 +304,12 @@ describe('start-up repair', () => {
     expect(log).toHaveLength(1);
     expect(log[0].notes).toEqual(repaired[0]);
     // Repaired once: the next start finds nothing to do.
-    await new MemoryService(repo, new SettingsService(repo), () => undefined, () => undefined).load();
+    await new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => undefined,
+      () => undefined,
+    ).load();
     expect(await repo.getSetting<RepairLogEntry[]>(REPAIR_LOG_KEY)).toHaveLength(1);
   });
 });
@@ -252,7 +317,11 @@ describe('start-up repair', () => {
 /** Wraps a value the way Svelte's $state does: every object and array behind a Proxy. */
 function deepProxy<T>(value: T): T {
   if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value;
-  const target = (Array.isArray(value) ? value.map((v: unknown) => deepProxy(v)) : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deepProxy(v)]))) as object;
+  const target = (
+    Array.isArray(value)
+      ? value.map((v: unknown) => deepProxy(v))
+      : Object.fromEntries(Object.entries(value).map(([k, v]) => [k, deepProxy(v)]))
+  ) as object;
   return new Proxy(target, {}) as T;
 }
 

@@ -23,4 +23,3 @@ describe('runForceLayout', () => {
     expect(linked).toBeLessThan(d(0, 29));
   });
 });
-

@@ -12,12 +12,20 @@ describe('blitRect', () => {
   });
 
   it('works in device pixels', () => {
-    expect(blitRect({ k: 1, x: 0, y: 0 }, { k: 1, x: 10, y: 5 }, { width: 200, height: 100 }, 2)).toEqual({ dx: 20, dy: 10, dw: 200, dh: 100 });
+    expect(blitRect({ k: 1, x: 0, y: 0 }, { k: 1, x: 10, y: 5 }, { width: 200, height: 100 }, 2)).toEqual({
+      dx: 20,
+      dy: 10,
+      dw: 200,
+      dh: 100,
+    });
   });
 });
 
 describe('FrameCache.plan', () => {
-  const cache = (): FrameCache => new FrameCache(() => { throw new Error('no canvas in Node'); });
+  const cache = (): FrameCache =>
+    new FrameCache(() => {
+      throw new Error('no canvas in Node');
+    });
 
   it('draws in full until a drawing is cached', () => {
     expect(cache().plan(['a'], 0)).toBe('full');

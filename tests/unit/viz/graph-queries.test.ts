@@ -12,7 +12,13 @@ import { DAY, edge, mem } from './fixtures';
 describe('graph queries', () => {
   // a -> b -> d, a -> c -> d, d -> e ; x isolated
   const memories = ['a', 'b', 'c', 'd', 'e', 'x'].map((id, i) => mem(id, i * DAY));
-  const edges = [edge('ab', 'a', 'b'), edge('ac', 'a', 'c', 'Want'), edge('bd', 'b', 'd'), edge('cd', 'c', 'd', 'React'), edge('de', 'd', 'e', 'Changed')];
+  const edges = [
+    edge('ab', 'a', 'b'),
+    edge('ac', 'a', 'c', 'Want'),
+    edge('bd', 'b', 'd'),
+    edge('cd', 'c', 'd', 'React'),
+    edge('de', 'd', 'e', 'Changed'),
+  ];
   const graph = MemoryGraph.from(memories, edges);
 
   it('neighbours ignore direction', () => {
@@ -127,7 +133,10 @@ describe('navigatePlane (graph view keys)', () => {
 describe('distinctTimelines (List view, detail panel)', () => {
   const t = (ids: string, rels: (string | null)[] = []): { memoryIds: string[]; relations: (Relation | null)[] } => ({
     memoryIds: ids.split(''),
-    relations: ids.split('').slice(1).map((_, i) => (rels[i] ?? 'Cause') as Relation | null),
+    relations: ids
+      .split('')
+      .slice(1)
+      .map((_, i) => (rels[i] ?? 'Cause') as Relation | null),
   });
 
   it('containedIn: an unbroken run with the same relations', () => {

@@ -8,18 +8,27 @@ describe('placeLabels', () => {
   const stage = { width: 400, height: 300 };
 
   it('puts a label right of its point, or left of it near the right edge', () => {
-    const [a, b] = placeLabels([{ key: 'a', x: 10, y: 50, text: 'left side' }, { key: 'b', x: 390, y: 150, text: 'right side' }], stage);
+    const [a, b] = placeLabels(
+      [
+        { key: 'a', x: 10, y: 50, text: 'left side' },
+        { key: 'b', x: 390, y: 150, text: 'right side' },
+      ],
+      stage,
+    );
     expect(a.left).toBeGreaterThan(10);
     expect(b.left + b.width).toBeLessThan(390);
   });
 
   it('moves a label above or below rather than over another, drops it when nothing is free', () => {
-    const out = placeLabels([
-      { key: 'selected', x: 100, y: 100, text: 'the selected memory' },
-      { key: 'neighbour', x: 110, y: 104, text: 'a neighbour right on top of it' },
-      { key: 'far', x: 100, y: 200, text: 'a neighbour further down' },
-      { key: 'bottom', x: 100, y: 299, text: 'at the bottom edge' },
-    ], stage);
+    const out = placeLabels(
+      [
+        { key: 'selected', x: 100, y: 100, text: 'the selected memory' },
+        { key: 'neighbour', x: 110, y: 104, text: 'a neighbour right on top of it' },
+        { key: 'far', x: 100, y: 200, text: 'a neighbour further down' },
+        { key: 'bottom', x: 100, y: 299, text: 'at the bottom edge' },
+      ],
+      stage,
+    );
     expect(out.map((l) => l.key)).toEqual(['selected', 'neighbour', 'far', 'bottom']);
     expect(out[3].top + out[3].height).toBeLessThanOrEqual(299);
     for (let i = 0; i < out.length; i++) for (let j = i + 1; j < out.length; j++) expect(overlap(out[i], out[j])).toBe(false);

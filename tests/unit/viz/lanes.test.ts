@@ -75,7 +75,14 @@ function checkInvariants(layout: TimelineLayout, memories: Memory[], spacing: nu
 
 describe('layoutTimelines', () => {
   it('gives one lane per thread, most recent thread first, unlinked memories last', () => {
-    const memories = [mem('a', 1 * DAY), mem('b', 2 * DAY), mem('c', 3 * DAY), mem('d', 10 * DAY), mem('e', 11 * DAY), mem('lonely', 20 * DAY)];
+    const memories = [
+      mem('a', 1 * DAY),
+      mem('b', 2 * DAY),
+      mem('c', 3 * DAY),
+      mem('d', 10 * DAY),
+      mem('e', 11 * DAY),
+      mem('lonely', 20 * DAY),
+    ];
     const edges = [edge('1', 'a', 'b'), edge('2', 'b', 'c'), edge('3', 'd', 'e', 'Changed')];
     const layout = layoutTimelines(memories, edges, { width: 800, laneHeight: 20 });
     expect(layout.lanes.map((l) => l.memoryIds)).toEqual([['d', 'e'], ['a', 'b', 'c'], ['lonely']]);
@@ -111,8 +118,14 @@ describe('layoutTimelines', () => {
   it('places session ticks on the same time scale and ignores edges to unknown memories', () => {
     const memories = [mem('a', 10 * DAY), mem('b', 20 * DAY)];
     const layout = layoutTimelines(memories, [edge('1', 'a', 'ghost')], {
-      width: 1000, laneHeight: 20, marginLeft: 0, marginRight: 0,
-      sessions: [{ id: 's1', startedAt: 0, title: 'first' }, { id: 's2', startedAt: 20 * DAY, title: 'second' }],
+      width: 1000,
+      laneHeight: 20,
+      marginLeft: 0,
+      marginRight: 0,
+      sessions: [
+        { id: 's1', startedAt: 0, title: 'first' },
+        { id: 's2', startedAt: 20 * DAY, title: 'second' },
+      ],
     });
     expect(layout.edges).toHaveLength(0);
     expect(layout.ticks.map((t) => t.x)).toEqual([0, 1000]);
@@ -163,7 +176,10 @@ describe('threads and layoutLanes', () => {
     const memories = [mem('a', 1 * DAY), mem('b', 2 * DAY), mem('c', 9 * DAY), mem('d', 10 * DAY)];
     const edges = [edge('1', 'a', 'b'), edge('2', 'c', 'd'), edge('ghost', 'a', 'nobody')];
     const grouped = threads(memories, edges);
-    expect(grouped.threads.map((t) => t.members.map((m) => m.id))).toEqual([['c', 'd'], ['a', 'b']]);
+    expect(grouped.threads.map((t) => t.members.map((m) => m.id))).toEqual([
+      ['c', 'd'],
+      ['a', 'b'],
+    ]);
     expect(grouped.edges.map((e) => e.id)).toEqual(['1', '2']);
     for (const width of [300, 1200]) {
       const a = layoutLanes(grouped, { width, laneHeight: 20 });
@@ -175,7 +191,11 @@ describe('threads and layoutLanes', () => {
   });
 
   it('orders members by memory/order.ts: equal times by createdAt, then id', () => {
-    const memories = [mem('b', DAY, 'event', { createdAt: 5 }), mem('a', DAY, 'event', { createdAt: 5 }), mem('c', DAY, 'event', { createdAt: 1 })];
+    const memories = [
+      mem('b', DAY, 'event', { createdAt: 5 }),
+      mem('a', DAY, 'event', { createdAt: 5 }),
+      mem('c', DAY, 'event', { createdAt: 1 }),
+    ];
     const edges = [edge('1', 'c', 'a'), edge('2', 'a', 'b')];
     expect(threads(memories, edges).threads[0].members.map((m) => m.id)).toEqual(['c', 'a', 'b']);
   });

@@ -50,7 +50,15 @@ describe('RowHeights', () => {
     // Viewport top at 55 (inside row 5 of ten 10-px rows): rows 0-1 turn out 30 px each.
     const h = new RowHeights(10, 10);
     for (let i = 0; i < 10; i++) h.set(i, 10);
-    expect(h.apply([[0, 30], [1, 30]], 55)).toBe(40);
+    expect(
+      h.apply(
+        [
+          [0, 30],
+          [1, 30],
+        ],
+        55,
+      ),
+    ).toBe(40);
     expect(h.offset(5)).toBe(90);
     // A row below the viewport top changing moves nothing above it.
     expect(h.apply([[8, 50]], 95)).toBe(0);
@@ -96,11 +104,19 @@ describe('RowHeights', () => {
 });
 
 describe('keyTarget', () => {
-  it('moves by one, by a page, to the ends, clamped; other keys are not the list\'s', () => {
+  it("moves by one, by a page, to the ends, clamped; other keys are not the list's", () => {
     const moves: [string, number, number | null][] = [
-      ['ArrowDown', 3, 4], ['ArrowUp', 3, 2], ['ArrowDown', 9, 9], ['ArrowUp', 0, 0],
-      ['PageDown', 3, 7], ['PageUp', 3, 0], ['PageDown', 8, 9], ['Home', 6, 0], ['End', 2, 9],
-      ['Tab', 3, null], ['a', 3, null],
+      ['ArrowDown', 3, 4],
+      ['ArrowUp', 3, 2],
+      ['ArrowDown', 9, 9],
+      ['ArrowUp', 0, 0],
+      ['PageDown', 3, 7],
+      ['PageUp', 3, 0],
+      ['PageDown', 8, 9],
+      ['Home', 6, 0],
+      ['End', 2, 9],
+      ['Tab', 3, null],
+      ['a', 3, null],
     ];
     for (const [key, from, to] of moves) expect(keyTarget(key, from, 10, 4), `${key} from ${from}`).toBe(to);
     expect(keyTarget('ArrowDown', 0, 0, 4)).toBeNull();

@@ -45,10 +45,7 @@ export function segmentId(sessionId: string, firstTurn: number): string {
   return `${sessionId}/seg/${firstTurn}`;
 }
 
-export async function segmentSessionDetailed(
-  turns: readonly Turn[],
-  options: SegmentOptions = {},
-): Promise<SegmentationResult> {
+export async function segmentSessionDetailed(turns: readonly Turn[], options: SegmentOptions = {}): Promise<SegmentationResult> {
   const ordered = [...turns].sort((a, b) => a.index - b.index);
   if (ordered.length === 0) return { segments: [], source: 'fallback', repaired: false };
   let ranges: TurnRange[] | undefined;
@@ -68,11 +65,10 @@ export async function segmentSessionDetailed(
     }
   } else if (options.llm) {
     try {
-      const raw = await options.llm.json(
-        buildSegmentationMessages(ordered, options.speakerLabel),
-        SEGMENTATION_SCHEMA,
-        { signal: options.signal, temperature: 0 },
-      );
+      const raw = await options.llm.json(buildSegmentationMessages(ordered, options.speakerLabel), SEGMENTATION_SCHEMA, {
+        signal: options.signal,
+        temperature: 0,
+      });
       const parsed = parseSegmentation(raw, ordered.length);
       repaired = parsed.repaired;
       if (parsed.usable) ranges = parsed.ranges;

@@ -105,7 +105,10 @@ export function repairCover(candidates: ReadonlyArray<readonly [number, number]>
 
 /** JSON.parse, else the same text cut back to its last complete element and closed. */
 function parseLoose(text: string): { value: unknown; loose: boolean } {
-  const trimmed = text.trim().replace(/^```(?:json)?/i, '').replace(/```$/, '');
+  const trimmed = text
+    .trim()
+    .replace(/^```(?:json)?/i, '')
+    .replace(/```$/, '');
   try {
     return { value: JSON.parse(trimmed), loose: false };
   } catch {

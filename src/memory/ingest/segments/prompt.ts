@@ -27,10 +27,7 @@ export const SEGMENTATION_SCHEMA: JsonSchema = {
 /** Turns longer than this are shortened in the prompt: the topic is clear from the start. */
 const MAX_CHARS_PER_TURN = 400;
 
-export function buildSegmentationMessages(
-  turns: readonly Turn[],
-  speakerLabel: (turn: Turn) => string = (t) => t.role,
-): ChatMessage[] {
+export function buildSegmentationMessages(turns: readonly Turn[], speakerLabel: (turn: Turn) => string = (t) => t.role): ChatMessage[] {
   const lines = turns.map((t, i) => {
     const text = t.text.length > MAX_CHARS_PER_TURN ? `${t.text.slice(0, MAX_CHARS_PER_TURN)}...` : t.text;
     return `[${i}] ${speakerLabel(t)}: ${text.replace(/\s+/g, ' ')}`;
