@@ -20,7 +20,7 @@ after(async () => {
 
 async function memoryCount(page) {
   const t = await page.getByTestId('memory-count').textContent();
-  return Number(/(\d+) memories/.exec(t)[1]);
+  return Number(/(\d+) memor(?:y|ies)/.exec(t)[1]);
 }
 
 async function importFile(page, file) {

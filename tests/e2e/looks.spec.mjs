@@ -92,3 +92,44 @@ test('a wide table in a reply scrolls sideways on a phone, words whole, and the 
     await h.dispose();
   }
 });
+
+test('phone: the chats drawer closes on Escape, on a tap outside and with its close button; replies are announced', async () => {
+  const h = await launch({ viewport: { width: 375, height: 800 } });
+  try {
+    const { page } = h;
+    await loadTestModel(page, server.url);
+    await page.getByTestId('nav-chat').click();
+    const drawer = page.getByTestId('chats-drawer');
+    const open = page.getByTestId('open-chats');
+    for (const close of ['escape', 'backdrop', 'button']) {
+      await open.click();
+      await drawer.waitFor({ state: 'visible' });
+      assert.equal(await open.getAttribute('aria-expanded'), 'true');
+      if (close === 'escape') await page.keyboard.press('Escape');
+      else if (close === 'backdrop')
+        await page.mouse.click(360, 400); // right of the drawer
+      else await page.getByTestId('close-chats').click();
+      await drawer.waitFor({ state: 'hidden', timeout: 3_000 });
+      assert.equal(await open.getAttribute('aria-expanded'), 'false', `closed by ${close}`);
+    }
+    await open.click();
+    await drawer.waitFor({ state: 'visible' });
+    await shot(page, 'chats-drawer-375');
+    await page.keyboard.press('Escape');
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute('data-testid')),
+      'open-chats',
+      'focus back on the ☰ button',
+    );
+
+    // A written reply is announced once, saying who speaks; each message says who speaks too.
+    await send(page, 'Hello there');
+    const reply = await lastReply(page);
+    await page.waitForFunction(() => document.querySelector('[data-testid="reply-announcer"]')?.textContent?.startsWith('Tealeaf said:'));
+    assert.equal(await page.getByTestId('reply-announcer').textContent(), `Tealeaf said: ${reply}`);
+    assert.equal(await page.getByTestId('turn-user').last().locator('.sr-only').textContent(), 'You said:');
+    assertNoOffHost(h);
+  } finally {
+    await h.dispose();
+  }
+});

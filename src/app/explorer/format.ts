@@ -52,3 +52,8 @@ export function excerpt(text: string, max = 160): string {
   const t = text.replace(/\s+/g, ' ').trim();
   return t.length <= max ? t : `${t.slice(0, max - 1).trimEnd()}…`;
 }
+
+/** "1 memory", "3 memories", "12,000 links": the count in the user's locale with the right noun. */
+export function countOf(n: number, one: string, many: string): string {
+  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
+}
