@@ -245,7 +245,7 @@ test(`${PAYLOADS.length} payloads in replies, memory texts, notes and session ti
       .click()
       .catch(() => undefined);
     const shown = await detail.textContent();
-    assert.match(shown, /The user said: </, 'memory texts with markup are shown as text');
+    assert.match(shown, /You said: </, 'memory texts with markup are shown as text (in the second person, as the user reads them)');
     await shot(page, 'trust-xss-remembered');
     expectClean(await audit(page), 'remembered detail');
 
