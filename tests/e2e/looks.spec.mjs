@@ -127,7 +127,8 @@ test('phone: the chats drawer closes on Escape, on a tap outside and with its cl
     const reply = await lastReply(page);
     await page.waitForFunction(() => document.querySelector('[data-testid="reply-announcer"]')?.textContent?.startsWith('Tealeaf said:'));
     assert.equal(await page.getByTestId('reply-announcer').textContent(), `Tealeaf said: ${reply}`);
-    assert.equal(await page.getByTestId('turn-user').last().locator('.sr-only').textContent(), 'You said:');
+    assert.equal(await page.getByTestId('turn-user').last().getAttribute('aria-label'), 'You said');
+    assert.equal(await page.getByTestId('turn-assistant').last().getAttribute('aria-label'), 'Tealeaf said');
     assertNoOffHost(h);
   } finally {
     await h.dispose();
