@@ -270,7 +270,12 @@ test('memory switches are respected, and a temporary chat leaves nothing in the 
     await say(page, 'Where does Miso sleep?');
     assert.equal(await page.getByTestId('remembered').count(), 0, 'no remembered details with memory use off');
     let db = await readDb(page, ['turns']);
-    assert.ok(db.turns.filter((t) => t.role === 'assistant').at(-1).usedMemory === undefined);
+    assert.ok(
+      db.turns
+        .filter((t) => t.role === 'assistant')
+        .sort((a, b) => a.time - b.time)
+        .at(-1).usedMemory === undefined,
+    );
 
     // Memory creation off: the chat ends, is kept, is not memorised; no job is queued.
     await page.getByTestId('nav-settings').click();
