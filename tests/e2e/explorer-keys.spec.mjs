@@ -30,6 +30,34 @@ async function loadDemo(page) {
   await page.waitForTimeout(300);
 }
 
+/** Where the first label matching `selector` points, once that place is the same over 5 frames. */
+async function settledLabel(page, selector) {
+  const handle = await page.waitForFunction(
+    (sel) =>
+      new Promise((resolve) => {
+        const read = () => {
+          const el = document.querySelector(sel);
+          return el ? `${el.getAttribute('data-x')},${el.getAttribute('data-y')}` : null;
+        };
+        let last = read();
+        let same = 0;
+        const tick = () => {
+          const now = read();
+          same = now !== null && now === last ? same + 1 : 0;
+          last = now;
+          if (same >= 5) resolve(now);
+          else if (performance.now() - t0 > 3000) resolve(false);
+          else requestAnimationFrame(tick);
+        };
+        const t0 = performance.now();
+        requestAnimationFrame(tick);
+      }),
+    selector,
+  );
+  const [x, y] = (await handle.jsonValue()).split(',').map(Number);
+  return { x, y };
+}
+
 /** Screen position (in the chart) of the selected memory's ring, or null. */
 function selectedXY(page) {
   return page.evaluate(() => {
@@ -144,11 +172,12 @@ for (const viewport of VIEWPORTS) {
       assert.equal((await activeInfo(page)).role, 'memory graph', 'focus is back on the graph');
       assert.equal(await selected.getAttribute('data-id'), b.id, 'on the same memory');
 
-      // Hover names a memory too (its tip).
+      // Hover names a memory too (its tip). Closing the panel resized the stage and the graph
+      // refits on the next frame: read the neighbour's place once it has stopped moving.
       const box = await canvas.boundingBox();
-      const other = page.locator('.labels .label:not(.selected)').first();
-      await page.mouse.move(box.x + Number(await other.getAttribute('data-x')), box.y + Number(await other.getAttribute('data-y')));
-      await page.locator('.stage .tip').waitFor();
+      const at = await settledLabel(page, '.labels .label:not(.selected)');
+      await page.mouse.move(box.x + at.x, box.y + at.y);
+      await page.locator('.stage .tip').waitFor({ timeout: 5_000 });
       assertNoOffHost(h);
       assert.deepEqual(h.errors, []);
     } finally {
