@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestModel, readDb, say, send, setScript } from './flows.mjs';
+import { assertNoOffHost, loadTestModel, readDb, say, setScript } from './flows.mjs';
 
 let server;
 before(async () => { server = await startServer(); });
