@@ -414,6 +414,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       const llm = this.getLlm();
       if (!llm) break; // memorising needs the model; jobs wait, persisted, until one is loaded
       tried.add(job.id);
+      // Shown as under way from its first step on (the record says "running" only after it).
+      this.emit('jobs', [jobSnapshot({ ...job, status: 'running' })]);
       // Topic ranges come from the summarising call; no separate segmentation call.
       const segmenter: Segmenter = ({ turns, ranges, signal }) => segmentSession(turns, { ranges, signal });
       const outcome = await runMemoriseJob(job, {

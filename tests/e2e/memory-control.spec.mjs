@@ -269,13 +269,10 @@ test('memory switches are respected, and a temporary chat leaves nothing in the 
     await page.getByTestId('new-chat').click();
     await say(page, 'Where does Miso sleep?');
     assert.equal(await page.getByTestId('remembered').count(), 0, 'no remembered details with memory use off');
-    let db = await readDb(page, ['turns']);
-    assert.ok(
-      db.turns
-        .filter((t) => t.role === 'assistant')
-        .sort((a, b) => a.time - b.time)
-        .at(-1).usedMemory === undefined,
-    );
+    let db = await readDb(page, ['turns', 'sessions']);
+    const asked = db.sessions.find((s) => s.title.startsWith('Where does Miso'));
+    const reply = db.turns.find((t) => t.sessionId === asked.id && t.role === 'assistant');
+    assert.equal(reply.usedMemory, undefined, 'nothing retrieved with memory use off');
 
     // Memory creation off: the chat ends, is kept, is not memorised; no job is queued.
     await page.getByTestId('nav-settings').click();
@@ -419,6 +416,47 @@ test('"remembered" details read plainly: relation labels, You/Tealeaf passages, 
     assert.ok(wide <= 1, `the details scroll sideways by ${wide}px`);
     await detail.getByTestId('remembered-why').scrollIntoViewIfNeeded();
     await shots(page, 'remembered-details');
+    assert.deepEqual(h.errors, []);
+    assertNoOffHost(h);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test("entering the demo while a chat is being memorised: nothing reaches the demo, and the job finishes in the user's memory", async () => {
+  const h = await launch();
+  try {
+    const { page } = h;
+    await page.goto(`${server.url}/`);
+    await loadTestModel(page, server.url);
+    await page.goto(`${server.url}/#/chat`);
+    await setScript(page, { delayMs: 1, jsonDelayMs: 1500 });
+    await say(page, 'I adopted a puppy named Biscuit last week');
+    await page.getByTestId('end-session').click();
+    await page
+      .getByTestId('memory-progress')
+      .filter({ hasText: /step \d of 4/ })
+      .waitFor({ timeout: 15_000 });
+    await page.getByTestId('nav-memory').click();
+    await page.getByTestId('load-demo').click();
+    await page.getByTestId('demo-banner').waitFor({ timeout: 15_000 });
+    await page.waitForTimeout(2000);
+    const demo = await readDb(page, ['memories', 'sessions']);
+    assert.ok(
+      demo.memories.every((m) => m.id.startsWith('demo:')),
+      'no memory of the real chat in the demo',
+    );
+    assert.ok(!JSON.stringify(demo).includes('Biscuit'));
+
+    await page.getByTestId('leave-demo').click();
+    await page.waitForLoadState('load');
+    await loadTestModel(page, server.url);
+    await openChat(page, 'I adopted a puppy');
+    await page.getByTestId('memory-updated').waitFor({ timeout: 30_000 });
+    const own = await readDb(page, ['memories', 'jobs'], { db: 'tealeaf' });
+    assert.ok(own.memories.some((m) => /Biscuit/.test(m.text)));
+    assert.ok(own.memories.every((m) => !m.id.startsWith('demo:')));
+    assert.ok(own.jobs.every((j) => j.status === 'done'));
     assert.deepEqual(h.errors, []);
     assertNoOffHost(h);
   } finally {

@@ -185,3 +185,68 @@ describe('temporary chat', () => {
     expect(JSON.stringify(await repo.listJobs())).not.toMatch(/tmp/);
   });
 });
+
+describe('races with a memorise job', () => {
+  it('"No longer true" and a job that supersedes the same trait keep both marks, in either order', async () => {
+    for (const userFirst of [true, false]) {
+      const repo = new InMemoryRepository();
+      const tea = {
+        id: 'tea',
+        kind: 'user-trait' as const,
+        text: 'You love tea.',
+        time: T,
+        sourceTurnIds: [],
+        sessionId: 's0',
+        edited: false,
+        createdAt: T,
+      };
+      const coffee = { ...tea, id: 'coffee', text: 'You drink coffee now.', time: T + 10, createdAt: T + 10, sessionId: 's1' };
+      await repo.apply({
+        sessions: [
+          { id: 's0', title: '', startedAt: T, lastActivityAt: T, status: 'memorised' },
+          { id: 's1', title: '', startedAt: T, lastActivityAt: T, status: 'ended' },
+        ],
+        memories: [tea, coffee],
+      });
+      const user = { memoryPatches: [{ id: 'tea', endedAt: T + 5 }] };
+      // What the link step commits for a Changed trait (src/memory/ingest/memorise.ts).
+      const job = {
+        edges: [
+          { id: 'edge:tea->coffee', from: 'tea', to: 'coffee', relation: 'Changed' as const, origin: 'model' as const, createdAt: T + 10 },
+        ],
+        memoryPatches: [{ id: 'tea', supersededBy: 'coffee' }],
+      };
+      for (const c of userFirst ? [user, job] : [job, user]) await repo.apply(c);
+      expect(await repo.getMemory('tea')).toMatchObject({ endedAt: T + 5, supersededBy: 'coffee' });
+    }
+  });
+
+  it('removing old demo records while a job links to one: the link is dropped, nothing dangles', async () => {
+    const repo = new InMemoryRepository();
+    const { buildDemo } = await import('../../../src/services/demo');
+    const { findLegacyDemo } = await import('../../../src/services/space');
+    const demo = buildDemo(T);
+    await repo.apply({ sessions: demo.sessions, turns: demo.turns, memories: demo.memories, edges: demo.edges });
+    const own = {
+      id: 'mem:own',
+      kind: 'event' as const,
+      text: 'You ran 5 km.',
+      time: T + 1,
+      sourceTurnIds: [],
+      sessionId: 's1',
+      edited: false,
+      createdAt: T + 1,
+    };
+    await repo.apply({ sessions: [{ id: 's1', title: '', startedAt: T, lastActivityAt: T, status: 'ended' }], memories: [own] });
+    const removal = (await findLegacyDemo(repo))!.change;
+    await repo.apply(removal);
+    // The job's link step, planned against the graph from before the removal, lands after it.
+    const applied = await repo.apply({
+      edges: [{ id: 'edge:demo->own', from: demo.memories[0].id, to: own.id, relation: 'SameTopic', origin: 'model', createdAt: T + 2 }],
+    });
+    expect(applied.edges ?? []).toEqual([]);
+    expect(applied.dropped.length).toBe(1);
+    expect(await repo.listEdges()).toEqual([]);
+    expect((await repo.listMemories()).map((m) => m.id)).toEqual(['mem:own']);
+  });
+});
