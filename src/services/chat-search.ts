@@ -1,5 +1,6 @@
 // Searching chats by title and message text: every word of the query must occur somewhere in the
-// chat (title or a shown message), ignoring case and accents. Pure.
+// chat (title or a shown message), ignoring case and accents. Pure but for the cache, which reads
+// through the function it is given.
 import type { Session } from '../memory/types';
 
 export interface SessionMatch {
@@ -49,4 +50,33 @@ export function matchSession(session: Session, texts: readonly string[], query: 
   const text = texts[best].replace(/\s+/g, ' ');
   const word = words.find((w) => folded[best].includes(w))!;
   return { sessionId: session.id, in: 'text', snippet: snippetAround(text, folded[best].indexOf(word), word.length) };
+}
+
+/**
+ * Chats matching a query, newest first, each with where it matched. Each session's texts are read
+ * once and kept until its activity time moves (or it is dropped on a change).
+ */
+export class ChatSearch {
+  private cache = new Map<string, { at: number; texts: string[] }>();
+
+  constructor(private readonly readTexts: (sessionId: string) => Promise<string[]>) {}
+
+  /** A session changed (written, renamed, deleted): read it again next time. */
+  drop(sessionId: string): void {
+    this.cache.delete(sessionId);
+  }
+
+  async find(sessions: readonly Session[], query: string): Promise<SessionMatch[]> {
+    const out: SessionMatch[] = [];
+    for (const s of sessions) {
+      let cached = this.cache.get(s.id);
+      if (!cached || cached.at !== s.lastActivityAt) {
+        cached = { at: s.lastActivityAt, texts: await this.readTexts(s.id) };
+        this.cache.set(s.id, cached);
+      }
+      const m = matchSession(s, cached.texts, query);
+      if (m) out.push(m);
+    }
+    return out;
+  }
 }

@@ -2,24 +2,17 @@
 // reply cut off (stop, error, closed tab) keeps what had arrived, marked so.
 import { clampText } from '../memory/limits';
 import { errorText } from '../errors';
-import type { ChangeSet, ChatMessage, LanguageModel, Repository } from '../ports';
-import type { Job, Millis, Session, Turn, UsedMemory } from '../memory/types';
+import type { ChangeSet, LanguageModel, Repository } from '../ports';
+import type { Job, Millis, Session, Turn } from '../memory/types';
 import { createMemoriseJob } from '../memory/ingest/memorise';
 import { Emitter } from './emitter';
 import { newId } from './ids';
 import { endSession, isEmptySession, isIdleExpired, sessionsToEnd, titleFrom } from './session-rules';
 import { addVersion, showVersion, type VersionChange } from './turn-versions';
-import { matchSession, type SessionMatch } from './chat-search';
-
-export interface PreparedTurn {
-  messages: ChatMessage[];
-  usedMemory?: UsedMemory;
-}
-
-/** Builds the prompt for a reply: the memory method plugs in here (retrieval, timelines). */
-export interface TurnPreparer {
-  prepare(input: { session: Session; history: Turn[]; now: Millis; llm: LanguageModel; signal: AbortSignal }): Promise<PreparedTurn>;
-}
+import { ChatSearch, type SessionMatch } from './chat-search';
+import type { TurnPreparer } from './reply-prompt';
+import { appendTurn } from './turn-append';
+import { ReplySaver } from './reply-saver';
 
 export type ChatEvents = {
   sessions: Session[];
@@ -50,30 +43,6 @@ export interface ChatOptions {
   memorise?: () => boolean;
 }
 
-const HISTORY_TURNS = 12;
-
-export function defaultSystemPrompt(now: Millis): string {
-  return [
-    "You are Tealeaf, a warm, concise personal companion. You run entirely on the user's own device;",
-    'nothing they say leaves it. Answer in plain, friendly language; use markdown only when it helps.',
-    `Today is ${new Date(now).toDateString()}.`,
-  ].join(' ');
-}
-
-/** Recent dialogue as chat messages (interrupted replies included: they are what the user saw). */
-export function historyMessages(turns: Turn[]): ChatMessage[] {
-  return turns
-    .filter((t) => t.text.trim().length > 0)
-    .slice(-HISTORY_TURNS)
-    .map((t) => ({ role: t.role, content: t.text }));
-}
-
-export const plainPreparer: TurnPreparer = {
-  async prepare({ history, now }) {
-    return { messages: [{ role: 'system', content: defaultSystemPrompt(now) }, ...historyMessages(history)] };
-  },
-};
-
 /** Longest chat title kept (a rename is cut there). */
 export const MAX_TITLE = 200;
 
@@ -81,8 +50,7 @@ export class ChatService extends Emitter<ChatEvents> {
   private abort?: AbortController;
   /** The reply being written, so a delete can wait for its last save. */
   private replying?: Promise<void>;
-  /** Words of each session for search, with the activity time they were read at. */
-  private searchCache = new Map<string, { at: Millis; texts: string[] }>();
+  private readonly searchIndex = new ChatSearch(async (id) => (await this.opts.repo.listTurns(id)).map((t) => t.text));
   private readonly now: () => Millis;
   current?: Session;
   turns: Turn[] = [];
@@ -102,7 +70,7 @@ export class ChatService extends Emitter<ChatEvents> {
       this.channel.onmessage = (e: MessageEvent<{ type: string; sessionId: string }>) => {
         // Another tab wrote to a session: show it here too (unless this tab is mid-reply).
         if (e.data?.type !== 'session-changed' || this.busy) return;
-        this.searchCache.delete(e.data.sessionId);
+        this.searchIndex.drop(e.data.sessionId);
         if (this.current?.id === e.data.sessionId) void this.open(e.data.sessionId);
         else void this.emitSessions();
       };
@@ -228,7 +196,7 @@ export class ChatService extends Emitter<ChatEvents> {
     const s = session;
     this.turns = await this.appendTurn(userTurn, this.turns.length > 0, (t) => ({ sessions: [s], turns: [t] }));
     this.current = session;
-    this.searchCache.delete(session.id);
+    this.searchIndex.drop(session.id);
     if (!this.temporary) this.broadcast(session.id);
     this.emit('turns', { sessionId: session.id, turns: this.turns });
     await this.emitSessions();
@@ -247,7 +215,7 @@ export class ChatService extends Emitter<ChatEvents> {
     const session = this.current!;
     await this.write({ turns: change.put, deleteTurns: change.deleteTurnIds });
     this.turns = change.turns;
-    this.searchCache.delete(session.id);
+    this.searchIndex.drop(session.id);
     this.emit('turns', { sessionId: session.id, turns: this.turns });
     if (!this.temporary) this.broadcast(session.id);
   }
@@ -296,7 +264,7 @@ export class ChatService extends Emitter<ChatEvents> {
     const renamed = { ...stored, title: clean };
     await this.opts.repo.apply({ sessions: [renamed] });
     if (this.current?.id === sessionId) this.current = { ...this.current, title: clean };
-    this.searchCache.delete(sessionId);
+    this.searchIndex.drop(sessionId);
     this.broadcast(sessionId);
     await this.emitSessions();
   }
@@ -306,18 +274,7 @@ export class ChatService extends Emitter<ChatEvents> {
    * where it matched. Turns are read once per session and kept until the session changes.
    */
   async search(query: string): Promise<SessionMatch[]> {
-    const sessions = await this.listSessions();
-    const out: SessionMatch[] = [];
-    for (const s of sessions) {
-      let cached = this.searchCache.get(s.id);
-      if (!cached || cached.at !== s.lastActivityAt) {
-        cached = { at: s.lastActivityAt, texts: (await this.opts.repo.listTurns(s.id)).map((t) => t.text) };
-        this.searchCache.set(s.id, cached);
-      }
-      const m = matchSession(s, cached.texts, query);
-      if (m) out.push(m);
-    }
-    return out;
+    return this.searchIndex.find(await this.listSessions(), query);
   }
 
   /**
@@ -332,7 +289,7 @@ export class ChatService extends Emitter<ChatEvents> {
 
   /** A session was deleted: stop showing it. */
   async forget(sessionId: string): Promise<void> {
-    this.searchCache.delete(sessionId);
+    this.searchIndex.drop(sessionId);
     if (this.current?.id === sessionId) {
       this.current = undefined;
       this.turns = [];
@@ -342,26 +299,11 @@ export class ChatService extends Emitter<ChatEvents> {
     await this.emitSessions();
   }
 
-  /**
-   * Adds a turn at the end of its session. Another tab may have written to the same session, so
-   * the index comes from the store, and a clash at an index (unique in the store) is retried.
-   */
+  /** Adds a turn at the end of its session (in this object only for a temporary chat). */
   private async appendTurn(turn: Turn, existing: boolean, change: (t: Turn) => ChangeSet): Promise<Turn[]> {
-    if (this.temporary) {
-      const turns = existing ? this.turns : [];
-      return [...turns, { ...turn, index: turns.length }];
-    }
-    for (let attempt = 0; ; attempt++) {
-      const turns = existing ? await this.opts.repo.listTurns(turn.sessionId) : [];
-      const t = { ...turn, index: turns.length };
-      try {
-        await this.opts.repo.apply(change(t));
-        return [...turns, t];
-      } catch (e) {
-        if (attempt >= 3 || !isConstraintError(e)) throw e;
-        existing = true;
-      }
-    }
+    if (!this.temporary) return appendTurn(this.opts.repo, turn, existing, change);
+    const turns = existing ? this.turns : [];
+    return [...turns, { ...turn, index: turns.length }];
   }
 
   /** Writes a change of the chat shown, unless it is temporary (then nothing is stored). */
@@ -416,17 +358,12 @@ export class ChatService extends Emitter<ChatEvents> {
       this.emit('turns', { sessionId: session.id, turns: this.turns });
     }
 
-    let lastSave = started;
-    let saving: Promise<void> = Promise.resolve();
-    const save = (t: Turn) => {
-      if (temporary) return saving;
-      saving = saving
-        .then(async () => void (await this.opts.repo.apply({ turns: [{ ...t, text: clampText(t.text) }] })))
-        .catch((e: unknown) => {
-          this.emit('error', { message: `Could not save the reply: ${errorText(e)}` });
-        });
-      return saving;
-    };
+    const saver = new ReplySaver({
+      repo: temporary ? undefined : this.opts.repo,
+      now: this.now,
+      everyMs: this.opts.saveEveryMs ?? 250,
+      onError: (message) => this.emit('error', { message }),
+    });
     const update = (t: Turn) => {
       turn = t;
       this.turns = this.turns.map((x) => (x.id === t.id ? t : x));
@@ -447,10 +384,7 @@ export class ChatService extends Emitter<ChatEvents> {
         onToken: (delta) => {
           text += delta;
           update({ ...turn, text });
-          if (this.now() - lastSave >= (this.opts.saveEveryMs ?? 250)) {
-            lastSave = this.now();
-            void save(turn);
-          }
+          saver.grew(turn);
         },
       });
       update({ ...turn, text: full || text, status: abort.signal.aborted ? 'stopped' : 'complete' });
@@ -460,7 +394,7 @@ export class ChatService extends Emitter<ChatEvents> {
       if (!stopped) this.emit('error', { message: errorText(e) });
     } finally {
       this.abort = undefined;
-      await save(turn);
+      await saver.last(turn);
       // As stored now: a rename during the reply stays, and a deleted chat is not brought back.
       if (!temporary) {
         const stored = await this.opts.repo.getSession(session.id);
@@ -470,7 +404,7 @@ export class ChatService extends Emitter<ChatEvents> {
           await this.opts.repo.apply({ sessions: [s] });
         }
       } else if (this.temporary && this.current?.id === session.id) this.current = { ...session, lastActivityAt: this.now() };
-      this.searchCache.delete(session.id);
+      this.searchIndex.drop(session.id);
       this.emit('busy', { phase: 'idle' });
       await this.emitSessions();
       if (!temporary) this.broadcast(session.id);
@@ -504,12 +438,4 @@ export class ChatService extends Emitter<ChatEvents> {
   private async emitSessions(): Promise<void> {
     this.emit('sessions', await this.listSessions());
   }
-}
-
-function isConstraintError(e: unknown): boolean {
-  for (let x: unknown = e, depth = 0; x && depth < 4; depth++) {
-    if ((x as { name?: unknown }).name === 'ConstraintError') return true;
-    x = (x as { cause?: unknown }).cause;
-  }
-  return false;
 }

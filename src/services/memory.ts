@@ -13,7 +13,7 @@ import { RefineCache } from '../memory/recall/refine';
 import { prepareTurn } from '../memory/recall/turn';
 import { memoryUnit, runMemoriseJob, type Segmenter } from '../memory/ingest/memorise';
 import { segmentSession } from '../memory/ingest/segments';
-import { plainPreparer, type PreparedTurn, type TurnPreparer } from './chat';
+import { plainPreparer, type ReplyPrompt, type TurnPreparer } from './reply-prompt';
 import { Emitter } from './emitter';
 import { inSlices, jobSnapshot, withJobLock, yieldToPage, type JobSnapshot } from './jobs';
 import type { SettingsService } from './settings';
@@ -189,7 +189,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     await this.load();
   }
 
-  async prepare(input: Parameters<TurnPreparer['prepare']>[0]): Promise<PreparedTurn> {
+  async prepare(input: Parameters<TurnPreparer['prepare']>[0]): Promise<ReplyPrompt> {
     // Memory use switched off: the reply sees only this chat, and nothing is retrieved.
     if (!this.settings.value.memoryUse) return plainPreparer.prepare(input);
     const { history, now, llm, signal } = input;

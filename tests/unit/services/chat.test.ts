@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ChatService, plainPreparer } from '../../../src/services/chat';
+import { ChatService } from '../../../src/services/chat';
+import { plainPreparer } from '../../../src/services/reply-prompt';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import type { ChatMessage, GenerateOptions, LanguageModel } from '../../../src/ports';
 

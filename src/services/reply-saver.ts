@@ -1,0 +1,44 @@
+// Saving a streaming reply as it grows: at most every `everyMs`, in order, so that a closed tab
+// loses at most that much of it; a failed save is reported, never thrown into the stream.
+import { clampText } from '../memory/limits';
+import { errorText } from '../errors';
+import type { Repository } from '../ports';
+import type { Millis, Turn } from '../memory/types';
+
+export interface ReplySaverOptions {
+  /** Where to save; undefined for a temporary chat (nothing is stored). */
+  repo: Repository | undefined;
+  now: () => Millis;
+  everyMs: number;
+  onError: (message: string) => void;
+}
+
+export class ReplySaver {
+  private saving: Promise<void> = Promise.resolve();
+  private lastSave: Millis;
+
+  constructor(private readonly opts: ReplySaverOptions) {
+    this.lastSave = opts.now();
+  }
+
+  /** The reply grew: save it if the last save is old enough. */
+  grew(turn: Turn): void {
+    if (this.opts.now() - this.lastSave < this.opts.everyMs) return;
+    this.lastSave = this.opts.now();
+    void this.save(turn);
+  }
+
+  /** The reply ended (complete, stopped or failed): save it, after any save still under way. */
+  last(turn: Turn): Promise<void> {
+    return this.save(turn);
+  }
+
+  private save(turn: Turn): Promise<void> {
+    const repo = this.opts.repo;
+    if (!repo) return this.saving;
+    this.saving = this.saving
+      .then(async () => void (await repo.apply({ turns: [{ ...turn, text: clampText(turn.text) }] })))
+      .catch((e: unknown) => this.opts.onError(`Could not save the reply: ${errorText(e)}`));
+    return this.saving;
+  }
+}
