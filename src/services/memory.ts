@@ -15,7 +15,9 @@ import { memoryUnit, runMemoriseJob, type Segmenter } from '../memory/ingest/mem
 import { segmentSession } from '../memory/ingest/segments';
 import { plainPreparer, type ReplyPrompt, type TurnPreparer } from './reply-prompt';
 import { Emitter } from './emitter';
-import { inSlices, jobSnapshot, withJobLock, yieldToPage, type JobSnapshot } from './jobs';
+import { jobSnapshot, withJobLock, yieldToPage, type JobSnapshot } from './jobs';
+import { attachVectors, buildLiveMemory, mirrorChange } from './live-memory';
+import { embedMissing } from './reembed';
 import type { SettingsService } from './settings';
 
 type MemoryEvents = {
@@ -113,10 +115,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     }
   }
 
-  private async attach(embedder: Embedder, vectors: readonly VectorRecord[], index = this.index): Promise<void> {
-    await inSlices(vectors, (v) => {
-      if (index.has(v.unitId) && v.vector.length === embedder.dimension) index.setVector(v.unitId, v.vector);
-    });
+  private async attach(embedder: Embedder, vectors: readonly VectorRecord[]): Promise<void> {
+    await attachVectors(this.index, embedder, vectors);
     this.vectorModelId = embedder.modelId;
   }
 
@@ -134,8 +134,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   }
 
   /**
-   * Builds a new index and graph, then swaps them in: readers never see a half-built index. Large
-   * stores are indexed in slices that give the page back between them (no long freeze at start).
+   * Builds a new index and graph, then swaps them in: readers never see a half-built index.
    */
   private async rebuild(
     memories: Memory[],
@@ -144,21 +143,12 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     embedder?: Embedder,
     vectors: readonly VectorRecord[] = [],
   ): Promise<void> {
-    const index = createHybridIndex();
-    const graph = new MemoryGraph();
-    await inSlices(memories, (m) => graph.addMemory(m.id, m.time, m.createdAt));
-    // planRepair has left out edges whose ends are missing; the check stays so a bad edge is skipped.
-    await inSlices(edges, (e) => {
-      if (graph.has(e.from) && graph.has(e.to)) graph.addEdge(e);
-    });
-    await inSlices(memories, (m) => index.upsert(memoryUnit(m)));
-    await inSlices(segments, (s) => index.upsert(segmentUnit(s)));
-    this.vectorModelId = undefined;
-    if (embedder) await this.attach(embedder, vectors, index);
-    this.index = index;
-    this.graph = graph;
-    this.memories = new Map(memories.map((m) => [m.id, m]));
-    this.segments = new Map(segments.map((s) => [s.id, s]));
+    const live = await buildLiveMemory(memories, edges, segments, embedder, vectors);
+    this.vectorModelId = embedder?.modelId;
+    this.index = live.index;
+    this.graph = live.graph;
+    this.memories = live.memories;
+    this.segments = live.segments;
   }
 
   /** Vectors of the current embedding model, when one is loaded. */
@@ -217,28 +207,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    */
   async applyLive(requested: ChangeSet): Promise<AppliedChange> {
     const change = await this.repo.apply(requested);
-    for (const id of change.deleteEdges ?? []) this.graph.removeEdge(id);
-    for (const id of change.deleteMemories ?? []) {
-      this.graph.removeMemory(id);
-      this.index.remove(id);
-      this.memories.delete(id);
-    }
-    for (const id of change.deleteSegments ?? []) {
-      this.segments.delete(id);
-      this.index.remove(id);
-    }
-    for (const m of change.memories ?? []) {
-      if (!this.graph.has(m.id)) this.graph.addMemory(m.id, m.time, m.createdAt);
-      this.memories.set(m.id, m);
-      this.index.upsert(memoryUnit(m));
-    }
-    for (const e of change.edges ?? []) {
-      if (this.graph.getEdge(e.id)) this.graph.removeEdge(e.id);
-      // The store checked the ends; this tab's graph may lag behind another tab's writes.
-      if (this.graph.has(e.from) && this.graph.has(e.to)) this.graph.addEdge(e);
-    }
-    const model = this.getEmbedder()?.modelId;
-    for (const v of change.vectors ?? []) if (v.modelId === model && this.index.has(v.unitId)) this.index.setVector(v.unitId, v.vector);
+    mirrorChange(this, change, this.getEmbedder()?.modelId);
     this.refineCache = new RefineCache();
     this.emit('graph', undefined);
     this.announce();
@@ -449,44 +418,21 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     return tried.size > 0;
   }
 
-  /**
-   * Embeds every memory and segment that has no vector for the current embedding model: after the
-   * first download, a model switch, or an import. Resumable by construction: it only looks at what
-   * is missing, and each batch is committed on its own.
-   */
+  /** Embeds what has no vector for the current embedding model (reembed.ts); true when any was. */
   private async embedMissing(signal: AbortSignal): Promise<boolean> {
     const embedder = this.getEmbedder();
     if (!embedder) return false;
-    const ids = [...this.memories.keys(), ...this.segments.keys()].filter((id) => !this.index.vectors?.has(id));
-    const BATCH = 32;
-    for (let i = 0; i < ids.length; i += BATCH) {
-      if (signal.aborted) return true;
-      if (this.getEmbedder() !== embedder) return true; // the model changed: the next run starts over
-      const batch = ids.slice(i, i + BATCH).filter((id) => this.index.has(id));
-      const units = batch.map((id) => this.index.get(id)!);
-      // The same text the memorise job embeds (context + text for notes), so a vector never depends
-      // on which path made it.
-      const vectors = await embedder.embed(
-        units.map((u) => (u.kind === 'memory' ? (u.indexText ?? u.text) : u.text)),
-        signal,
-      );
-      // The store leaves out vectors of units deleted during the call.
-      const applied = await this.repo.apply({
-        vectors: batch.map((unitId, j) => ({ unitId, modelId: embedder.modelId, vector: vectors[j] })),
-      });
-      for (const v of applied.vectors ?? []) if (this.index.has(v.unitId)) this.index.setVector(v.unitId, v.vector);
-      this.emit('jobs', [
-        {
-          id: 'reembed',
-          status: 'running',
-          step: 'embed',
-          progress: `${Math.min(i + BATCH, ids.length)}/${ids.length}`,
-          label: 'Indexing memories for search by meaning',
-        },
-      ]);
-    }
-    if (ids.length) await this.publishJobs();
-    return ids.length > 0;
+    const done = await embedMissing({
+      embedder,
+      stillCurrent: () => this.getEmbedder() === embedder,
+      unitIds: [...this.memories.keys(), ...this.segments.keys()],
+      index: this.index,
+      repo: this.repo,
+      signal,
+      onProgress: (job) => this.emit('jobs', [job]),
+    });
+    if (done) await this.publishJobs();
+    return done;
   }
 
   async publishJobs(): Promise<void> {
