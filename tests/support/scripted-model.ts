@@ -10,7 +10,7 @@
 // Optional: "jsonDelayMs" slows every JSON call (trust e2e tests close the tab mid-job), and
 // "note" replaces the refined timeline note (to place hostile text there), and "recordCalls"
 // leaves one localStorage key per JSON call ('tealeaf-test-call:<title>:...'), shared by all tabs,
-// so a test can count how many runners summarised a session.
+// so a test can count how many runners summarised a session; "keywords" answers the re-query call.
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../src/ports';
 
 export const SCRIPTED_MODEL_ID = 'tealeaf-test-scripted';
@@ -26,6 +26,8 @@ interface Script {
   note?: string;
   /** Record every JSON call in localStorage (see above). */
   recordCalls?: boolean;
+  /** Keywords of the self-reflection re-query call (default: none, so no second search). */
+  keywords?: string[];
 }
 
 function script(): Script {
@@ -101,6 +103,8 @@ export class ScriptedModel implements LanguageModel {
           })),
         });
       }
+      case 'memory_search_keywords':
+        return JSON.stringify({ keywords: s.keywords ?? [] });
       default:
         return '{}';
     }

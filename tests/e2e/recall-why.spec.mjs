@@ -1,0 +1,92 @@
+// The "why these" view of a reply says when its first retrieval was weak and a second search ran
+// with keywords the model wrote (self-reflection, seed 002): the keywords are stored with the reply
+// and shown, also after a reload; a question that shares words with a memory gets no second search.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, shot, startServer, tempProfile } from './harness.mjs';
+import { assertNoOffHost, loadTestModel, readDb, say, setScript } from './flows.mjs';
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
+
+/** The stored assistant turn that answered `question` (found through its session's user turn). */
+async function replyTo(page, question) {
+  const db = await readDb(page, ['turns']);
+  const asked = db.turns.find((t) => t.role === 'user' && t.text === question);
+  assert.ok(asked, `the question "${question}" is stored`);
+  return db.turns.find((t) => t.sessionId === asked.sessionId && t.role === 'assistant' && t.index === asked.index + 1);
+}
+
+/** Starts a new chat and waits until the old one's turns are gone (so `say` counts from zero). */
+async function newChat(page) {
+  await page.getByTestId('new-chat').click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="turn-assistant"]').length === 0);
+}
+
+test('a weak first retrieval searches again with the model’s keywords, and "why these" says so, also after a reload', async () => {
+  const profile = tempProfile();
+  let h = await launch({ profile });
+  try {
+    let { page } = h;
+    await page.goto(`${server.url}/`);
+    await loadTestModel(page, server.url);
+    await page.goto(`${server.url}/#/chat`);
+    await setScript(page, { delayMs: 1, keywords: ['bike', 'canal'] });
+    await say(page, 'I ride my bike to work every day along the canal');
+    await page.getByTestId('end-session').click();
+    await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 30_000 });
+
+    // Shares words with the memory: the first search is enough.
+    await newChat(page);
+    const direct = 'Which way does my bike take me to work?';
+    await say(page, direct);
+    const first = await replyTo(page, direct);
+    assert.ok(first.usedMemory?.memoryIds.length > 0, 'the bike memory was retrieved directly');
+    assert.equal(first.usedMemory.requery, undefined, 'no second search when the words match');
+
+    // No word in common with anything remembered (a new chat: the query reads the last turns too):
+    // the model's keywords find the memory.
+    await newChat(page);
+    const vague = 'How is the daily commute going?';
+    await say(page, vague);
+    const second = await replyTo(page, vague);
+    assert.equal(second.usedMemory?.requery, 'bike canal', 'the keywords are stored with the reply');
+    const db = await readDb(page, ['memories']);
+    const bike = db.memories.find((m) => /canal/.test(m.text));
+    assert.ok(second.usedMemory.memoryIds.includes(bike.id), 'and the second search found the bike memory');
+
+    const check = async (p) => {
+      const chip = p.getByTestId('remembered').last();
+      await chip.click();
+      const detail = p.getByTestId('remembered-detail').last();
+      await detail.locator('summary').click();
+      const line = detail.getByTestId('remembered-requery');
+      await line.waitFor();
+      assert.match(await line.textContent(), /matched nothing remembered at first.*searched again for: bike canal/s);
+      assert.equal(await p.getByTestId('remembered-requery').count(), 1, 'only the weak turn shows the line');
+    };
+    await check(page);
+    await shot(page, 'recall-why-requery');
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+    await h.close();
+
+    h = await launch({ profile });
+    page = h.page;
+    await page.goto(`${server.url}/#/chat`);
+    const toggle = page.getByRole('button', { name: 'Show past sessions' });
+    if (await toggle.isVisible()) await toggle.click();
+    await page.getByTestId('session-item').filter({ hasText: 'daily commute' }).first().click();
+    await page.getByTestId('remembered').last().waitFor();
+    await check(page);
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
