@@ -84,6 +84,11 @@ export interface Memory {
   createdAt: Millis;
   /** For notes (docs/METHOD.md, section 3): why the user said it. */
   context?: string;
+  /**
+   * The summarising call judged a source message worth remembering (conditional memory); absent
+   * when it gave no judgement (older memories, imported ones).
+   */
+  worthRemembering?: boolean;
 }
 
 export const RELATIONS = ['Changed', 'Cause', 'Reason', 'HinderedBy', 'React', 'Want', 'SameTopic'] as const;

@@ -194,6 +194,7 @@ const memorySchema = z.strictObject({
   edited: z.boolean(),
   createdAt: time,
   context: text.optional(),
+  worthRemembering: z.boolean().optional(),
 });
 
 const edgeSchema = z.strictObject({

@@ -222,6 +222,7 @@ class MemoriseRun {
         text: item.text,
         ...(item.subject ? { subject: item.subject } : {}),
         ...(item.context ? { context: item.context } : {}),
+        ...(item.worthRemembering !== undefined ? { worthRemembering: item.worthRemembering } : {}),
         time: item.time,
         sourceTurnIds: item.sourceTurnIds,
         sessionId: job.sessionId!,

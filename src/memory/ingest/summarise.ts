@@ -32,6 +32,11 @@ export interface SummaryItem {
   time: Millis;
   /** True when the model gave no valid source turn and one was guessed by word overlap. */
   sourceGuessed: boolean;
+  /**
+   * Whether a source is a user message the call judged worth remembering (conditional memory,
+   * docs/METHOD.md, section 3); absent when the call gave no judgement.
+   */
+  worthRemembering?: boolean;
 }
 
 export interface SummaryResult {
@@ -43,6 +48,8 @@ export interface SummaryResult {
    * gaps, no overlaps, repaired); absent when the model gave none usable (use the fallback splitter).
    */
   topics?: TurnRange[];
+  /** The user messages judged worth remembering; absent when the call gave no judgement. */
+  worthTurnIds?: Id[];
   problems: string[];
 }
 
@@ -73,6 +80,8 @@ export function summarySchema(includeNotes = true): JsonSchema {
         required: ['context', 'knowledge', 'turns'],
       },
     };
+    // The per-message decision of conditional memory, made in this call (no call per message).
+    properties.remember = { type: 'array', items: { type: 'string' } };
   }
   // Last, so a truncated answer loses the topics (the fallback splitter covers that) before memories.
   properties.topics = {
@@ -106,6 +115,9 @@ export function summariseMessages(turns: readonly TranscriptTurn[], options: Sum
     '- assistantTraits: what the assistant said about itself or agreed to be like.',
     includeNotes
       ? '- notes: instructions or feedback the user gave that should change future replies; context = why, knowledge = what to do.'
+      : '',
+    includeNotes
+      ? "- remember: the labels of the user's turns worth remembering: a request or instruction for Tealeaf, feedback on its replies, or knowledge about the user worth keeping. Leave out simple questions and small talk. Notes come only from these turns."
       : '',
     'Every item lists in "turns" the labels (like "T3") of the turns it comes from.',
     `- topics: the conversation divided into runs of consecutive turns about one subject, in order; each gives the labels of its first and last turn, like {"first": "T1", "last": "T6"}. Start a new topic where the subject changes. Together they cover every turn from T1 to ${turnLabel(Math.max(0, turns.length - 1))} exactly once, with no gaps and no overlaps.`,
@@ -276,6 +288,34 @@ function parseTopics(value: unknown, turns: readonly TranscriptTurn[], problems:
   return cover.ranges;
 }
 
+/** The user messages the call judged worth remembering, or undefined when it gave no list. */
+function parseWorth(value: unknown, turns: readonly TranscriptTurn[]): Id[] | undefined {
+  if (Array.isArray(value)) return undefined;
+  const list = pickArray(value, ['remember', 'worthRemembering', 'worth_remembering']);
+  if (!list) return undefined;
+  const raw = list.filter((x): x is string | number => typeof x === 'string' || typeof x === 'number');
+  const users = new Set(turns.filter((t) => t.role === 'user').map((t) => t.id));
+  return resolveSources(raw, turns).filter((id) => users.has(id));
+}
+
+/**
+ * Conditional memory: a note is made only from a message judged worth remembering (the paper
+ * writes its records only for those); events and traits, the session's summary, are all kept.
+ * Every item carries the judgement of its sources.
+ */
+function judgeWorth(items: SummaryItem[], worth: ReadonlySet<Id>, problems: string[]): SummaryItem[] {
+  const out: SummaryItem[] = [];
+  for (const item of items) {
+    const worthRemembering = item.sourceTurnIds.some((id) => worth.has(id));
+    if (item.kind === 'note' && !worthRemembering) {
+      problems.push(`note "${item.text.slice(0, 40)}" dropped: not from a message judged worth remembering`);
+      continue;
+    }
+    out.push({ ...item, worthRemembering });
+  }
+  return out;
+}
+
 /** Reads the summarising call's output against the session's real turns. Never throws. */
 export function parseSummary(raw: unknown, turns: readonly TranscriptTurn[]): SummaryResult {
   const ex = extractJson(raw);
@@ -327,5 +367,13 @@ export function parseSummary(raw: unknown, turns: readonly TranscriptTurn[]): Su
   }
   if (Array.isArray(ex.value)) problems.push('top-level array read as events');
   const topics = parseTopics(ex.value, turns, problems);
-  return { items: turns.length === 0 ? [] : items, parsed: true, ...(topics ? { topics } : {}), problems };
+  const worthTurnIds = parseWorth(ex.value, turns);
+  const kept = worthTurnIds ? judgeWorth(items, new Set(worthTurnIds), problems) : items;
+  return {
+    items: turns.length === 0 ? [] : kept,
+    parsed: true,
+    ...(topics ? { topics } : {}),
+    ...(worthTurnIds ? { worthTurnIds } : {}),
+    problems,
+  };
 }

@@ -438,3 +438,32 @@ describe('property: random sessions and garbage model output keep the graph inva
     );
   });
 });
+
+describe('worth remembering, through the memorise job', () => {
+  it('stored memories carry the judgement; a note from a message not judged worth remembering is not stored', async () => {
+    const repo = new InMemoryRepository();
+    const [job] = await seedWorld(repo, [SESSIONS[0]!]);
+    const llm = new ScriptedModel((call) => {
+      const out = deterministicScript(call);
+      if (call.schemaTitle !== 'session_memories') return out;
+      return JSON.stringify({
+        ...(JSON.parse(out) as object),
+        notes: [
+          { context: 'You like tea.', knowledge: 'Offer green tea ideas in the morning.', turns: ['T3'] },
+          { context: 'Your dog is sick.', knowledge: 'Ask how Rex is doing.', turns: ['T5'] },
+        ],
+        remember: ['T5'],
+      });
+    });
+    const out = await runMemoriseJob(job!, depsFor(repo, llm, withDefaults()));
+    expect(out.status).toBe('done');
+    const stored = [...repo.memories.values()];
+    expect(stored.filter((m) => m.kind === 'note').map((m) => m.text)).toEqual(['Ask how Rex is doing.']);
+    const rex = stored.filter((m) => m.sourceTurnIds.includes('s0:u2'));
+    const others = stored.filter((m) => !m.sourceTurnIds.includes('s0:u2'));
+    expect(rex.length).toBeGreaterThan(0);
+    expect(rex.every((m) => m.worthRemembering === true)).toBe(true);
+    expect(others.length).toBeGreaterThan(0);
+    expect(others.every((m) => m.worthRemembering === false)).toBe(true);
+  });
+});

@@ -342,6 +342,7 @@ describe('import rejects with a message and touches nothing', () => {
       edited: ['boolean', true],
       createdAt: ['number', true],
       context: ['string', false],
+      worthRemembering: ['boolean', false],
     },
     edges: {
       id: ['id', true],

@@ -194,6 +194,7 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
               edited: fc.boolean(),
               createdAt: time,
               context: bodyText,
+              worthRemembering: fc.boolean(),
             },
             { requiredKeys: ['id', 'kind', 'text', 'time', 'sourceTurnIds', 'sessionId', 'edited', 'createdAt'] },
           ),
