@@ -13,7 +13,8 @@ export const DIST = process.env.E2E_DIST ? resolve(process.env.E2E_DIST) : join(
 export const TEST_MODELS = join(ROOT, '.tmp/test-models');
 export const SHOTS = join(ROOT, 'test-results/shots');
 
-const TYPES = {
+/** Content types by file ending, for the files of the build (also used by trust-headers' bare server). */
+export const TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript',
   '.mjs': 'text/javascript',

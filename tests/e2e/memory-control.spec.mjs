@@ -38,6 +38,15 @@ async function shots(page, name) {
 
 const DEMO_WORDS = /knee|half-marathon|Lisbon|\bAna\b|swimming|espresso|physio|Portuguese|wedding/i;
 
+/** The user opens the Memory view of their own space; resolves once it counts their one memory. */
+async function openOwnMemory(page) {
+  await page.getByTestId('nav-memory').click();
+  await page
+    .getByTestId('memory-count')
+    .filter({ hasText: /^1 memor/ })
+    .waitFor();
+}
+
 async function openChat(page, title) {
   await page.getByTestId('nav-chat').click();
   const toggle = page.getByRole('button', { name: 'Show past sessions' });
@@ -71,11 +80,7 @@ test('the demo is a space of its own: a real reply never remembers it, also afte
     await leaveDemo(page);
     await page.getByTestId('nav-chat').waitFor();
     assert.equal(await page.getByTestId('demo-banner').count(), 0);
-    await page.getByTestId('nav-memory').click();
-    await page
-      .getByTestId('memory-count')
-      .filter({ hasText: /^1 memor/ })
-      .waitFor();
+    await openOwnMemory(page);
 
     // The test model is not kept loaded across page loads: load it again.
     await loadTestModel(page, server.url);
@@ -115,11 +120,7 @@ test('the demo is a space of its own: a real reply never remembers it, also afte
     await openDemo(page, { button: 'open-demo' });
     await page.getByTestId('remove-demo').click();
     await page.waitForLoadState('load');
-    await page.getByTestId('nav-memory').click();
-    await page
-      .getByTestId('memory-count')
-      .filter({ hasText: /^1 memor/ })
-      .waitFor();
+    await openOwnMemory(page);
     assert.equal(await page.getByTestId('demo-banner').count(), 0);
     const names = await page.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));
     assert.ok(!names.includes('tealeaf-demo'), `databases: ${names}`);
@@ -168,11 +169,7 @@ test("demo records an earlier version put into the user's memory are offered for
       "the user's own memory stays",
     );
     await page.reload();
-    await page.getByTestId('nav-memory').click();
-    await page
-      .getByTestId('memory-count')
-      .filter({ hasText: /^1 memor/ })
-      .waitFor();
+    await openOwnMemory(page);
     assert.equal(await page.getByTestId('legacy-demo').count(), 0, 'not offered again after a reload');
     assert.deepEqual(h.errors, []);
     assertNoOffHost(h);
