@@ -136,7 +136,10 @@ async function readCounts(page) {
   };
 }
 
-/** The user imports `file` from Settings; fails if the import is refused (read only when there is one: textContent would wait 30 s). */
+/**
+ * The user imports `file` from Settings; fails if the import is refused (the error is read only
+ * when there is one: textContent would wait 30 s).
+ */
 async function importAndCheck(page, file) {
   await page.goto(`${server.url}/#/settings`);
   await startImport(page, file);
