@@ -2,22 +2,16 @@
 // the dark scheme: no serious or
 // critical violation (issue 10). Views are shown with data in them (the demo's memories, a chat
 // with a reply, the detail panel open) so their real content is checked, not empty shells.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { launch, startServer } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestModel, send } from './flows.mjs';
+import { launch, serveApp } from './harness.mjs';
+import { assertNoOffHost, loadTestModel, say } from './flows.mjs';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 /** Serious and critical violations on the page as it is now, one line each. */
 async function audit(page) {
@@ -59,8 +53,7 @@ test('every view passes axe-core without serious or critical violations, at 1280
       await page.getByTestId('nav-chat').click();
       await page.getByTestId('composer').waitFor();
       await check('chat, empty');
-      await send(page, 'I adopted a cat named Miso');
-      await lastReply(page);
+      await say(page, 'I adopted a cat named Miso');
       await check('chat, with a reply');
       await page.getByTestId('nav-memory').click();
       await page.getByTestId('load-demo').click();

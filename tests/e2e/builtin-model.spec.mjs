@@ -2,18 +2,12 @@
 // the e2e build installs (tests/support/fake-prompt-api.ts). Without the API the Models view does
 // not offer it; with it, the user gets the browser's model ready (with progress), chats, the
 // session is memorised through its structured output, and it is used again after a reload.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, startServer } from './harness.mjs';
-import { assertNoOffHost, lastReply, pollDb, send } from './flows.mjs';
+import { launch, serveApp, shot } from './harness.mjs';
+import { assertNoOffHost, lastReply, pollDb, say, send } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 test('a browser without the Prompt API is not offered a built-in model', async () => {
   const h = await launch();
@@ -44,8 +38,7 @@ test("the browser's model: made ready with progress, chats, memorises, and is us
       await page.getByTestId('model-status').filter({ hasText: 'Built into this browser' }).waitFor();
 
       await page.getByTestId('nav-chat').click();
-      await send(page, 'I started learning the violin');
-      assert.equal(await lastReply(page), 'Built in: I started learning the violin');
+      assert.equal(await say(page, 'I started learning the violin'), 'Built in: I started learning the violin');
       await page.getByTestId('end-session').click();
       const db = await pollDb(page, (d) => d.jobs.length > 0 && d.jobs.every((j) => j.status === 'done'), {
         what: 'the session to be memorised',

@@ -2,20 +2,30 @@
 // memorise job), edit and resend, regenerate any reply with versions to flip through, an ended
 // chat that says a new one starts, and the persona and temperature settings. Every effect is
 // checked in the store and the view, and again after a restart of the browser.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { answerDialog, assertNoOffHost, lastReply, loadTestModel, openMemory, pollDb, readDb, say, send, setScript } from './flows.mjs';
+import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import {
+  answerDialog,
+  assertNoOffHost,
+  endAndRemember,
+  exportBackup,
+  lastReply,
+  loadTestModel,
+  newChat,
+  openMemory,
+  pollDb,
+  readDb,
+  say,
+  send,
+  setScript,
+  startChat,
+  startImport,
+} from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 const row = (page, title) => page.getByTestId('session-row').filter({ hasText: title });
 const shownTexts = async (page) =>
@@ -36,10 +46,7 @@ test('rename, search and delete chats; kept memories show their source as delete
   let h = await launch({ profile });
   try {
     const { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1 });
+    await startChat(page, server.url, { delayMs: 1 });
 
     await say(page, 'My ginkgo tree is growing well');
     // Rename with the keyboard: the row's rename button, type, Enter.
@@ -51,8 +58,7 @@ test('rename, search and delete chats; kept memories show their source as delete
     assert.ok(sessionOf(await readDb(page, ['sessions']), 'Garden notes'), 'renamed in the store');
 
     // A second chat; the first one ends and is memorised.
-    await page.getByTestId('new-chat').click();
-    await page.getByTestId('turn-user').first().waitFor({ state: 'detached' });
+    await newChat(page);
     await say(page, 'Planning a trip to Lyon in May');
     const memorised = await pollDb(page, (db) => sessionOf(db, 'Garden notes')?.status === 'memorised' && db.memories.length > 0, {
       what: 'the first chat memorised',
@@ -145,10 +151,7 @@ test('deleting a chat while its memorise job runs leaves nothing of it, and memo
   const h = await launch();
   try {
     const { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1, jsonDelayMs: 2_000, recordCalls: true });
+    await startChat(page, server.url, { delayMs: 1, jsonDelayMs: 2_000, recordCalls: true });
     await say(page, 'I bake sourdough every Sunday');
     await page.getByTestId('end-session').click();
     // The job is inside its summarising call (the scripted model notes each call as it starts).
@@ -175,8 +178,7 @@ test('deleting a chat while its memorise job runs leaves nothing of it, and memo
     // The job runner is not stuck: the next chat is memorised.
     await setScript(page, { delayMs: 1 });
     await say(page, 'My cat is called Pepper');
-    await page.getByTestId('end-session').click();
-    await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 30_000 });
+    await endAndRemember(page);
     const later = await readDb(page);
     assert.ok(later.memories.some((m) => /Pepper/.test(m.text)));
     assert.ok(!later.memories.some((m) => /sourdough/.test(m.text)));
@@ -192,10 +194,7 @@ test('edit and resend, regenerate any reply, flip versions (also after a restart
   let h = await launch({ profile });
   try {
     const { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1, replies: [{ when: 'I like tea', say: 'Tea is lovely.' }] });
+    await startChat(page, server.url, { delayMs: 1, replies: [{ when: 'I like tea', say: 'Tea is lovely.' }] });
 
     await say(page, 'I like tea');
     await say(page, 'Tell me more');
@@ -255,8 +254,7 @@ test('edit and resend, regenerate any reply, flip versions (also after a restart
     assert.deepEqual(await shownTexts(p), ['I like coffee', 'You said: I like coffee']);
     await loadTestModel(p, server.url);
     await p.getByTestId('nav-chat').click();
-    await p.getByTestId('end-session').click();
-    await p.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 30_000 });
+    await endAndRemember(p);
     const mem = (await readDb(p, ['memories'])).memories.map((m) => m.text);
     assert.ok(
       mem.some((t) => /coffee/.test(t)),
@@ -309,10 +307,7 @@ test('persona and temperature reach the model, persist, and survive a backup rou
     await setScript(page, { delayMs: 1 });
     assert.equal(await say(page, 'What do you get? [echo settings]'), 'persona: You are Mabel, a cheerful gardener. | temperature: 1.2');
 
-    await page.getByTestId('nav-settings').click();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
-    const file = join(profile, 'backup.json');
-    await download.saveAs(file);
+    const file = await exportBackup(page, join(profile, 'backup.json'));
     const app = JSON.parse(readFileSync(file, 'utf8')).data.settings.find((s) => s.key === 'app').value;
     assert.equal(app.systemPrompt, 'You are Mabel, a cheerful gardener.');
     assert.equal(app.temperature, 1.2);
@@ -333,9 +328,7 @@ test('persona and temperature reach the model, persist, and survive a backup rou
     await p.getByTestId('system-prompt').waitFor();
     assert.equal(await p.getByTestId('system-prompt').inputValue(), '');
     assert.equal((await p.getByTestId('temperature-value').textContent()).trim(), '0.7');
-    await p.getByTestId('import-file').setInputFiles(file);
-    await p.getByTestId('import-mode').selectOption('replace');
-    await p.getByTestId('import-run').click();
+    await startImport(p, file, { mode: 'replace' });
     await answerDialog(p);
     await p.getByTestId('import-done').waitFor();
     assert.equal(await p.getByTestId('system-prompt').inputValue(), 'You are Mabel, a cheerful gardener.');
@@ -398,10 +391,7 @@ test('chat management at 375 px: drawer with search, rename and delete; versions
   const h = await launch({ viewport: { width: 375, height: 760 } });
   try {
     const { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1 });
+    await startChat(page, server.url, { delayMs: 1 });
     await say(page, 'Notes about my vegetable garden and the tomatoes');
     await page.getByTestId('regenerate').click();
     await page.getByTestId('version-count').filter({ hasText: '2/2' }).waitFor();

@@ -1,17 +1,11 @@
 // A full chat with the scripted test model: send, stream, stop, regenerate, end the session,
 // reload: everything persisted. Also: a tab closed mid-reply keeps what had arrived.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
+import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import { assertNoOffHost, lastReply, loadTestModel, send, setScript, startChat } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 test('send, stream, stop, regenerate, end session, reload', async () => {
   const profile = tempProfile();
@@ -89,11 +83,8 @@ test('a tab closed mid-reply keeps what had arrived, marked interrupted', async 
   const profile = tempProfile();
   let h = await launch({ profile });
   try {
-    await h.page.goto(`${server.url}/`);
-    await loadTestModel(h.page, server.url);
-    await h.page.goto(`${server.url}/#/chat`);
     const long = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');
-    await setScript(h.page, { delayMs: 30, replies: [{ when: 'go on', say: long }] });
+    await startChat(h.page, server.url, { delayMs: 30, replies: [{ when: 'go on', say: long }] });
     await send(h.page, 'Please go on');
     await h.page.waitForFunction(() =>
       (document.querySelector('[data-testid="turn-assistant"] [data-testid="reply-body"]')?.textContent ?? '').includes('w20'),

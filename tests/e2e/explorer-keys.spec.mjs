@@ -3,18 +3,12 @@
 // names the selected memory and its neighbours and is navigable by keyboard; Enter opens the
 // detail with focus in it and Escape brings focus back to the view on the same memory; the List
 // view does not list a timeline twice. Screenshots at 1280 and 375 px.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, startServer } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestEmbedder, loadTestModel, send, setScript } from './flows.mjs';
+import { launch, serveApp, shot } from './harness.mjs';
+import { assertNoOffHost, endAndRemember, say, startChat } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 const VIEWPORTS = [
   { width: 1280, height: 800 },
@@ -226,18 +220,11 @@ for (const viewport of VIEWPORTS) {
     const h = await launch({ viewport });
     try {
       const { page } = h;
-      await page.goto(`${server.url}/`);
-      await loadTestModel(page, server.url);
-      await loadTestEmbedder(page);
-      await page.goto(`${server.url}/#/chat`);
-      await setScript(page, { delayMs: 2 });
-      await send(page, 'I adopted a puppy named Biscuit last week');
-      await lastReply(page);
+      await startChat(page, server.url, { delayMs: 2 }, { embedder: true });
+      await say(page, 'I adopted a puppy named Biscuit last week');
       await page.waitForTimeout(2500);
-      await send(page, 'Biscuit loves chasing the red ball in the park');
-      await lastReply(page);
-      await page.getByTestId('end-session').click();
-      await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 30_000 });
+      await say(page, 'Biscuit loves chasing the red ball in the park');
+      await endAndRemember(page);
       await page.getByTestId('nav-memory').click();
       await page.getByTestId('timeline-view').waitFor();
       await page.waitForTimeout(300);

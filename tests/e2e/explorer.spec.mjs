@@ -1,33 +1,20 @@
 // Memory explorer: import a LoCoMo-format conversation, select a memory, follow a link, edit one,
 // delete one (with undo offered), reload: the changes persist.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost } from './flows.mjs';
+import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import { assertNoOffHost, deleteOpenMemory, importLocomo } from './flows.mjs';
 
 const FIXTURE = resolve(import.meta.dirname, '../fixtures/locomo-mini.json');
 const REAL = resolve(import.meta.dirname, '../../../shared/data/locomo/26.json');
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 async function memoryCount(page) {
   const t = await page.getByTestId('memory-count').textContent();
   return Number(/(\d+) memor(?:y|ies)/.exec(t)[1]);
-}
-
-async function importFile(page, file) {
-  await page.goto(`${server.url}/#/memory`);
-  await page.getByTestId('import-locomo').first().setInputFiles(file);
-  await page.getByTestId('memory-count').waitFor({ timeout: 120_000 });
-  await page.getByTestId('memory-busy').waitFor({ state: 'detached', timeout: 120_000 });
 }
 
 const detailTitle = (page) => page.locator('aside[aria-label="Memory details"] h3').first();
@@ -40,7 +27,7 @@ test('import, select, follow a link, edit, delete, reload', async () => {
     await page.goto(`${server.url}/#/memory`);
     await page.getByTestId('load-demo').waitFor();
     await shot(page, 'explorer-empty');
-    await importFile(page, FIXTURE);
+    await importLocomo(page, server.url, FIXTURE);
     const n = await memoryCount(page);
     assert.ok(n >= 5, `imported ${n} memories`);
     await shot(page, 'explorer-timeline');
@@ -73,8 +60,7 @@ test('import, select, follow a link, edit, delete, reload', async () => {
 
     // Delete the first memory.
     await page.locator('.tl button.item').filter({ hasText: firstText }).first().click();
-    await page.getByRole('button', { name: 'Delete', exact: true }).first().click();
-    await page.locator('aside[aria-label="Memory details"] .confirm').getByRole('button', { name: 'Delete' }).click();
+    await deleteOpenMemory(page);
     await page.getByTestId('undo-bar').waitFor();
     assert.equal(await memoryCount(page), n - 1);
     await shot(page, 'explorer-deleted-undo');
@@ -135,7 +121,7 @@ test(
   async () => {
     const h = await launch();
     try {
-      await importFile(h.page, REAL);
+      await importLocomo(h.page, server.url, REAL);
       assert.ok((await memoryCount(h.page)) > 100);
       await shot(h.page, 'explorer-locomo-26');
       assertNoOffHost(h);

@@ -7,13 +7,31 @@ export async function setScript(page, script) {
   await page.evaluate((s) => localStorage.setItem('tealeaf-test-script', JSON.stringify(s)), script);
 }
 
-export async function loadTestModel(page, url) {
-  await page.goto(`${url}/#/models`);
+/** In the Models view already shown: the user loads the scripted test model; resolves once it is ready. */
+export async function pickTestModel(page) {
   await page.getByTestId(`load-${TEST_MODEL}`).click();
   await page
     .getByTestId('model-status')
     .filter({ hasText: /scripted/i })
     .waitFor({ timeout: 15_000 });
+}
+
+/** The user opens the Models view and loads the scripted test model (pending jobs then run). */
+export async function loadTestModel(page, url) {
+  await page.goto(`${url}/#/models`);
+  await pickTestModel(page);
+}
+
+/**
+ * The usual start of a chat test: open the app, load the scripted test model (and, with
+ * `embedder`, the test embedding model), go to the chat and give the model its `script`.
+ */
+export async function startChat(page, url, script, { embedder = false } = {}) {
+  await page.goto(`${url}/`);
+  await loadTestModel(page, url);
+  if (embedder) await loadTestEmbedder(page);
+  await page.goto(`${url}/#/chat`);
+  await setScript(page, script);
 }
 
 export async function send(page, text) {
@@ -70,6 +88,82 @@ export async function say(page, text) {
   await send(page, text);
   await page.getByTestId('turn-assistant').nth(before).waitFor();
   return lastReply(page);
+}
+
+/** The user starts a new chat; resolves once the previous chat's turns are gone. */
+export async function newChat(page) {
+  await page.getByTestId('new-chat').click();
+  await page.getByTestId('turn-assistant').first().waitFor({ state: 'detached' });
+}
+
+/** The user ends the open chat and waits until it is memorised ("remembered"). */
+export async function endAndRemember(page) {
+  await page.getByTestId('end-session').click();
+  await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 30_000 });
+}
+
+/**
+ * The user shows the demo from the Memory view: `button` is 'load-demo' (an empty memory) or
+ * 'open-demo' (beside the user's own memories). Resolves once the demo banner is up.
+ */
+export async function openDemo(page, { button = 'load-demo', timeout = 15_000 } = {}) {
+  await page.getByTestId('nav-memory').click();
+  await page.getByTestId(button).click();
+  await page.getByTestId('demo-banner').waitFor({ timeout });
+}
+
+/** The user leaves the demo (the page reloads into the user's own space). */
+export async function leaveDemo(page) {
+  await page.getByTestId('leave-demo').click();
+  await page.waitForLoadState('load');
+}
+
+/** The user imports a LoCoMo-format conversation from the Memory view and waits until it is done. */
+export async function importLocomo(page, url, file) {
+  await page.goto(`${url}/#/memory`);
+  await page.getByTestId('import-locomo').first().setInputFiles(file);
+  await page.getByTestId('memory-count').waitFor({ timeout: 120_000 });
+  await page.getByTestId('memory-busy').waitFor({ state: 'detached', timeout: 120_000 });
+}
+
+/** The user downloads a backup from Settings into `file`; returns `file`. */
+export async function exportBackup(page, file) {
+  await page.getByTestId('nav-settings').click();
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
+  await download.saveAs(file);
+  return file;
+}
+
+/**
+ * In Settings (already shown): the user picks a backup file and starts its import, in `mode`
+ * ('replace' asks first; the caller answers) or the view's default (merge).
+ */
+export async function startImport(page, file, { mode } = {}) {
+  await page.getByTestId('import-file').setInputFiles(file);
+  if (mode) await page.getByTestId('import-mode').selectOption(mode);
+  await page.getByTestId('import-run').click();
+}
+
+/**
+ * Records the message of every native dialog (alert, confirm, prompt) the page opens, dismissing
+ * each: a test asserts the returned array stays empty.
+ */
+export function collectDialogs(page) {
+  const dialogs = [];
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void d.dismiss();
+  });
+  return dialogs;
+}
+
+/** The first visit: waits until the service worker controls the page (its precache is complete). */
+export async function waitForServiceWorker(page) {
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+  });
+  await page.reload();
+  await page.waitForFunction(() => !!navigator.serviceWorker.controller, null, { timeout: 20_000 });
 }
 
 const ALL_STORES = ['sessions', 'turns', 'memories', 'edges', 'segments', 'jobs', 'vectors'];

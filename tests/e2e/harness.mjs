@@ -1,5 +1,6 @@
 // Shared e2e harness: serves the e2e build on 127.0.0.1, launches Debian's Chromium through
 // playwright-core, and fails any test that makes a request anywhere but 127.0.0.1.
+import { after, before } from 'node:test';
 import { createServer } from 'node:http';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,8 @@ export const DIST = process.env.E2E_DIST ? resolve(process.env.E2E_DIST) : join(
 export const TEST_MODELS = join(ROOT, '.tmp/test-models');
 export const SHOTS = join(ROOT, 'test-results/shots');
 
-const TYPES = {
+/** Content types by file ending, for the files of the build (also used by trust-headers' bare server). */
+export const TYPES = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript',
   '.mjs': 'text/javascript',
@@ -60,6 +62,23 @@ export async function startServer({ dir = DIST } = {}) {
   await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
   const { port } = server.address();
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise((ok) => server.close(ok)) };
+}
+
+/**
+ * A spec file's server: starts it before the file's tests and closes it after them. Returns an
+ * object whose `url` is set once the server is up (read it inside tests, not at load time).
+ */
+export function serveApp() {
+  const served = { url: undefined };
+  let server;
+  before(async () => {
+    server = await startServer();
+    served.url = server.url;
+  });
+  after(async () => {
+    await server?.close();
+  });
+  return served;
 }
 
 const BASE_ARGS = [

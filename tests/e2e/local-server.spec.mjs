@@ -5,18 +5,16 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { launch, shot, startServer } from './harness.mjs';
-import { assertNoOffHost, lastReply, pollDb, readDb, send } from './flows.mjs';
+import { launch, serveApp, shot } from './harness.mjs';
+import { assertNoOffHost, lastReply, pollDb, readDb, say, send } from './flows.mjs';
 import { startFakeOpenAiServer } from '../support/fake-openai-server.mjs';
 
-let server;
+const server = serveApp();
 let fake;
 before(async () => {
-  server = await startServer();
   fake = await startFakeOpenAiServer({ delayMs: 2 });
 });
 after(async () => {
-  await server?.close();
   await fake?.close();
 });
 
@@ -44,8 +42,7 @@ test('connect to a model server, chat and remember through it, still in use afte
 
       const before = fake.requests.length;
       await page.getByTestId('nav-chat').click();
-      await send(page, 'My sister Ana plays the cello');
-      assert.equal(await lastReply(page), 'Served locally: My sister Ana plays the cello ✓');
+      assert.equal(await say(page, 'My sister Ana plays the cello'), 'Served locally: My sister Ana plays the cello ✓');
       const chat = fake.requests.slice(before).find((r) => r.body?.stream && !r.body.response_format);
       assert.ok(chat, 'the reply came from the server');
       assert.equal(chat.body.model, 'tiny-chat');

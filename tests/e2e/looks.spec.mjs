@@ -1,17 +1,11 @@
 // Looks (issue 10): dark mode follows the system and a switch in Settings, across reloads; wide
 // tables in replies scroll sideways on a phone instead of breaking words.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, startServer } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
+import { launch, serveApp, shot } from './harness.mjs';
+import { assertNoOffHost, loadTestModel, say, setScript } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 const background = (page) =>
   page.evaluate(() => getComputedStyle(document.body).backgroundColor || getComputedStyle(document.documentElement).backgroundColor);
@@ -62,8 +56,7 @@ test('a wide table in a reply scrolls sideways on a phone, words whole, and the 
       '| Day | Training plan | Distance | Notes |\n|---|---|---|---|\n| Monday | Easy recovery jog around the park | 5 kilometres | Keep the heart rate low and steady |\n| Tuesday | Intervals on the running track | 8 kilometres | Six repeats of eight hundred metres |';
     await setScript(page, { replies: [{ when: 'plan', say: `Here is the plan:\n\n${table}` }], delayMs: 1 });
     await page.getByTestId('nav-chat').click();
-    await send(page, 'Give me a training plan');
-    await lastReply(page);
+    await say(page, 'Give me a training plan');
     const box = page.locator('[data-testid="reply-body"] .table-scroll');
     await box.waitFor();
     const m = await box.evaluate((el) => ({
@@ -123,8 +116,7 @@ test('phone: the chats drawer closes on Escape, on a tap outside and with its cl
     );
 
     // A written reply is announced once, saying who speaks; each message says who speaks too.
-    await send(page, 'Hello there');
-    const reply = await lastReply(page);
+    const reply = await say(page, 'Hello there');
     await page.waitForFunction(() => document.querySelector('[data-testid="reply-announcer"]')?.textContent?.startsWith('Tealeaf said:'));
     assert.equal(await page.getByTestId('reply-announcer').textContent(), `Tealeaf said: ${reply}`);
     assert.equal(await page.getByTestId('turn-user').last().getAttribute('aria-label'), 'You said');

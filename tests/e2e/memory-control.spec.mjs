@@ -3,19 +3,26 @@
 // memorising is doing and what it learned, memory switches and a temporary chat, "No longer true"
 // on any trait, and the "remembered" details in plain words. Each checks the data and the view,
 // also after a reload; screenshots at 1280 and 375 px.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, loadTestModel, readDb, say, setScript } from './flows.mjs';
+import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import {
+  assertNoOffHost,
+  endAndRemember,
+  exportBackup,
+  leaveDemo,
+  loadTestModel,
+  newChat,
+  openDemo,
+  readDb,
+  say,
+  setScript,
+  startChat,
+  startImport,
+} from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 /** A screenshot at 1280 px and one at 375 px of the same state. */
 async function shots(page, name) {
@@ -31,10 +38,13 @@ async function shots(page, name) {
 
 const DEMO_WORDS = /knee|half-marathon|Lisbon|\bAna\b|swimming|espresso|physio|Portuguese|wedding/i;
 
-/** Ends the open chat and waits until it is memorised. */
-async function endAndRemember(page) {
-  await page.getByTestId('end-session').click();
-  await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 30_000 });
+/** The user opens the Memory view of their own space; resolves once it counts their one memory. */
+async function openOwnMemory(page) {
+  await page.getByTestId('nav-memory').click();
+  await page
+    .getByTestId('memory-count')
+    .filter({ hasText: /^1 memor/ })
+    .waitFor();
 }
 
 async function openChat(page, title) {
@@ -49,17 +59,12 @@ test('the demo is a space of its own: a real reply never remembers it, also afte
   let h = await launch({ profile });
   try {
     let { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1 });
+    await startChat(page, server.url, { delayMs: 1 });
     // A real memory first, so that real replies do remember something.
     await say(page, 'I grow tomatoes on my balcony');
     await endAndRemember(page);
 
-    await page.getByTestId('nav-memory').click();
-    await page.getByTestId('open-demo').click();
-    await page.getByTestId('demo-banner').waitFor({ timeout: 15_000 });
+    await openDemo(page, { button: 'open-demo' });
     await page
       .getByTestId('memory-count')
       .filter({ hasText: /^2\d memories/ })
@@ -72,20 +77,15 @@ test('the demo is a space of its own: a real reply never remembers it, also afte
     const ownWhileInDemo = await readDb(page, ['sessions', 'memories'], { db: 'tealeaf' });
     assert.ok(ownWhileInDemo.memories.every((m) => !m.id.startsWith('demo:')));
 
-    await page.getByTestId('leave-demo').click();
-    await page.waitForLoadState('load');
+    await leaveDemo(page);
     await page.getByTestId('nav-chat').waitFor();
     assert.equal(await page.getByTestId('demo-banner').count(), 0);
-    await page.getByTestId('nav-memory').click();
-    await page
-      .getByTestId('memory-count')
-      .filter({ hasText: /^1 memor/ })
-      .waitFor();
+    await openOwnMemory(page);
 
     // The test model is not kept loaded across page loads: load it again.
     await loadTestModel(page, server.url);
     await page.getByTestId('nav-chat').click();
-    await page.getByTestId('new-chat').click();
+    await newChat(page);
     await say(page, 'How is my knee after the long run, and the tomatoes on the balcony?');
     const chip = page.getByTestId('remembered').last();
     await chip.waitFor();
@@ -117,16 +117,10 @@ test('the demo is a space of its own: a real reply never remembers it, also afte
     assert.ok(after.turns.flatMap((t) => t.usedMemory?.memoryIds ?? []).every((id) => !id.startsWith('demo:')));
 
     // Remove the demo from inside it: its database is gone, the user's memory stays.
-    await page.getByTestId('nav-memory').click();
-    await page.getByTestId('open-demo').click();
-    await page.getByTestId('demo-banner').waitFor({ timeout: 15_000 });
+    await openDemo(page, { button: 'open-demo' });
     await page.getByTestId('remove-demo').click();
     await page.waitForLoadState('load');
-    await page.getByTestId('nav-memory').click();
-    await page
-      .getByTestId('memory-count')
-      .filter({ hasText: /^1 memor/ })
-      .waitFor();
+    await openOwnMemory(page);
     assert.equal(await page.getByTestId('demo-banner').count(), 0);
     const names = await page.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));
     assert.ok(!names.includes('tealeaf-demo'), `databases: ${names}`);
@@ -142,25 +136,15 @@ test("demo records an earlier version put into the user's memory are offered for
   const h = await launch({ profile });
   try {
     const { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1 });
+    await startChat(page, server.url, { delayMs: 1 });
     await say(page, 'I grow tomatoes on my balcony');
     await endAndRemember(page);
     // The old way: the demo written into the user's own database (a backup of the demo, merged).
-    await page.getByTestId('nav-memory').click();
-    await page.getByTestId('open-demo').click();
-    await page.getByTestId('demo-banner').waitFor({ timeout: 15_000 });
+    await openDemo(page, { button: 'open-demo' });
+    const file = await exportBackup(page, join(profile, 'demo-backup.json'));
+    await leaveDemo(page);
     await page.getByTestId('nav-settings').click();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
-    const file = join(profile, 'demo-backup.json');
-    await download.saveAs(file);
-    await page.getByTestId('leave-demo').click();
-    await page.waitForLoadState('load');
-    await page.getByTestId('nav-settings').click();
-    await page.getByTestId('import-file').setInputFiles(file);
-    await page.getByTestId('import-run').click();
+    await startImport(page, file);
     await page.getByTestId('import-done').waitFor();
     await page.reload();
 
@@ -185,11 +169,7 @@ test("demo records an earlier version put into the user's memory are offered for
       "the user's own memory stays",
     );
     await page.reload();
-    await page.getByTestId('nav-memory').click();
-    await page
-      .getByTestId('memory-count')
-      .filter({ hasText: /^1 memor/ })
-      .waitFor();
+    await openOwnMemory(page);
     assert.equal(await page.getByTestId('legacy-demo').count(), 0, 'not offered again after a reload');
     assert.deepEqual(h.errors, []);
     assertNoOffHost(h);
@@ -203,11 +183,8 @@ test('memorising shows its step, then "Memory updated" with what was learned and
   let h = await launch({ profile });
   try {
     let { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
     // Slow JSON calls, so the progress can be seen.
-    await setScript(page, { delayMs: 1, jsonDelayMs: 1500 });
+    await startChat(page, server.url, { delayMs: 1, jsonDelayMs: 1500 });
     await say(page, 'I adopted a puppy named Biscuit last week');
     await say(page, 'Biscuit loves chasing the red ball in the park');
     await page.getByTestId('end-session').click();
@@ -254,10 +231,7 @@ test('memory switches are respected, and a temporary chat leaves nothing in the 
   let h = await launch({ profile });
   try {
     let { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1 });
+    await startChat(page, server.url, { delayMs: 1 });
     await say(page, 'My cat Miso sleeps on the piano');
     await endAndRemember(page);
 
@@ -266,7 +240,7 @@ test('memory switches are respected, and a temporary chat leaves nothing in the 
     await page.getByTestId('switch-memory-use').uncheck();
     await shots(page, 'settings-memory-switches');
     await page.getByTestId('nav-chat').click();
-    await page.getByTestId('new-chat').click();
+    await newChat(page);
     await say(page, 'Where does Miso sleep?');
     assert.equal(await page.getByTestId('remembered').count(), 0, 'no remembered details with memory use off');
     let db = await readDb(page, ['turns', 'sessions']);
@@ -318,7 +292,7 @@ test('memory switches are respected, and a temporary chat leaves nothing in the 
     await loadTestModel(page, server.url);
     await page.getByTestId('nav-chat').click();
     await setScript(page, { delayMs: 1 });
-    await page.getByTestId('new-chat').click();
+    await newChat(page);
     await say(page, 'I bought a green bicycle');
     await endAndRemember(page);
     db = await readDb(page, ['memories']);
@@ -336,8 +310,7 @@ test('"No longer true" on any trait, in the persona panel and the detail panel; 
   try {
     const { page } = h;
     await page.goto(`${server.url}/#/memory`);
-    await page.getByTestId('load-demo').click();
-    await page.getByTestId('demo-banner').waitFor({ timeout: 15_000 });
+    await openDemo(page);
     await page.getByRole('tab', { name: /persona/i }).click();
     // A current trait with no newer trait replacing it.
     const trait = page.getByTestId('trait').filter({ hasText: 'encouraging' }).first();
@@ -384,15 +357,12 @@ test('"remembered" details read plainly: relation labels, You/Tealeaf passages, 
   const h = await launch({ viewport: { width: 375, height: 740 } });
   try {
     const { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1, replies: [{ when: 'bike', say: 'A **good** bike matters. `Check` the tyres.' }] });
+    await startChat(page, server.url, { delayMs: 1, replies: [{ when: 'bike', say: 'A **good** bike matters. `Check` the tyres.' }] });
     await say(page, 'I ride my bike to work every day along the canal');
     await say(page, 'My bike is a blue bike with a basket');
     await endAndRemember(page);
     await page.getByRole('button', { name: 'Show past sessions' }).click();
-    await page.getByTestId('new-chat').click();
+    await newChat(page);
     await say(page, 'Tell me about my bike on the canal');
     await page.getByTestId('remembered').last().click();
     const detail = page.getByTestId('remembered-detail').last();
@@ -427,19 +397,14 @@ test("entering the demo while a chat is being memorised: nothing reaches the dem
   const h = await launch();
   try {
     const { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1, jsonDelayMs: 1500 });
+    await startChat(page, server.url, { delayMs: 1, jsonDelayMs: 1500 });
     await say(page, 'I adopted a puppy named Biscuit last week');
     await page.getByTestId('end-session').click();
     await page
       .getByTestId('memory-progress')
       .filter({ hasText: /step \d of 4/ })
       .waitFor({ timeout: 15_000 });
-    await page.getByTestId('nav-memory').click();
-    await page.getByTestId('load-demo').click();
-    await page.getByTestId('demo-banner').waitFor({ timeout: 15_000 });
+    await openDemo(page);
     await page.waitForTimeout(2000);
     const demo = await readDb(page, ['memories', 'sessions']);
     assert.ok(
@@ -448,8 +413,7 @@ test("entering the demo while a chat is being memorised: nothing reaches the dem
     );
     assert.ok(!JSON.stringify(demo).includes('Biscuit'));
 
-    await page.getByTestId('leave-demo').click();
-    await page.waitForLoadState('load');
+    await leaveDemo(page);
     await loadTestModel(page, server.url);
     await openChat(page, 'I adopted a puppy');
     await page.getByTestId('memory-updated').waitFor({ timeout: 30_000 });

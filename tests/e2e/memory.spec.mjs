@@ -1,41 +1,26 @@
 // Memory end to end: a first session is memorised (real transformers.js embeddings of the local
 // test model, scripted language model), and a reply in a second session shows what it remembered.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
+import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import { assertNoOffHost, endAndRemember, newChat, say, startChat } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 test('two sessions: the second reply shows a remembered timeline, and reload keeps it', async () => {
   const profile = tempProfile();
   let h = await launch({ profile });
   try {
     const { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.getByTestId('load-embedder').click();
-    await page.getByTestId('embedder-state').filter({ hasText: 'Ready' }).waitFor({ timeout: 30_000 });
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 2 });
+    await startChat(page, server.url, { delayMs: 2 }, { embedder: true });
 
-    await send(page, 'I adopted a puppy named Biscuit last week');
-    await lastReply(page);
-    await send(page, 'Biscuit loves chasing the red ball in the park');
-    await lastReply(page);
-    await page.getByTestId('end-session').click();
-    await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 30_000 });
+    await say(page, 'I adopted a puppy named Biscuit last week');
+    await say(page, 'Biscuit loves chasing the red ball in the park');
+    await endAndRemember(page);
     await shot(page, 'memory-session-memorised');
 
-    await page.getByTestId('new-chat').click();
-    await send(page, 'How is Biscuit doing with the ball?');
-    await lastReply(page);
+    await newChat(page);
+    await say(page, 'How is Biscuit doing with the ball?');
     const chip = page.getByTestId('remembered').last();
     await chip.waitFor();
     assert.match(await chip.textContent(), /remembered: \d+ timeline/);

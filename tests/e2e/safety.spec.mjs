@@ -1,16 +1,10 @@
 // Model text is untrusted: script and HTML injected into replies must render inert.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, startServer } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
+import { launch, serveApp, shot } from './harness.mjs';
+import { assertNoOffHost, collectDialogs, say, startChat } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 const PAYLOADS = [
   '<script>window.__pwned = 1</script>',
@@ -31,18 +25,10 @@ test('script/HTML injection in model replies renders inert', async () => {
   const h = await launch();
   try {
     const { page } = h;
-    const dialogs = [];
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1, replies: PAYLOADS.map((p, i) => ({ when: `payload ${i}:`, say: `Here: ${p} done` })) });
+    const dialogs = collectDialogs(page);
+    await startChat(page, server.url, { delayMs: 1, replies: PAYLOADS.map((p, i) => ({ when: `payload ${i}:`, say: `Here: ${p} done` })) });
     for (let i = 0; i < PAYLOADS.length; i++) {
-      await send(page, `payload ${i}: go`);
-      await lastReply(page);
+      await say(page, `payload ${i}: go`);
     }
     // Click every link the replies contain: none may run script.
     for (const a of await page.locator('[data-testid="reply-body"] a').all()) {

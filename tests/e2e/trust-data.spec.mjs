@@ -1,19 +1,13 @@
 // The user's data, end to end: export a backup, delete everything (confirmed), import the backup
 // back; and a broken backup is refused with a message while the data stays as it was.
-import { after, before, test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { answerDialog, assertNoOffHost, lastReply, loadTestModel, readDb, send, setScript } from './flows.mjs';
+import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import { answerDialog, assertNoOffHost, exportBackup, openDemo, readDb, say, startChat, startImport } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 const count = async (page) => Number(/(\d+) memories/.exec(await page.getByTestId('memory-count').textContent())[1]);
 
@@ -22,23 +16,14 @@ test('export, delete all my data, import the backup: everything is back', async 
   const h = await launch({ profile });
   try {
     const { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1 });
-    await send(page, 'My favourite tree is the ginkgo');
-    await lastReply(page);
+    await startChat(page, server.url, { delayMs: 1 });
+    await say(page, 'My favourite tree is the ginkgo');
     // The demo opens in a database of its own; the backup is of what the page shows (the demo).
-    await page.getByTestId('nav-memory').click();
-    await page.getByTestId('load-demo').click();
-    await page.getByTestId('demo-banner').waitFor();
+    await openDemo(page, { timeout: 30_000 });
     await page.getByTestId('memory-count').waitFor();
     const memories = await count(page);
 
-    await page.getByTestId('nav-settings').click();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
-    const file = join(profile, 'backup.json');
-    await download.saveAs(file);
+    const file = await exportBackup(page, join(profile, 'backup.json'));
     const backup = JSON.parse(readFileSync(file, 'utf8'));
     assert.equal(backup.format, 'tealeaf-backup');
     assert.equal(backup.data.memories.length, memories);
@@ -63,15 +48,13 @@ test('export, delete all my data, import the backup: everything is back', async 
     const broken = join(profile, 'broken.json');
     writeFileSync(broken, JSON.stringify({ ...backup, data: { ...backup.data, memories: [{ id: 'x', time: 'soon' }] } }));
     await page.getByTestId('nav-settings').click();
-    await page.getByTestId('import-file').setInputFiles(broken);
-    await page.getByTestId('import-run').click();
+    await startImport(page, broken);
     const err = await page.getByTestId('import-error').textContent();
     assert.match(err, /Nothing was changed/);
     assert.match(err, /memories\[0\]/);
     await shot(page, 'data-import-refused');
 
-    await page.getByTestId('import-file').setInputFiles(file);
-    await page.getByTestId('import-run').click();
+    await startImport(page, file);
     await page.getByTestId('import-done').waitFor();
     await page.getByTestId('nav-memory').click();
     await page.getByTestId('memory-count').waitFor();
@@ -126,9 +109,7 @@ test('a large import shows its progress (phase and percent) and Cancel leaves ev
       const before = await readDb(page, ['sessions', 'memories']);
 
       await page.getByTestId('nav-settings').click();
-      await page.getByTestId('import-file').setInputFiles(file);
-      await page.getByTestId('import-mode').selectOption('replace');
-      await page.getByTestId('import-run').click();
+      await startImport(page, file, { mode: 'replace' });
       await answerDialog(page); // "Replace all your data?"
       const progress = page.getByTestId('backup-progress');
       // Wait until the bar shows a phase with a count, then picture it.

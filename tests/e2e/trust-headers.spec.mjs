@@ -11,7 +11,7 @@ import { createReadStream, existsSync, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname, join, normalize, resolve } from 'node:path';
 import { CSP, CSP_HEADER, SECURITY_HEADERS } from '../../src/csp.js';
-import { DIST, launch, startServer } from './harness.mjs';
+import { DIST, launch, startServer, TYPES } from './harness.mjs';
 import { assertNoOffHost } from './flows.mjs';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -81,16 +81,6 @@ async function startVite(args) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
-
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript',
-  '.mjs': 'text/javascript',
-  '.css': 'text/css',
-  '.svg': 'image/svg+xml',
-  '.wasm': 'application/wasm',
-  '.webmanifest': 'application/manifest+json',
-};
 
 /** The control: the same build from a server that sends no security headers (a careless host). */
 async function startBareServer() {

@@ -5,18 +5,12 @@
 // Linking here is lexical (no embedding model): at the time of writing the CSP blocks the test
 // embedder in Chromium (see RELIABILITY.md), and a run must be deterministic to be compared.
 // Kills inside the embedding call are covered in Node by tests/unit/trust/crash-resume.test.ts.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, lastReply, pollDb, readDb, send, setScript, TEST_MODEL } from './flows.mjs';
+import { launch, serveApp, tempProfile } from './harness.mjs';
+import { assertNoOffHost, loadTestModel, pollDb, readDb, say, setScript } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 const CONVERSATION = [
   'I adopted a puppy named Biscuit last week',
@@ -28,21 +22,10 @@ const CONVERSATION = [
 // Slow JSON calls give each step a window long enough to close the tab in.
 const SLOW_JSON_MS = 700;
 
-/** Loads the scripted model: pending jobs start running as soon as it is there. */
-async function loadModels(page) {
-  await page.goto(`${server.url}/#/models`);
-  await page.getByTestId(`load-${TEST_MODEL}`).click();
-  await page
-    .getByTestId('model-status')
-    .filter({ hasText: /scripted/i })
-    .waitFor({ timeout: 15_000 });
-}
-
 async function chatAndEnd(page) {
   await page.goto(`${server.url}/#/chat`);
   for (const text of CONVERSATION) {
-    await send(page, text);
-    await lastReply(page);
+    await say(page, text);
   }
   await page.getByTestId('end-session').click();
 }
@@ -69,7 +52,7 @@ test('reference: an uninterrupted run', async () => {
   try {
     await h.page.goto(`${server.url}/`);
     await setScript(h.page, { delayMs: 1, jsonDelayMs: 5 });
-    await loadModels(h.page);
+    await loadTestModel(h.page, server.url);
     await chatAndEnd(h.page);
     const db = await pollDb(h.page, memorised, { what: 'the job to finish' });
     reference = graphOf(db);
@@ -120,7 +103,7 @@ for (const point of KILL_POINTS) {
     try {
       await h.page.goto(`${server.url}/`);
       await setScript(h.page, { delayMs: 1, jsonDelayMs: SLOW_JSON_MS });
-      await loadModels(h.page);
+      await loadTestModel(h.page, server.url);
       await chatAndEnd(h.page);
       await pollDb(h.page, point.when, { what: point.name });
       if (point.settleMs) await new Promise((r) => setTimeout(r, point.settleMs));
@@ -136,7 +119,7 @@ for (const point of KILL_POINTS) {
       assert.notEqual(survived.jobs[0]?.status, 'done');
       assert.ok(survived.memories.length <= atKill.memories.length + CONVERSATION.length);
       await setScript(h.page, { delayMs: 1, jsonDelayMs: 5 });
-      await loadModels(h.page);
+      await loadTestModel(h.page, server.url);
       const db = await pollDb(h.page, memorised, { what: 'the resumed job to finish' });
       const resumed = graphOf(db);
       assert.deepEqual(resumed, reference);

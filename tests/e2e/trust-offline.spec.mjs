@@ -3,18 +3,12 @@
 // 127.0.0.1: chatting, ending the session, memorising, a remembering reply, every view. The harness
 // records every request the browser makes (pages, workers, service worker); the page's own
 // resource timing is checked too. A last test runs the whole session with the network off.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, startServer } from './harness.mjs';
-import { assertNoOffHost, readDb, say, setScript, TEST_MODEL } from './flows.mjs';
+import { launch, serveApp } from './harness.mjs';
+import { assertNoOffHost, newChat, pickTestModel, readDb, say, setScript, waitForServiceWorker } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 async function dbState(page) {
   const db = await readDb(page, ['memories', 'vectors', 'jobs']);
@@ -60,11 +54,7 @@ test('a whole session with on-device models makes zero requests off 127.0.0.1', 
     await page.goto(`${server.url}/#/models`);
     await page.getByTestId('load-embedder').click();
     embedderState = await embedderSettled(page);
-    await page.getByTestId(`load-${TEST_MODEL}`).click();
-    await page
-      .getByTestId('model-status')
-      .filter({ hasText: /scripted/i })
-      .waitFor({ timeout: 15_000 });
+    await pickTestModel(page);
 
     await page.goto(`${server.url}/#/chat`);
     await say(page, 'I planted tomatoes in the garden this spring');
@@ -75,8 +65,7 @@ test('a whole session with on-device models makes zero requests off 127.0.0.1', 
     vectorsStored = state.memories.filter((id) => state.vectors.includes(id)).length / Math.max(1, state.memories.length);
     assert.ok(state.memories.length >= 3);
 
-    await page.getByTestId('new-chat').click();
-    await page.getByTestId('turn-assistant').first().waitFor({ state: 'detached' });
+    await newChat(page);
     await say(page, 'How are the tomatoes in the garden?');
     await page.getByTestId('remembered').last().click();
     await page.getByTestId('remembered-detail').last().waitFor();
@@ -113,20 +102,12 @@ test('with the network off after the first visit, a whole session still works', 
   try {
     const { page, context } = h;
     await page.goto(`${server.url}/`);
-    await page.evaluate(async () => {
-      await navigator.serviceWorker.ready;
-    });
-    await page.reload();
-    await page.waitForFunction(() => !!navigator.serviceWorker.controller, null, { timeout: 20_000 });
+    await waitForServiceWorker(page);
     await setScript(page, { delayMs: 1 });
     await context.setOffline(true);
     await page.reload();
     await page.getByTestId('nav-models').click();
-    await page.getByTestId(`load-${TEST_MODEL}`).click();
-    await page
-      .getByTestId('model-status')
-      .filter({ hasText: /scripted/i })
-      .waitFor({ timeout: 15_000 });
+    await pickTestModel(page);
     await page.getByTestId('nav-chat').click();
     await say(page, 'I am offline and writing about my bicycle');
     await say(page, 'The bicycle has a new bell');

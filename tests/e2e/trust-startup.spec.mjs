@@ -4,28 +4,15 @@
 // - A start that fails anyway (here: a database from a newer version) shows a screen that still
 //   offers a backup and "Delete all my data", and deleting lets the app start again.
 // - Undo after deleting a memory puts it back: in the store, in the view, and after a reload.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
-import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, readDb } from './flows.mjs';
+import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import { assertNoOffHost, deleteOpenMemory, importLocomo, readDb } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 const FIXTURE = resolve(import.meta.dirname, '../fixtures/locomo-mini.json');
-
-async function importFixture(page) {
-  await page.goto(`${server.url}/#/memory`);
-  await page.getByTestId('import-locomo').first().setInputFiles(FIXTURE);
-  await page.getByTestId('memory-count').waitFor({ timeout: 120_000 });
-  await page.getByTestId('memory-busy').waitFor({ state: 'detached', timeout: 120_000 });
-}
 
 /** Writes records straight into the app's database, past the app's own integrity rule. */
 async function writeRaw(page, records) {
@@ -67,7 +54,7 @@ test('a store with dangling references starts, is repaired, and the repair is sh
   const profile = tempProfile();
   let h = await launch({ profile });
   try {
-    await importFixture(h.page);
+    await importLocomo(h.page, server.url, FIXTURE);
     const db = await readDb(h.page);
     const [a, b] = db.memories;
     await writeRaw(h.page, {
@@ -149,7 +136,7 @@ test('Undo after deleting a memory puts it back, in the store and the view, also
   let h = await launch({ profile });
   try {
     const { page } = h;
-    await importFixture(page);
+    await importLocomo(page, server.url, FIXTURE);
     const before = await readDb(page);
     await page.getByRole('tab', { name: /list/i }).click();
     const first = page.locator('.tl button.item').first();
@@ -161,8 +148,7 @@ test('Undo after deleting a memory puts it back, in the store and the view, also
       .map((e) => e.id)
       .sort();
     await first.click();
-    await page.getByRole('button', { name: 'Delete', exact: true }).first().click();
-    await page.locator('aside[aria-label="Memory details"] .confirm').getByRole('button', { name: 'Delete' }).click();
+    await deleteOpenMemory(page);
     await page.getByTestId('undo-bar').waitFor();
     assert.equal(
       (await readDb(page)).memories.some((m) => m.id === victim.id),

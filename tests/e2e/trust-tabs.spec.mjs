@@ -1,27 +1,12 @@
 // Issue 6, several tabs: two pages of one browser profile. Chatting in one tab while the other
 // memorises must not duplicate turns or memories, and only one tab may run a memorising job
 // (Web Locks). One session open in both tabs must not end up with two turns at one position.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, startServer } from './harness.mjs';
-import { assertNoOffHost, pollDb, readDb, say, send, setScript, TEST_MODEL } from './flows.mjs';
+import { launch, serveApp } from './harness.mjs';
+import { assertNoOffHost, loadTestModel, pollDb, readDb, say, send, setScript } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
-
-async function loadModel(page) {
-  await page.goto(`${server.url}/#/models`);
-  await page.getByTestId(`load-${TEST_MODEL}`).click();
-  await page
-    .getByTestId('model-status')
-    .filter({ hasText: /scripted/i })
-    .waitFor({ timeout: 15_000 });
-}
+const server = serveApp();
 
 /** JSON calls recorded by the scripted model in (shared) localStorage, by schema title. */
 async function recordedCalls(page) {
@@ -66,9 +51,9 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
     await a.goto(`${server.url}/`);
     // Slow JSON calls keep tab A's job running while tab B chats.
     await setScript(a, { delayMs: 1, jsonDelayMs: 400, recordCalls: true });
-    await loadModel(a);
+    await loadTestModel(a, server.url);
     await b.goto(`${server.url}/`);
-    await loadModel(b);
+    await loadTestModel(b, server.url);
 
     await a.goto(`${server.url}/#/chat`);
     for (const t of A_TEXTS) {
@@ -101,7 +86,7 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
       jobPickedUpWithoutReload = false;
       // Workaround while that is so: reloading tab B and loading the model wakes its runner.
       await b.reload();
-      await loadModel(b);
+      await loadTestModel(b, server.url);
     }
     const db = await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), {
       what: 'both jobs to finish',
@@ -138,7 +123,7 @@ test('both tabs woken at once: the job still runs once', async () => {
     await setScript(a, { delayMs: 1, jsonDelayMs: 200, recordCalls: true });
     // No model yet in either tab: the ended session's job waits, persisted.
     await a.goto(`${server.url}/#/models`);
-    await loadModel(a);
+    await loadTestModel(a, server.url);
     await a.goto(`${server.url}/#/chat`);
     for (const t of A_TEXTS) {
       await say(a, t);
@@ -151,7 +136,7 @@ test('both tabs woken at once: the job still runs once', async () => {
     await a.getByTestId('session-item').first().click();
     await a.getByTestId('end-session').click();
     await pollDb(a, (db) => db.jobs.length === 1, { what: 'the job to be recorded' });
-    await Promise.all([loadModel(a), loadModel(b)]);
+    await Promise.all([loadTestModel(a, server.url), loadTestModel(b, server.url)]);
     const db = await pollDb(a, (d) => d.jobs.length === 1 && d.jobs[0].status === 'done', { what: 'the job to finish' });
     const calls = await recordedCalls(a);
     assert.equal(calls.session_memories, 1, `summary calls: ${JSON.stringify(calls)}`);
@@ -170,12 +155,12 @@ test('one session open in two tabs: no two turns at one position', async () => {
     const b = await h.context.newPage();
     await a.goto(`${server.url}/`);
     await setScript(a, { delayMs: 1 });
-    await loadModel(a);
+    await loadTestModel(a, server.url);
     await a.goto(`${server.url}/#/chat`);
     await say(a, 'Hello from the first tab');
 
     await b.goto(`${server.url}/`);
-    await loadModel(b);
+    await loadTestModel(b, server.url);
     await b.goto(`${server.url}/#/chat`);
     await b.getByTestId('session-item').filter({ hasText: 'Hello from the first tab' }).click();
     await b.getByTestId('turn-assistant').first().waitFor();

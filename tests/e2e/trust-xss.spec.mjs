@@ -5,21 +5,15 @@
 // tooltips and search, list, detail panel, focus banner, persona, graph and its tooltips). None may
 // execute: the page flag stays unset, no dialog opens, no element carries an event handler, a
 // javascript:/data: URL or a URL-bearing attribute pointing off-site, nothing leaves 127.0.0.1.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { launch, shot, startServer } from './harness.mjs';
-import { assertNoOffHost, lastReply, send, setScript, TEST_MODEL } from './flows.mjs';
+import { launch, serveApp, shot } from './harness.mjs';
+import { assertNoOffHost, collectDialogs, exportBackup, loadTestModel, newChat, readDb, say, setScript, startImport } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 // {JS} marks the code each payload tries to run; it sets a flag the test reads back.
 const TEMPLATES = [
@@ -132,56 +126,24 @@ function expectClean(result, where) {
   assert.deepEqual(result.bad, [], `dangerous markup in the DOM (${where})`);
 }
 
-async function loadModel(page) {
-  await page.goto(`${server.url}/#/models`);
-  await page.getByTestId(`load-${TEST_MODEL}`).click();
-  await page
-    .getByTestId('model-status')
-    .filter({ hasText: /scripted/i })
-    .waitFor({ timeout: 15_000 });
-}
-
-async function newChat(page) {
-  await page.getByTestId('new-chat').click();
-  await page.getByTestId('turn-assistant').first().waitFor({ state: 'detached' });
-}
-
-async function say(page, text) {
-  const before = await page.getByTestId('turn-assistant').count();
-  await send(page, text);
-  await page.getByTestId('turn-assistant').nth(before).waitFor();
-  return lastReply(page);
-}
-
+/** Sessions, memory texts and unfinished jobs in the user's database. */
 async function readCounts(page) {
-  return page.evaluate(
-    () =>
-      new Promise((resolve) => {
-        const req = indexedDB.open('tealeaf');
-        req.onsuccess = () => {
-          const db = req.result;
-          const tx = db.transaction(['sessions', 'memories', 'jobs'], 'readonly');
-          const out = {};
-          tx.objectStore('sessions').count().onsuccess = (e) => {
-            out.sessions = e.target.result;
-          };
-          tx.objectStore('memories').getAll().onsuccess = (e) => {
-            out.memories = e.target.result.map((m) => m.text);
-          };
-          tx.objectStore('jobs').getAll().onsuccess = (e) => {
-            out.pending = e.target.result.filter((j) => j.status !== 'done').length;
-          };
-          tx.oncomplete = () => {
-            db.close();
-            resolve(out);
-          };
-        };
-      }),
-  );
+  const db = await readDb(page, ['sessions', 'memories', 'jobs'], { db: 'tealeaf' });
+  return {
+    sessions: db.sessions.length,
+    memories: db.memories.map((m) => m.text),
+    pending: db.jobs.filter((j) => j.status !== 'done').length,
+  };
 }
 
-/** After an import: no error shown (read only when there is one: textContent would wait 30 s). */
-async function assertImported(page) {
+/**
+ * The user imports `file` from Settings; fails if the import is refused (the error is read only
+ * when there is one: textContent would wait 30 s).
+ */
+async function importAndCheck(page, file) {
+  await page.goto(`${server.url}/#/settings`);
+  await startImport(page, file);
+  await page.getByTestId('import-done').or(page.getByTestId('import-error')).waitFor({ timeout: 20_000 });
   const error = page.getByTestId('import-error');
   if (await error.count()) assert.fail(`import refused: ${await error.textContent()}`);
   await page.getByTestId('import-done').waitFor();
@@ -192,11 +154,7 @@ let backupFile;
 test(`${PAYLOADS.length} payloads in replies, memory texts, notes and session titles stay inert`, async () => {
   assert.ok(PAYLOADS.length >= 30);
   const h = await launch();
-  const dialogs = [];
-  h.page.on('dialog', (d) => {
-    dialogs.push(d.message());
-    void d.dismiss();
-  });
+  const dialogs = collectDialogs(h.page);
   try {
     const { page } = h;
     await page.goto(`${server.url}/`);
@@ -205,7 +163,7 @@ test(`${PAYLOADS.length} payloads in replies, memory texts, notes and session ti
       replies: PAYLOADS.map((p, i) => ({ when: `#${i}#`, say: `Reply #${i}: ${p} and **bold** ${p}` })),
       note: `Refined: ${PAYLOADS.join(' ')}`,
     });
-    await loadModel(page);
+    await loadTestModel(page, server.url);
     await page.goto(`${server.url}/#/chat`);
     // One session per payload: the payload is the first message (the title), is echoed by the
     // model, and becomes a memory text when the next "new chat" ends the session.
@@ -264,10 +222,7 @@ test(`${PAYLOADS.length} payloads in replies, memory texts, notes and session ti
     expectClean(await audit(page), 'memory view');
 
     // Keep a backup of all this for the import test.
-    await page.getByTestId('nav-settings').click();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
-    backupFile = join(tmpdir(), `tealeaf-xss-backup-${process.pid}.json`);
-    await download.saveAs(backupFile);
+    backupFile = await exportBackup(page, join(tmpdir(), `tealeaf-xss-backup-${process.pid}.json`));
 
     await page.waitForTimeout(300);
     expectClean(await audit(page), 'settings');
@@ -299,18 +254,10 @@ test('the same payloads in an imported backup file stay inert', async () => {
   writeFileSync(file, JSON.stringify(hostile));
 
   const h = await launch();
-  const dialogs = [];
-  h.page.on('dialog', (d) => {
-    dialogs.push(d.message());
-    void d.dismiss();
-  });
+  const dialogs = collectDialogs(h.page);
   try {
     const { page } = h;
-    await page.goto(`${server.url}/#/settings`);
-    await page.getByTestId('import-file').setInputFiles(file);
-    await page.getByTestId('import-run').click();
-    await page.getByTestId('import-done').or(page.getByTestId('import-error')).waitFor({ timeout: 20_000 });
-    await assertImported(page);
+    await importAndCheck(page, file);
     expectClean(await audit(page), 'after import');
 
     await page.getByTestId('nav-chat').click();
@@ -415,11 +362,7 @@ test(`${PAYLOADS.length} payloads on every surface of the Memory view stay inert
   const file = join(tmpdir(), `tealeaf-xss-explorer-${process.pid}.json`);
   writeFileSync(file, JSON.stringify(explorerBackup()));
   const h = await launch();
-  const dialogs = [];
-  h.page.on('dialog', (d) => {
-    dialogs.push(d.message());
-    void d.dismiss();
-  });
+  const dialogs = collectDialogs(h.page);
   const surfaces = new Set();
   const clean = async (where) => {
     expectClean(await audit(h.page), where);
@@ -427,11 +370,7 @@ test(`${PAYLOADS.length} payloads on every surface of the Memory view stay inert
   };
   try {
     const { page } = h;
-    await page.goto(`${server.url}/#/settings`);
-    await page.getByTestId('import-file').setInputFiles(file);
-    await page.getByTestId('import-run').click();
-    await page.getByTestId('import-done').or(page.getByTestId('import-error')).waitFor({ timeout: 20_000 });
-    await assertImported(page);
+    await importAndCheck(page, file);
 
     await page.getByTestId('nav-memory').click();
     await page

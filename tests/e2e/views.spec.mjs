@@ -1,17 +1,11 @@
 // Every view at a phone width (375 px) and on a desktop: nothing overflows sideways, and a
 // screenshot of each is kept for review.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, startServer } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestModel, send, setScript } from './flows.mjs';
+import { launch, serveApp, shot } from './harness.mjs';
+import { assertNoOffHost, say, startChat } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 for (const viewport of [
   { width: 375, height: 740 },
@@ -22,17 +16,13 @@ for (const viewport of [
     try {
       const { page } = h;
       const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-      await page.goto(`${server.url}/`);
-      await loadTestModel(page, server.url);
-      await page.goto(`${server.url}/#/chat`);
-      await setScript(page, {
+      await startChat(page, server.url, {
         delayMs: 1,
         replies: [
           { when: 'plan', say: 'Here is a plan:\n\n1. **Rest** the knee for a week\n2. Try `swimming` instead\n\n> Small steps count.' },
         ],
       });
-      await send(page, 'Can you help me plan my week? My knee hurts after running.');
-      await lastReply(page);
+      await say(page, 'Can you help me plan my week? My knee hurts after running.');
       const name = `w${viewport.width}`;
       await shot(page, `${name}-chat`);
       assert.ok((await overflow()) <= 0, 'chat overflows sideways');

@@ -1,17 +1,11 @@
 // The real model runtime path as far as this machine allows: no WebGPU, a software adapter,
 // and a model download that fails.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, startServer } from './harness.mjs';
+import { launch, serveApp, shot } from './harness.mjs';
 import { assertNoOffHost } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 test('without WebGPU: a clear page, and the rest of the app works', async () => {
   const h = await launch({ webgpu: false });
