@@ -1,18 +1,12 @@
 // The "why these" view of a reply says when its first retrieval was weak and a second search ran
 // with keywords the model wrote (self-reflection, seed 002): the keywords are stored with the reply
 // and shown, also after a reload; a question that shares words with a memory gets no second search.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, loadTestModel, readDb, say, setScript } from './flows.mjs';
+import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import { assertNoOffHost, endAndRemember, newChat, readDb, say, startChat } from './flows.mjs';
 
-let server;
-before(async () => {
-  server = await startServer();
-});
-after(async () => {
-  await server?.close();
-});
+const server = serveApp();
 
 /** The stored assistant turn that answered `question` (found through its session's user turn). */
 async function replyTo(page, question) {
@@ -22,24 +16,14 @@ async function replyTo(page, question) {
   return db.turns.find((t) => t.sessionId === asked.sessionId && t.role === 'assistant' && t.index === asked.index + 1);
 }
 
-/** Starts a new chat and waits until the old one's turns are gone (so `say` counts from zero). */
-async function newChat(page) {
-  await page.getByTestId('new-chat').click();
-  await page.waitForFunction(() => document.querySelectorAll('[data-testid="turn-assistant"]').length === 0);
-}
-
 test('a weak first retrieval searches again with the model’s keywords, and "why these" says so, also after a reload', async () => {
   const profile = tempProfile();
   let h = await launch({ profile });
   try {
     let { page } = h;
-    await page.goto(`${server.url}/`);
-    await loadTestModel(page, server.url);
-    await page.goto(`${server.url}/#/chat`);
-    await setScript(page, { delayMs: 1, keywords: ['bike', 'canal'] });
+    await startChat(page, server.url, { delayMs: 1, keywords: ['bike', 'canal'] });
     await say(page, 'I ride my bike to work every day along the canal');
-    await page.getByTestId('end-session').click();
-    await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 30_000 });
+    await endAndRemember(page);
 
     // Shares words with the memory: the first search is enough.
     await newChat(page);
