@@ -396,18 +396,25 @@ export class ChatService extends Emitter<ChatEvents> {
       this.abort = undefined;
       await saver.last(turn);
       // As stored now: a rename during the reply stays, and a deleted chat is not brought back.
+      let deletedElsewhere = false;
       if (!temporary) {
         const stored = await this.opts.repo.getSession(session.id);
         if (stored) {
           const s = { ...stored, lastActivityAt: this.now() };
           if (this.current?.id === s.id) this.current = s;
           await this.opts.repo.apply({ sessions: [s] });
-        }
+        } else deletedElsewhere = this.current?.id === session.id;
       } else if (this.temporary && this.current?.id === session.id) this.current = { ...session, lastActivityAt: this.now() };
       this.searchIndex.drop(session.id);
       this.emit('busy', { phase: 'idle' });
       await this.emitSessions();
       if (!temporary) this.broadcast(session.id);
+      // Another tab deleted this chat mid-reply: stop showing it, or the next message would
+      // bring it back.
+      if (deletedElsewhere) {
+        await this.forget(session.id);
+        this.emit('notice', { message: 'This chat was deleted in another tab.' });
+      }
     }
   }
 

@@ -138,6 +138,28 @@ describe('ChatService chats', () => {
     expect((await repo.listTurns(first)).map((t) => t.text)).toEqual(['hello', 'reply 1 to hello']);
   });
 
+  it('a chat deleted (in another tab) while its reply streams stays deleted, also after the next message', async () => {
+    const { repo, chat, model, notices } = setup();
+    await chat.send('hello');
+    const id = chat.current!.id;
+    // The next reply: the chat is deleted from the store while it streams.
+    const chatCall = model.chat.bind(model);
+    model.chat = async (m, o) => {
+      await repo.apply({ deleteSessions: [id], deleteTurns: (await repo.listTurns(id)).map((t) => t.id) });
+      return chatCall(m, o);
+    };
+    await chat.send('more');
+    expect(await repo.getSession(id)).toBeUndefined();
+    expect(await repo.listTurns(id)).toEqual([]);
+    expect(chat.current).toBeUndefined();
+    expect(notices).toContain('This chat was deleted in another tab.');
+    model.chat = chatCall;
+    await chat.send('a fresh start');
+    const sessions = await repo.listSessions();
+    expect(sessions.map((x) => x.title)).toEqual(['a fresh start']);
+    expect(sessions[0]!.id).not.toBe(id);
+  });
+
   it('forget shows an empty chat when the shown one was deleted', async () => {
     const { repo, chat } = setup();
     await chat.send('hello');
