@@ -104,7 +104,13 @@ export function tempProfile() {
  * Launches Chromium with a persistent profile (pass the same dir again to test persistence).
  * Returns { context, page, offHost, close }: offHost lists every request not to 127.0.0.1.
  */
-export async function launch({ webgpu = false, profile = tempProfile(), viewport = { width: 1280, height: 800 }, init } = {}) {
+export async function launch({
+  webgpu = false,
+  profile = tempProfile(),
+  viewport = { width: 1280, height: 800 },
+  init,
+  touch = false,
+} = {}) {
   const args = [...BASE_ARGS];
   if (webgpu) args.push('--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-angle=swiftshader');
   else args.push('--disable-gpu');
@@ -113,6 +119,8 @@ export async function launch({ webgpu = false, profile = tempProfile(), viewport
     args,
     viewport,
     timeout: 60_000,
+    // A phone: touch events and taps (page.tap), a coarse pointer for CSS.
+    ...(touch ? { hasTouch: true, isMobile: true, deviceScaleFactor: 2 } : {}),
   });
   const offHost = [];
   const guard = (req) => {
