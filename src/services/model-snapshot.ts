@@ -52,6 +52,7 @@ export const SERVER_CHOICE_ID = 'local-server';
 export const ERROR_TITLES: Record<string, string> = {
   'download-failed': 'The model could not be downloaded',
   network: 'The model could not be downloaded',
+  'bad-model-file': 'The model file is damaged',
   'storage-full': 'Not enough storage for this model',
   'out-of-memory': 'Your graphics card ran out of memory',
   'device-lost': 'The graphics card stopped responding',
