@@ -6,7 +6,7 @@ import type {
   InterruptableStoppingCriteria as StopperClass,
   ModelRegistry as RegistryClass,
   TextGenerationPipeline,
-  TextStreamer as StreamerClass,
+  TextStreamer,
 } from '@huggingface/transformers';
 import { errorText } from '../errors';
 import type { ChatMessage } from '../ports';
@@ -14,9 +14,9 @@ import { fitToContext } from './context-fit';
 import { applyEnv, downloadReporter, type EmbedDevice, type TransformersModule } from './embed-worker-core';
 import type { CpuChatParams, CpuLlmMethods, CpuModelRef, LlmChatResult, LlmFinishReason } from './messages';
 import type { CallContext, Handlers } from './rpc';
+import { TokenStreamer } from './token-streamer';
 
 export interface CpuTransformersModule extends TransformersModule {
-  TextStreamer: typeof StreamerClass;
   InterruptableStoppingCriteria: typeof StopperClass;
   ModelRegistry: typeof RegistryClass;
 }
@@ -103,19 +103,13 @@ export function createCpuLlmWorkerCore(tf: CpuTransformersModule, options: CpuWo
     const onAbort = (): void => stopper.interrupt();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     let text = '';
-    let tokens = 0;
-    const streamer = new tf.TextStreamer(g.tokenizer, {
-      skip_prompt: true,
-      skip_special_tokens: true,
-      callback_function: (delta) => {
-        if (!delta) return;
+    const streamer = new TokenStreamer(
+      (ids) => g.tokenizer.decode(ids, { skip_special_tokens: true }),
+      (delta) => {
         text += delta;
         ctx.emit({ delta });
       },
-      token_callback_function: () => {
-        tokens++;
-      },
-    });
+    );
     const temperature = params.temperature ?? 0;
     try {
       await g(messages, {
@@ -124,14 +118,15 @@ export function createCpuLlmWorkerCore(tf: CpuTransformersModule, options: CpuWo
         ...(temperature > 0 ? { temperature, top_k: 40 } : {}),
         // Small models loop easily; a light penalty keeps replies moving.
         repetition_penalty: 1.1,
-        streamer,
+        // generate() only calls put/end; the SDK's typedef asks for a whole TextStreamer.
+        streamer: streamer as unknown as TextStreamer,
         stopping_criteria: [stopper],
       });
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
     }
-    const finishReason: LlmFinishReason = ctx.signal.aborted ? 'abort' : tokens >= params.maxTokens ? 'length' : 'stop';
-    return { text, finishReason, promptTokens: promptTokens(g, messages), completionTokens: tokens };
+    const finishReason: LlmFinishReason = ctx.signal.aborted ? 'abort' : streamer.count >= params.maxTokens ? 'length' : 'stop';
+    return { text, finishReason, promptTokens: promptTokens(g, messages), completionTokens: streamer.count };
   };
 
   return {

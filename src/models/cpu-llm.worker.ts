@@ -1,7 +1,7 @@
 // The CPU language-model worker: transformers.js text generation on ONNX Runtime's WASM backend,
 // off the UI thread, for browsers without a usable WebGPU. Like the embedding worker it runs the
 // ONNX Runtime wasm files bundled with the app (Vite ?url imports), so no CDN is ever contacted.
-import { env, InterruptableStoppingCriteria, ModelRegistry, pipeline, TextStreamer } from '@huggingface/transformers';
+import { env, InterruptableStoppingCriteria, ModelRegistry, pipeline } from '@huggingface/transformers';
 import ortWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
 import ortMjsUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
 import { createCpuLlmWorkerCore } from './cpu-llm-worker-core';
@@ -24,5 +24,5 @@ const yieldToEvents = (): Promise<void> =>
 
 serveRpc<CpuLlmMethods>(
   self as unknown as PortLike,
-  createCpuLlmWorkerCore({ env, pipeline, TextStreamer, InterruptableStoppingCriteria, ModelRegistry }, { device: 'wasm', yieldToEvents }),
+  createCpuLlmWorkerCore({ env, pipeline, InterruptableStoppingCriteria, ModelRegistry }, { device: 'wasm', yieldToEvents }),
 );
