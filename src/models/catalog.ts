@@ -306,8 +306,8 @@ export const TEST_CPU_MODEL: CpuModelInfo = {
   dtype: 'q8',
   downloadMB: 0.8,
   ramMB: 20,
-  contextTokens: 1024,
-  maxReplyTokens: 600,
+  contextTokens: 2048,
+  maxReplyTokens: 1000,
   description: 'Generated test fixture: random weights, gibberish replies.',
 };
 export const BROKEN_TEST_CPU_MODEL: CpuModelInfo = {

