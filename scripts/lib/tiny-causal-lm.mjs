@@ -95,7 +95,13 @@ function buildGraph() {
     fMsg(11, valueInfo('attention_mask', INT64, ['batch_size', 'total_sequence_length'])),
     fMsg(12, valueInfo('logits', FLOAT, ['batch_size', 'sequence_length', VOCAB_SIZE])),
   ];
-  return Buffer.concat([fInt(1, 8), fStr(2, 'tealeaf-make-test-assets'), fStr(3, '1'), fMsg(7, graph), fMsg(8, [fStr(1, ''), fInt(2, 13)])]);
+  return Buffer.concat([
+    fInt(1, 8),
+    fStr(2, 'tealeaf-make-test-assets'),
+    fStr(3, '1'),
+    fMsg(7, graph),
+    fMsg(8, [fStr(1, ''), fInt(2, 13)]),
+  ]);
 }
 
 // ChatML, as SmolLM2-Instruct and Qwen2.5-Instruct write it (without their default system prompt).

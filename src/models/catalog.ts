@@ -328,7 +328,11 @@ export interface EngineAdvice {
 }
 
 export function recommendEngine(probe: GpuProbe): EngineAdvice {
-  if (!probe.ok) return { engine: 'cpu', reason: 'WebGPU is not available in this browser, so the model runs on the processor (slower, smaller models).' };
+  if (!probe.ok)
+    return {
+      engine: 'cpu',
+      reason: 'WebGPU is not available in this browser, so the model runs on the processor (slower, smaller models).',
+    };
   if (!recommendModel(probe))
     return { engine: 'cpu', reason: 'Your graphics card has too little memory for the WebGPU models, so the model runs on the processor.' };
   return { engine: 'webgpu', reason: 'Your graphics card can run the model: much faster than the processor.' };

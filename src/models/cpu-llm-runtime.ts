@@ -69,7 +69,8 @@ export class CpuLlmRuntime implements LanguageModel {
 
   info(modelId: string): CpuModelInfo {
     const info = cpuModelById(modelId, this.models);
-    if (!info) throw new ModelRuntimeError({ kind: 'unknown', message: `Unknown model "${modelId}".`, detail: `Unknown CPU model ${modelId}` });
+    if (!info)
+      throw new ModelRuntimeError({ kind: 'unknown', message: `Unknown model "${modelId}".`, detail: `Unknown CPU model ${modelId}` });
     return info;
   }
 
@@ -210,7 +211,8 @@ export class CpuLlmRuntime implements LanguageModel {
     } catch (err) {
       throw new ModelRuntimeError(this.classify(err));
     }
-    if (this.current.status !== 'idle' && this.current.status !== 'loading' && this.current.modelId === modelId) this.setState({ status: 'idle' });
+    if (this.current.status !== 'idle' && this.current.status !== 'loading' && this.current.modelId === modelId)
+      this.setState({ status: 'idle' });
   }
 
   private onCrash(err: Error): void {

@@ -34,7 +34,8 @@ const TASK = 'text-generation';
 
 // ONNX Runtime's words for a file that is not a model (an HTML error page cached as the model,
 // a truncated download): "Load model from ... failed:Protobuf parsing failed."
-const MALFORMED_RE = /Protobuf parsing failed|failed:.*(invalid|corrupt)|Invalid (ONNX )?model|ModelProto|invalid wire type|file is too short/i;
+const MALFORMED_RE =
+  /Protobuf parsing failed|failed:.*(invalid|corrupt)|Invalid (ONNX )?model|ModelProto|invalid wire type|file is too short/i;
 
 /** The message the UI classifies as 'bad-model-file' (src/models/errors.ts). */
 export function malformedModelMessage(modelId: string, detail: string): string {

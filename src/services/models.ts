@@ -31,7 +31,15 @@ import { BUILTIN_MODEL_ID, BuiltinModel, builtinAvailability } from '../models/b
 import type { ModelProgress } from '../models/progress';
 import { Emitter } from './emitter';
 import type { SettingsService } from './settings';
-import { choiceOf, cpuChoiceOf, ERROR_TITLES, SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
+import {
+  choiceOf,
+  cpuChoiceOf,
+  ERROR_TITLES,
+  SERVER_CHOICE_ID,
+  type ModelChoice,
+  type ModelsSnapshot,
+  type ServerSnapshot,
+} from './model-snapshot';
 import { exclusiveDownload, isAbort } from './download-lock';
 
 export { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
@@ -206,7 +214,8 @@ export class ModelService extends Emitter<ModelEvents> {
       void this.useBuiltin();
     } else if (last === SERVER_CHOICE_ID && this.settings.value.autoLoadModel && this.settings.value.serverModel) {
       void this.useServerModel(this.settings.value.serverModel);
-    } else if ((gpu.ok || this.isCpuModel(last)) && last && this.settings.value.autoLoadModel && this.snapshot.cached[last]) void this.load(last);
+    } else if ((gpu.ok || this.isCpuModel(last)) && last && this.settings.value.autoLoadModel && this.snapshot.cached[last])
+      void this.load(last);
     const emb = this.settings.value.embeddingModelId;
     if (emb && this.settings.value.autoLoadModel) void this.loadEmbedder();
   }
@@ -486,8 +495,7 @@ export class ModelService extends Emitter<ModelEvents> {
       .filter(([, c]) => c)
       .map(([id]) => id);
     if (this.snapshot.loadedId && cached.includes(this.snapshot.loadedId)) await this.unload();
-    for (const id of cached)
-      await (this.isCpuModel(id) ? this.cpuRuntime() : this.runtime()).deleteCached(id).catch(() => undefined);
+    for (const id of cached) await (this.isCpuModel(id) ? this.cpuRuntime() : this.runtime()).deleteCached(id).catch(() => undefined);
     await this.refreshCached();
     await this.refreshStorage();
   }

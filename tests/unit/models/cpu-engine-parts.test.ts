@@ -12,7 +12,10 @@ const chars = (m: ChatMessage[]) => m.reduce((n, x) => n + x.content.length, 0);
 
 describe('fitToContext', () => {
   const sys: ChatMessage = { role: 'system', content: 'persona and memories' };
-  const dialogue: ChatMessage[] = Array.from({ length: 6 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message number ${i}` }));
+  const dialogue: ChatMessage[] = Array.from({ length: 6 }, (_, i) => ({
+    role: i % 2 ? 'assistant' : 'user',
+    content: `message number ${i}`,
+  }));
 
   it('keeps everything that fits', () => {
     expect(fitToContext([sys, ...dialogue], chars, 10_000)).toEqual([sys, ...dialogue]);
@@ -70,7 +73,10 @@ describe('CPU engine errors and catalog', () => {
   });
 
   it('recommends the CPU engine without WebGPU or when no WebGPU model fits, else WebGPU', () => {
-    expect(recommendEngine({ ok: false } as GpuProbe)).toMatchObject({ engine: 'cpu', reason: expect.stringMatching(/WebGPU is not available/) });
+    expect(recommendEngine({ ok: false } as GpuProbe)).toMatchObject({
+      engine: 'cpu',
+      reason: expect.stringMatching(/WebGPU is not available/),
+    });
     const gpu = { ok: true, gpu: { isFallbackAdapter: false, shaderF16: true, deviceMemoryGB: 8 } } as unknown as GpuProbe;
     expect(recommendEngine(gpu).engine).toBe('webgpu');
     const tiny = { ok: true, gpu: { isFallbackAdapter: false, shaderF16: false, deviceMemoryGB: 0.5 } } as unknown as GpuProbe;

@@ -113,7 +113,9 @@ describe('CPU chat model through transformers.js (Node, offline)', () => {
     expect(typeof raw).toBe('string');
     // Gibberish is never JSON: the first call plus exactly one repair.
     expect(chatCalls(workers[0])).toBe(2);
-    const sent = workers[0].sent.filter((m) => (m as { method?: string }).method === 'chat') as Array<{ params: { messages: ChatMessage[] } }>;
+    const sent = workers[0].sent.filter((m) => (m as { method?: string }).method === 'chat') as Array<{
+      params: { messages: ChatMessage[] };
+    }>;
     expect(sent[0].params.messages.at(-1)!.content).toMatch(/JSON schema/);
     expect(sent[1].params.messages.at(-1)!.content).toMatch(/repair/);
   });
