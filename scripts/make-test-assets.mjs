@@ -9,9 +9,13 @@
 //
 // Output: <out>/tealeaf-test/static-embedder/{config.json, tokenizer.json,
 //         tokenizer_config.json, onnx/model.onnx, onnx/model_quantized.onnx}
+//         <out>/tealeaf-test/tiny-causal-lm/ and broken-causal-lm/: a tiny chat model with random
+//         weights for the CPU engine, and the same with a model file that is not ONNX
+//         (lib/tiny-causal-lm.mjs).
 
 import { mulberry32 } from './lib/rng.mjs';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { FLOAT, INT64, fInt, fMsg, fStr, intAttr, node, tensor, valueInfo, writeIfChanged } from './lib/onnx-proto.mjs';
+import { makeTinyCausalLm } from './lib/tiny-causal-lm.mjs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -128,53 +132,6 @@ function embeddingTable(vocab, dim) {
   return table;
 }
 
-// ---------------------------------------------------------------------------------------------
-// A minimal protobuf writer, enough for onnx.proto's ModelProto.
-
-const WIRE_VARINT = 0;
-const WIRE_LEN = 2;
-
-function varint(value) {
-  // int64 fields: negative numbers are 10-byte two's complement varints.
-  let v = BigInt.asUintN(64, BigInt(value));
-  const out = [];
-  do {
-    let byte = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v !== 0n) byte |= 0x80;
-    out.push(byte);
-  } while (v !== 0n);
-  return Buffer.from(out);
-}
-
-const key = (field, wire) => varint((field << 3) | wire);
-const fInt = (field, value) => Buffer.concat([key(field, WIRE_VARINT), varint(value)]);
-const fBytes = (field, bytes) => Buffer.concat([key(field, WIRE_LEN), varint(bytes.length), bytes]);
-const fStr = (field, s) => fBytes(field, Buffer.from(s, 'utf8'));
-const fMsg = (field, parts) => fBytes(field, Buffer.concat(parts));
-
-// onnx.proto enums and field numbers.
-const FLOAT = 1;
-const INT64 = 7;
-const ATTR_INT = 2;
-
-/** TensorShapeProto.Dimension: a number (dim_value) or a symbolic name (dim_param). */
-const dim = (d) => (typeof d === 'number' ? fMsg(1, [fInt(1, d)]) : fMsg(1, [fStr(2, d)]));
-/** ValueInfoProto { name=1, type=2: TypeProto { tensor_type=1: { elem_type=1, shape=2 } } } */
-const valueInfo = (name, elemType, dims) => [fStr(1, name), fMsg(2, [fMsg(1, [fInt(1, elemType), fMsg(2, dims.map(dim))])])];
-/** TensorProto { dims=1, data_type=2, name=8, raw_data=9 } (raw data is little-endian) */
-const tensor = (name, dataType, dims, raw) => [...dims.map((d) => fInt(1, d)), fInt(2, dataType), fStr(8, name), fBytes(9, raw)];
-/** AttributeProto { name=1, i=3, type=20 } */
-const intAttr = (name, i) => [fStr(1, name), fInt(3, i), fInt(20, ATTR_INT)];
-/** NodeProto { input=1, output=2, name=3, op_type=4, attribute=5 } */
-const node = (op, inputs, outputs, name, attrs = []) => [
-  ...inputs.map((i) => fStr(1, i)),
-  ...outputs.map((o) => fStr(2, o)),
-  fStr(3, name),
-  fStr(4, op),
-  ...attrs.map((a) => fMsg(5, a)),
-];
-
 function buildOnnx(table, vocabSize, dimSize) {
   const tableRaw = Buffer.from(table.buffer, table.byteOffset, table.byteLength);
   const axesRaw = Buffer.alloc(8);
@@ -267,14 +224,6 @@ const modelConfig = (vocabSize, dimSize) => ({
 
 // ---------------------------------------------------------------------------------------------
 
-function writeIfChanged(path, data) {
-  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-  if (existsSync(path) && readFileSync(path).equals(buf)) return false;
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, buf);
-  return true;
-}
-
 /** Writes the assets under `outDir` and returns the model folder and what changed. */
 export function makeTestAssets(outDir = DEFAULT_OUT) {
   const vocab = buildVocab();
@@ -293,7 +242,8 @@ export function makeTestAssets(outDir = DEFAULT_OUT) {
   for (const [name, data] of Object.entries(files)) {
     if (writeIfChanged(join(dir, name), data)) written.push(name);
   }
-  return { dir, modelId: MODEL_ID, dimension: DIMENSION, vocabSize: vocab.length, written };
+  const lm = makeTinyCausalLm(outDir);
+  return { dir, modelId: MODEL_ID, dimension: DIMENSION, vocabSize: vocab.length, written, lm };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -302,5 +252,8 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const r = makeTestAssets(out);
   console.log(
     `test embedding model ${r.modelId} (${r.vocabSize} tokens x ${r.dimension}) in ${r.dir}; ${r.written.length ? `wrote ${r.written.join(', ')}` : 'up to date'}`,
+  );
+  console.log(
+    `test language models ${r.lm.modelId} (${Math.round(r.lm.bytes / 1024)} KB) and ${r.lm.brokenId}; ${r.lm.written.length ? `wrote ${r.lm.written.length} files` : 'up to date'}`,
   );
 }

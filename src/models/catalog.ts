@@ -2,6 +2,7 @@
 // Pure data and functions: no SDK imports, so the settings page can show the list without
 // loading web-llm, and unit tests check every record against web-llm's prebuiltAppConfig.
 
+import type { CpuDtype } from './messages';
 import type { GpuProbe } from './webgpu';
 
 export type Quantization = 'q4f16_1' | 'q4f32_1';
@@ -213,6 +214,128 @@ export function smallerModelThan(id: string, probe: GpuProbe): LlmModelInfo | un
     .filter((m) => m.vramMB < current.vramMB)
     .sort((a, b) => b.vramMB - a.vramMB);
   return candidates[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU chat models (transformers.js text generation, ONNX on WASM): for browsers without a usable
+// WebGPU. Small instruct models only; the ONNX exports on the Hugging Face hub are the files
+// transformers.js reads (onnx/model_quantized.onnx for q8, onnx/model_q4.onnx for q4).
+
+export interface CpuModelInfo {
+  /** Hugging Face repository id (or a folder under localModelPath in tests). */
+  id: string;
+  label: string;
+  family: string;
+  /** Billions of parameters. */
+  paramsB: number;
+  dtype: CpuDtype;
+  /** Approximate download in MB (ONNX file for dtype plus tokenizer). */
+  downloadMB: number;
+  /** Approximate memory while generating, in MB (weights plus ONNX Runtime's working memory). */
+  ramMB: number;
+  /** Prompt plus reply in tokens; a CPU reads the prompt slowly, so this is kept short. */
+  contextTokens: number;
+  /** Reply length cap in tokens. */
+  maxReplyTokens: number;
+  description: string;
+}
+
+// Ordered small to large. Sizes are the q8 files' (int8 weights, plus the tokenizer), rounded.
+export const CPU_MODELS: readonly CpuModelInfo[] = [
+  {
+    id: 'HuggingFaceTB/SmolLM2-135M-Instruct',
+    label: 'SmolLM2 135M Instruct (CPU)',
+    family: 'SmolLM2',
+    paramsB: 0.135,
+    dtype: 'q8',
+    downloadMB: 140,
+    ramMB: 400,
+    contextTokens: 2048,
+    maxReplyTokens: 384,
+    description: 'The smallest: quick even on an old laptop, but simple answers and weak memory summaries.',
+  },
+  {
+    id: 'HuggingFaceTB/SmolLM2-360M-Instruct',
+    label: 'SmolLM2 360M Instruct (CPU)',
+    family: 'SmolLM2',
+    paramsB: 0.36,
+    dtype: 'q8',
+    downloadMB: 370,
+    ramMB: 800,
+    contextTokens: 2048,
+    maxReplyTokens: 384,
+    description: 'A good first choice without WebGPU: a few words a second on most laptops.',
+  },
+  {
+    id: 'onnx-community/Qwen2.5-0.5B-Instruct',
+    label: 'Qwen2.5 0.5B Instruct (CPU)',
+    family: 'Qwen2.5',
+    paramsB: 0.49,
+    dtype: 'q8',
+    downloadMB: 500,
+    ramMB: 1100,
+    contextTokens: 2048,
+    maxReplyTokens: 384,
+    description: 'Better answers and more reliable JSON for memory; slower on the processor.',
+  },
+  {
+    id: 'onnx-community/Qwen2.5-1.5B-Instruct',
+    label: 'Qwen2.5 1.5B Instruct (CPU)',
+    family: 'Qwen2.5',
+    paramsB: 1.54,
+    dtype: 'q8',
+    downloadMB: 1600,
+    ramMB: 2600,
+    contextTokens: 2048,
+    maxReplyTokens: 384,
+    description: 'The best quality a processor can run here, and slow: for fast desktops with plenty of memory.',
+  },
+];
+
+export const DEFAULT_CPU_MODEL_ID = 'HuggingFaceTB/SmolLM2-360M-Instruct';
+
+/**
+ * The tiny random-weight chat model that scripts/make-test-assets.mjs writes, and the same with a
+ * file that is not ONNX. Not in CPU_MODELS: only builds that serve them locally (e2e) use them.
+ */
+export const TEST_CPU_MODEL: CpuModelInfo = {
+  id: 'tealeaf-test/tiny-causal-lm',
+  label: 'Tiny test chat model (CPU)',
+  family: 'test',
+  paramsB: 0.0003,
+  dtype: 'q8',
+  downloadMB: 0.8,
+  ramMB: 20,
+  contextTokens: 2048,
+  maxReplyTokens: 1000,
+  description: 'Generated test fixture: random weights, gibberish replies.',
+};
+export const BROKEN_TEST_CPU_MODEL: CpuModelInfo = {
+  ...TEST_CPU_MODEL,
+  id: 'tealeaf-test/broken-causal-lm',
+  label: 'Broken test chat model (CPU)',
+  description: 'Generated test fixture whose model file is not ONNX.',
+};
+
+export function cpuModelById(id: string, models: readonly CpuModelInfo[] = CPU_MODELS): CpuModelInfo | undefined {
+  return models.find((m) => m.id === id);
+}
+
+/** Which engine to recommend on this device, and why, in words for the Models view. */
+export interface EngineAdvice {
+  engine: 'webgpu' | 'cpu';
+  reason: string;
+}
+
+export function recommendEngine(probe: GpuProbe): EngineAdvice {
+  if (!probe.ok)
+    return {
+      engine: 'cpu',
+      reason: 'WebGPU is not available in this browser, so the model runs on the processor (slower, smaller models).',
+    };
+  if (!recommendModel(probe))
+    return { engine: 'cpu', reason: 'Your graphics card has too little memory for the WebGPU models, so the model runs on the processor.' };
+  return { engine: 'webgpu', reason: 'Your graphics card can run the model: much faster than the processor.' };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // Only type imports from the SDK here; the values come from the caller.
 
 import type { FeatureExtractionPipeline, ProgressInfo, env as TransformersEnv, pipeline as PipelineFn } from '@huggingface/transformers';
-import type { EmbedEnvSettings, EmbedInitParams, EmbedMethods } from './messages';
+import type { EmbedEnvSettings, EmbedFileProgress, EmbedInitParams, EmbedMethods } from './messages';
 import type { Handlers } from './rpc';
 
 export interface TransformersModule {
@@ -31,6 +31,30 @@ export function applyEnv(tf: TransformersModule, s: EmbedEnvSettings): void {
   if (s.allowLocalModels !== undefined) env.allowLocalModels = s.allowLocalModels;
   if (s.localModelPath) env.localModelPath = s.localModelPath;
   if (s.useBrowserCache !== undefined) env.useBrowserCache = s.useBrowserCache;
+}
+
+/**
+ * A transformers.js progress_callback that reports bytes over all files, for both model workers.
+ * Its "progress_total" events carry the sum; older per-file "progress" events are summed here.
+ */
+export function downloadReporter(emit: (p: EmbedFileProgress) => void): (p: ProgressInfo) => void {
+  const files = new Map<string, { loaded: number; total: number }>();
+  let sawTotal = false;
+  return (p) => {
+    if (p.status === 'progress_total') {
+      sawTotal = true;
+      emit({ loaded: p.loaded, total: p.total });
+    } else if (p.status === 'progress' && !sawTotal) {
+      files.set(p.file, { loaded: p.loaded, total: p.total });
+      let loaded = 0;
+      let total = 0;
+      for (const f of files.values()) {
+        loaded += f.loaded;
+        total += f.total;
+      }
+      emit({ loaded, total, file: p.file });
+    }
+  };
 }
 
 export function createEmbedWorkerCore(tf: TransformersModule, device: EmbedDevice): Handlers<EmbedMethods> {
@@ -71,27 +95,10 @@ export function createEmbedWorkerCore(tf: TransformersModule, device: EmbedDevic
         applyEnv(tf, params.env);
         if (extractor) await extractor.dispose();
         extractor = undefined;
-        const files = new Map<string, { loaded: number; total: number }>();
-        let sawTotal = false;
         extractor = await tf.pipeline('feature-extraction', params.modelId, {
           device,
           dtype: params.dtype,
-          progress_callback: (p: ProgressInfo) => {
-            if (p.status === 'progress_total') {
-              sawTotal = true;
-              ctx.emit({ loaded: p.loaded, total: p.total });
-            } else if (p.status === 'progress' && !sawTotal) {
-              // Older events carry per-file bytes only: sum them ourselves.
-              files.set(p.file, { loaded: p.loaded, total: p.total });
-              let loaded = 0;
-              let total = 0;
-              for (const f of files.values()) {
-                loaded += f.loaded;
-                total += f.total;
-              }
-              ctx.emit({ loaded, total, file: p.file });
-            }
-          },
+          progress_callback: downloadReporter(ctx.emit),
         });
         current = params;
         // One real inference: tells the dimension and compiles the session before the first user call.

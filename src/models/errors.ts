@@ -10,6 +10,8 @@ export type ModelErrorKind =
   | 'unsupported-model'
   | 'download-failed'
   | 'network'
+  /** A model file arrived but is not a model (damaged download, an error page stored as the file). */
+  | 'bad-model-file'
   /** The browser refused to store more (disk full or quota). */
   | 'storage-full'
   | 'out-of-memory'
@@ -98,8 +100,12 @@ const RULES: Array<{ kind: Exclude<ModelErrorKind, 'unknown' | 'not-loaded'>; re
   // Node errno codes: case-sensitive, or "ModelFileNotFoundError" would read as ENOTFOUND.
   { kind: 'network', re: /\b(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|ECONNRESET)\b/ },
   {
+    kind: 'bad-model-file',
+    re: /is damaged or is not an ONNX model|Protobuf parsing failed|Invalid (ONNX )?model file/i,
+  },
+  {
     kind: 'download-failed',
-    re: /Cannot fetch|Failed to store|Failed to execute 'add' on 'Cache'|Network response was not ok|Unable to fetch|received status|status (code )?(4|5)\d\d|\b404\b|Integrity verification failed|Unexpected token '?<|is not valid JSON|failed to load wasm binary|Could not locate file|not found locally|ModelFileNotFound|Cannot find model record|ArtifactManifestError|Protobuf parsing failed|Failed to load model/i,
+    re: /Cannot fetch|Failed to store|Failed to execute 'add' on 'Cache'|Network response was not ok|Unable to fetch|received status|status (code )?(4|5)\d\d|\b404\b|Integrity verification failed|Unexpected token '?<|is not valid JSON|failed to load wasm binary|Could not locate file|not found locally|ModelFileNotFound|Cannot find model record|ArtifactManifestError|Failed to load model/i,
   },
 ];
 
@@ -131,6 +137,8 @@ export const USER_MESSAGES: Record<ModelErrorKind, string> = {
     'The model could not be downloaded (the server refused or sent something unexpected). Try again later, or check the model mirror setting.',
   network:
     'The download stopped because the network is unreachable. Check your connection and try again; the parts already downloaded are kept.',
+  'bad-model-file':
+    'The downloaded model file is damaged or is not a model, so it was removed from this browser. Download it again; if it keeps happening, check the model mirror setting or choose another model.',
   'storage-full': 'Your browser ran out of storage for the model. Free up disk space or delete a cached model, then try again.',
   'out-of-memory': 'The GPU ran out of memory. Close other tabs or apps using the GPU, or choose a smaller model.',
   'device-lost':

@@ -117,3 +117,34 @@ export type EmbedMethods = {
 };
 
 export type EmbedNotice = never;
+
+// ---------------------------------------------------------------------------------------------
+// CPU language-model worker (transformers.js text generation on ONNX Runtime's WASM backend).
+
+/** Which ONNX file of a model repository to run (transformers.js dtype: q8 = model_quantized.onnx). */
+export type CpuDtype = 'q4' | 'q8' | 'fp32';
+
+export interface CpuModelRef {
+  /** Hugging Face repository id (or a folder under localModelPath). */
+  modelId: string;
+  dtype: CpuDtype;
+  env: EmbedEnvSettings;
+}
+
+export interface CpuChatParams {
+  messages: ChatMessage[];
+  /** New tokens at most. */
+  maxTokens: number;
+  /** Prompt plus reply, in tokens: older dialogue is left out to fit (CPU prompt time grows with it). */
+  contextTokens: number;
+  /** 0 or absent: greedy decoding. */
+  temperature?: number;
+}
+
+export type CpuLlmMethods = {
+  load: { params: CpuModelRef; result: { modelId: string }; event: EmbedFileProgress };
+  chat: { params: CpuChatParams; result: LlmChatResult; event: { delta: string } };
+  unload: { params: Record<string, never>; result: null; event: never };
+  isCached: { params: CpuModelRef; result: boolean; event: never };
+  deleteCached: { params: CpuModelRef; result: null; event: never };
+};

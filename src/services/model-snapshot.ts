@@ -2,7 +2,7 @@
 // loaded or loading, errors in words a user can act on, and the other engines (model server,
 // the browser's own model).
 import type { GpuProbe } from '../models/webgpu';
-import type { LlmModelInfo } from '../models/catalog';
+import type { CpuModelInfo, EngineAdvice, LlmModelInfo } from '../models/catalog';
 import type { BuiltinAvailability } from '../models/builtin-model';
 
 export interface ModelChoice {
@@ -11,8 +11,12 @@ export interface ModelChoice {
   description: string;
   sizeMB: number;
   vramMB?: number;
-  /** The scripted test double (e2e builds only) needs no GPU. */
+  /** Memory a CPU model needs while it writes (CPU engine only). */
+  ramMB?: number;
+  /** The scripted test double (e2e builds only) and CPU models need no GPU. */
   needsGpu: boolean;
+  /** Which engine runs it; absent for the test double. */
+  engine?: 'webgpu' | 'cpu';
   /** Why it cannot run here (shown instead of a usable button). */
   unavailable?: string;
 }
@@ -21,6 +25,8 @@ export interface ModelsSnapshot {
   gpu?: GpuProbe;
   choices: ModelChoice[];
   recommendedId?: string;
+  /** Which engine suits this device, and why (WebGPU missing or too small: the CPU). */
+  recommendation?: EngineAdvice;
   cached: Record<string, boolean>;
   loadedId?: string;
   loadedLabel?: string;
@@ -52,6 +58,7 @@ export const SERVER_CHOICE_ID = 'local-server';
 export const ERROR_TITLES: Record<string, string> = {
   'download-failed': 'The model could not be downloaded',
   network: 'The model could not be downloaded',
+  'bad-model-file': 'The model file is damaged',
   'storage-full': 'Not enough storage for this model',
   'out-of-memory': 'Your graphics card ran out of memory',
   'device-lost': 'The graphics card stopped responding',
@@ -61,5 +68,9 @@ export const ERROR_TITLES: Record<string, string> = {
 };
 
 export function choiceOf(m: LlmModelInfo): ModelChoice {
-  return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, vramMB: m.vramMB, needsGpu: true };
+  return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, vramMB: m.vramMB, needsGpu: true, engine: 'webgpu' };
+}
+
+export function cpuChoiceOf(m: CpuModelInfo): ModelChoice {
+  return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, ramMB: m.ramMB, needsGpu: false, engine: 'cpu' };
 }

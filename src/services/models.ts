@@ -14,8 +14,16 @@ import {
   smallerModelThan,
   TEST_EMBEDDING_MODEL,
   type EmbeddingModelInfo,
+  CPU_MODELS,
+  DEFAULT_CPU_MODEL_ID,
+  TEST_CPU_MODEL,
+  BROKEN_TEST_CPU_MODEL,
+  recommendEngine,
+  type CpuModelInfo,
 } from '../models/catalog';
 import { LlmRuntime } from '../models/llm-runtime';
+import { CpuLlmRuntime } from '../models/cpu-llm-runtime';
+import type { EmbedEnvSettings } from '../models/messages';
 import { EmbedderRuntime } from '../models/embedder-runtime';
 import { ModelRuntimeError } from '../models/errors';
 import { DEFAULT_SERVER_URL, LocalServerModel, normaliseServerUrl } from '../models/local-server';
@@ -23,7 +31,15 @@ import { BUILTIN_MODEL_ID, BuiltinModel, builtinAvailability } from '../models/b
 import type { ModelProgress } from '../models/progress';
 import { Emitter } from './emitter';
 import type { SettingsService } from './settings';
-import { choiceOf, ERROR_TITLES, SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
+import {
+  choiceOf,
+  cpuChoiceOf,
+  ERROR_TITLES,
+  SERVER_CHOICE_ID,
+  type ModelChoice,
+  type ModelsSnapshot,
+  type ServerSnapshot,
+} from './model-snapshot';
 import { exclusiveDownload, isAbort } from './download-lock';
 
 export { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
@@ -77,6 +93,10 @@ export class ModelService extends Emitter<ModelEvents> {
   private test?: LanguageModel;
   private embedderRt?: EmbedderRuntime;
   private embedderReady = false;
+  private cpu?: CpuLlmRuntime;
+  private cpuMirror = '';
+  /** Which of the two downloaded-model engines chats: web-llm (WebGPU) or transformers.js (CPU). */
+  private engine: 'webgpu' | 'cpu' = 'webgpu';
 
   constructor(private readonly settings: SettingsService) {
     super();
@@ -86,6 +106,7 @@ export class ModelService extends Emitter<ModelEvents> {
     if (this.test) return this.test;
     if (this.server) return this.server;
     if (this.builtin) return this.builtin;
+    if (this.engine === 'cpu') return this.cpu && this.cpu.state.status === 'ready' ? this.cpu : undefined;
     return this.llm && this.llm.state.status === 'ready' ? this.llm : undefined;
   }
 
@@ -114,6 +135,41 @@ export class ModelService extends Emitter<ModelEvents> {
     return this.llm;
   }
 
+  /** The CPU models this build offers (the e2e build: the generated test models it serves). */
+  private cpuModels(): readonly CpuModelInfo[] {
+    return IS_E2E ? [TEST_CPU_MODEL, BROKEN_TEST_CPU_MODEL] : CPU_MODELS;
+  }
+
+  private isCpuModel(id: string | undefined): boolean {
+    return !!id && this.cpuModels().some((m) => m.id === id);
+  }
+
+  /** transformers.js settings shared by the CPU chat model and the embedder. */
+  private transformersEnv(): EmbedEnvSettings {
+    const mirror = this.settings.value.modelMirror.trim().replace(/\/+$/, '');
+    if (IS_E2E) return { allowRemoteModels: false, allowLocalModels: true, localModelPath: '/models/' };
+    return mirror ? { remoteHost: `${mirror}/` } : {};
+  }
+
+  private cpuRuntime(): CpuLlmRuntime {
+    const mirror = this.settings.value.modelMirror;
+    const busy = this.cpu && (this.cpu.state.status === 'loading' || this.cpu.state.status === 'ready');
+    if (!this.cpu || (mirror !== this.cpuMirror && !busy)) {
+      this.cpu?.dispose();
+      this.cpuMirror = mirror;
+      const cpu = new CpuLlmRuntime({ models: this.cpuModels(), env: this.transformersEnv() });
+      cpu.subscribe((s) => {
+        // The worker died under a loaded model (e.g. WASM out of memory): say so, chat stops.
+        if (s.status === 'error' && this.engine === 'cpu' && this.snapshot.loadedId === s.modelId) {
+          this.failed(s.modelId ?? '', s.error.kind, s.error.message, s.error.detail);
+          this.emit('llm', undefined);
+        }
+      });
+      this.cpu = cpu;
+    }
+    return this.cpu;
+  }
+
   /** Probes WebGPU (before any download), lists the choices, loads the last model if cached. */
   async start(): Promise<void> {
     // What to resume is read now: by the time the checks below finish the user may have started a
@@ -126,11 +182,18 @@ export class ModelService extends Emitter<ModelEvents> {
       : LLM_MODELS.filter((m) => m.quantization === 'q4f16_1')
           .sort((a, b) => a.vramMB - b.vramMB)
           .map((m) => ({ ...choiceOf(m), unavailable: 'Needs WebGPU, which this browser does not offer here.' }));
+    const advice = recommendEngine(gpu);
+    const cpuChoices = this.cpuModels().map(cpuChoiceOf);
+    // The recommended engine's models first.
+    if (advice.engine === 'cpu') choices.unshift(...cpuChoices);
+    else choices.push(...cpuChoices);
     choices.push(...extraChatModels.map((m) => m.choice));
+    const cpuDefault = IS_E2E ? TEST_CPU_MODEL.id : DEFAULT_CPU_MODEL_ID;
     this.set({
       gpu,
       choices,
-      recommendedId: recommendModel(gpu)?.id,
+      recommendedId: advice.engine === 'cpu' ? cpuDefault : recommendModel(gpu)?.id,
+      recommendation: advice,
       embedder: { state: 'none', sizeMB: this.embedderSizeMB },
       embedderChoices: EMBEDDING_MODELS.map((m) => ({ id: m.id, label: m.label, sizeMB: m.downloadMB, description: m.description })),
       embedderChosenId: this.embeddingModel().id,
@@ -139,11 +202,11 @@ export class ModelService extends Emitter<ModelEvents> {
     void this.refreshStorage();
     const builtin = await builtinAvailability();
     this.set({ builtin: { availability: builtin } });
-    if (gpu.ok) await this.refreshCached();
+    await this.refreshCached();
     // The user picked a model meanwhile: theirs wins.
     if (this.snapshot.loading || this.snapshot.loadedId || this.snapshot.error) {
       // nothing to resume
-    } else if (gpu.ok && pending && this.snapshot.choices.some((c) => c.id === pending)) {
+    } else if ((gpu.ok || this.isCpuModel(pending)) && pending && this.snapshot.choices.some((c) => c.id === pending)) {
       // The tab closed mid-download: carry on (shards already fetched come from the cache).
       this.emit('notice', { message: `Resuming the download of ${this.label(pending)}.` });
       void this.load(pending);
@@ -151,18 +214,27 @@ export class ModelService extends Emitter<ModelEvents> {
       void this.useBuiltin();
     } else if (last === SERVER_CHOICE_ID && this.settings.value.autoLoadModel && this.settings.value.serverModel) {
       void this.useServerModel(this.settings.value.serverModel);
-    } else if (gpu.ok && last && this.settings.value.autoLoadModel && this.snapshot.cached[last]) void this.load(last);
+    } else if ((gpu.ok || this.isCpuModel(last)) && last && this.settings.value.autoLoadModel && this.snapshot.cached[last])
+      void this.load(last);
     const emb = this.settings.value.embeddingModelId;
     if (emb && this.settings.value.autoLoadModel) void this.loadEmbedder();
   }
 
   async refreshCached(): Promise<void> {
     const cached: Record<string, boolean> = {};
+    const gpu = this.snapshot.gpu;
+    // The CPU worker starts only where the CPU engine is likely used (no WebGPU, or chosen before).
+    const checkCpu = this.snapshot.recommendation?.engine === 'cpu' || this.isCpuModel(this.settings.value.chatModelId) || !!this.cpu;
     for (const c of this.snapshot.choices) {
-      if (!c.needsGpu) continue;
-      cached[c.id] = await this.runtime()
-        .isCached(c.id)
-        .catch(() => false);
+      if (c.engine === 'cpu' && checkCpu) {
+        cached[c.id] = await this.cpuRuntime()
+          .isCached(c.id)
+          .catch(() => false);
+      } else if (c.needsGpu && gpu?.ok) {
+        cached[c.id] = await this.runtime()
+          .isCached(c.id)
+          .catch(() => false);
+      }
     }
     this.set({ cached });
   }
@@ -201,8 +273,9 @@ export class ModelService extends Emitter<ModelEvents> {
       this.emit('llm', this.test);
       return;
     }
+    const cpu = this.isCpuModel(id);
     const gpu = this.snapshot.gpu;
-    if (!gpu?.ok) {
+    if (!cpu && !gpu?.ok) {
       this.failed(id, 'no-webgpu', gpu && !gpu.ok ? gpu.message : 'WebGPU is not available in this browser.');
       return;
     }
@@ -212,6 +285,9 @@ export class ModelService extends Emitter<ModelEvents> {
     const label = this.label(id);
     this.set({ loading: { modelId: id, label, fraction: 0, text: 'Starting…' }, loadedId: undefined });
     await this.settings.update({ pendingModelId: id });
+    // From here the engine being loaded is the one that chats (nothing until it is ready). A CPU
+    // reply being written finishes first: the CPU worker queues the load behind it.
+    this.engine = cpu ? 'cpu' : 'webgpu';
     this.emit('llm', undefined);
     try {
       // One download at a time across tabs: two tabs resuming the same download at start-up would
@@ -223,7 +299,7 @@ export class ModelService extends Emitter<ModelEvents> {
         () => this.set({ loading: { modelId: id, label, fraction: 0, text: 'Waiting for another Tealeaf tab to finish its download…' } }),
         async () => {
           this.waitingForTab = undefined;
-          await this.runtime().load(id, {
+          await (cpu ? this.cpuRuntime() : this.runtime()).load(id, {
             onProgress: (p: ModelProgress) =>
               this.set({
                 loading: {
@@ -241,7 +317,10 @@ export class ModelService extends Emitter<ModelEvents> {
       );
       this.set({ loading: undefined, loadedId: id, loadedLabel: label, cached: { ...this.snapshot.cached, [id]: true } });
       await this.settings.update({ chatModelId: id, pendingModelId: undefined });
-      this.emit('llm', this.llm);
+      // The CPU model's memory is freed once its reply (if any) is done; a WebGPU model stays
+      // loaded when the CPU engine takes over, so a reply it is writing is never cut.
+      if (!cpu) void this.cpu?.unload();
+      this.emit('llm', cpu ? this.cpu : this.llm);
     } catch (e) {
       this.set({ loading: undefined });
       await this.settings.update({ pendingModelId: undefined });
@@ -257,7 +336,7 @@ export class ModelService extends Emitter<ModelEvents> {
     const gpu = this.snapshot.gpu;
     const smaller = (kind === 'out-of-memory' || kind === 'device-lost') && gpu ? smallerModelThan(id, gpu) : undefined;
     // A broken download resumes: the parts already fetched stay in the browser's cache.
-    const retryId = kind === 'download-failed' || kind === 'network' || kind === 'unknown' ? id : undefined;
+    const retryId = kind === 'download-failed' || kind === 'network' || kind === 'unknown' || kind === 'bad-model-file' ? id : undefined;
     this.set({
       loadedId: this.snapshot.loadedId === id ? undefined : this.snapshot.loadedId,
       error: {
@@ -280,6 +359,7 @@ export class ModelService extends Emitter<ModelEvents> {
     this.waitingForTab?.abort();
     this.waitingForTab = undefined;
     this.llm?.cancel();
+    this.cpu?.cancel();
     this.set({ loading: undefined });
     void this.settings.update({ pendingModelId: undefined });
   }
@@ -288,6 +368,7 @@ export class ModelService extends Emitter<ModelEvents> {
     this.test = undefined;
     this.dropServer();
     await this.llm?.unload();
+    await this.cpu?.unload();
     this.set({ loadedId: undefined, loadedLabel: undefined });
     this.emit('llm', undefined);
   }
@@ -391,13 +472,16 @@ export class ModelService extends Emitter<ModelEvents> {
 
   /** A web-llm download in progress stops when the user picks the server instead. */
   private cancelLoadingQuietly(): void {
-    if (this.snapshot.loading) this.llm?.cancel();
+    if (this.snapshot.loading) {
+      this.llm?.cancel();
+      this.cpu?.cancel();
+    }
     this.set({ loading: undefined });
   }
 
   async deleteCached(id: string): Promise<void> {
     try {
-      await this.runtime().deleteCached(id);
+      await (this.isCpuModel(id) ? this.cpuRuntime() : this.runtime()).deleteCached(id);
     } catch (e) {
       this.emit('error', { message: errorText(e) });
     }
@@ -411,10 +495,7 @@ export class ModelService extends Emitter<ModelEvents> {
       .filter(([, c]) => c)
       .map(([id]) => id);
     if (this.snapshot.loadedId && cached.includes(this.snapshot.loadedId)) await this.unload();
-    for (const id of cached)
-      await this.runtime()
-        .deleteCached(id)
-        .catch(() => undefined);
+    for (const id of cached) await (this.isCpuModel(id) ? this.cpuRuntime() : this.runtime()).deleteCached(id).catch(() => undefined);
     await this.refreshCached();
     await this.refreshStorage();
   }
@@ -433,14 +514,9 @@ export class ModelService extends Emitter<ModelEvents> {
     if (!this.embedderRt || this.embedderRt.modelId !== model.id) {
       this.embedderRt?.dispose();
       this.embedderReady = false;
-      const mirror = this.settings.value.modelMirror.trim().replace(/\/+$/, '');
       this.embedderRt = new EmbedderRuntime({
         model,
-        env: IS_E2E
-          ? { allowRemoteModels: false, allowLocalModels: true, localModelPath: '/models/' }
-          : mirror
-            ? { remoteHost: `${mirror}/` }
-            : {},
+        env: this.transformersEnv(),
         onProgress: (p) => this.set({ embedder: { state: 'loading', modelId: model.id, fraction: p.fraction, sizeMB: model.downloadMB } }),
       });
     }

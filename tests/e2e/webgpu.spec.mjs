@@ -29,7 +29,7 @@ test('without WebGPU: a clear page, and the rest of the app works', async () => 
     await shot(page, 'models-no-webgpu');
     await page.getByTestId('nav-chat').click();
     await page.getByTestId('no-model-hint').waitFor();
-    assert.match(await page.getByTestId('no-model-hint').textContent(), /can't run a language model/);
+    assert.match(await page.getByTestId('no-model-hint').textContent(), /can't run a WebGPU model.*processor/);
     await shot(page, 'chat-no-webgpu');
     await page.getByTestId('nav-settings').click();
     await page.getByTestId('idle-gap').waitFor();
