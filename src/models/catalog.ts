@@ -240,15 +240,18 @@ export interface CpuModelInfo {
   description: string;
 }
 
-// Ordered small to large. Sizes are the q8 files' (int8 weights, plus the tokenizer), rounded.
+// Ordered small to large. Files as listed on the hub (checked 2026-11-22): the SmolLM2 repositories
+// ship model.onnx, model_fp16, model_q4 and model_q4f16 only, so they use q4 (4-bit weights, CPU
+// kernels); the onnx-community Qwen2.5 ones ship model_quantized.onnx (q8). Sizes are those files'
+// plus the tokenizer, rounded.
 export const CPU_MODELS: readonly CpuModelInfo[] = [
   {
     id: 'HuggingFaceTB/SmolLM2-135M-Instruct',
     label: 'SmolLM2 135M Instruct (CPU)',
     family: 'SmolLM2',
     paramsB: 0.135,
-    dtype: 'q8',
-    downloadMB: 140,
+    dtype: 'q4',
+    downloadMB: 205,
     ramMB: 400,
     contextTokens: 2048,
     maxReplyTokens: 384,
@@ -259,8 +262,8 @@ export const CPU_MODELS: readonly CpuModelInfo[] = [
     label: 'SmolLM2 360M Instruct (CPU)',
     family: 'SmolLM2',
     paramsB: 0.36,
-    dtype: 'q8',
-    downloadMB: 370,
+    dtype: 'q4',
+    downloadMB: 420,
     ramMB: 800,
     contextTokens: 2048,
     maxReplyTokens: 384,
@@ -272,7 +275,7 @@ export const CPU_MODELS: readonly CpuModelInfo[] = [
     family: 'Qwen2.5',
     paramsB: 0.49,
     dtype: 'q8',
-    downloadMB: 500,
+    downloadMB: 520,
     ramMB: 1100,
     contextTokens: 2048,
     maxReplyTokens: 384,

@@ -3,44 +3,20 @@
 import { errorText } from '../errors';
 import type { Embedder, LanguageModel } from '../ports';
 import { probeWebGpu } from '../models/webgpu';
-import {
-  DEFAULT_EMBEDDING_MODEL_ID,
-  EMBEDDING_MODELS,
-  LLM_MODELS,
-  embeddingModelById,
-  llmModelById,
-  modelsFor,
-  recommendModel,
-  smallerModelThan,
-  TEST_EMBEDDING_MODEL,
-  type EmbeddingModelInfo,
-  CPU_MODELS,
-  DEFAULT_CPU_MODEL_ID,
-  TEST_CPU_MODEL,
-  BROKEN_TEST_CPU_MODEL,
-  recommendEngine,
-  type CpuModelInfo,
-} from '../models/catalog';
+import { EMBEDDING_MODELS, llmModelById, smallerModelThan } from '../models/catalog';
 import { LlmRuntime } from '../models/llm-runtime';
 import { CpuLlmRuntime } from '../models/cpu-llm-runtime';
-import type { EmbedEnvSettings } from '../models/messages';
-import { EmbedderRuntime } from '../models/embedder-runtime';
 import { ModelRuntimeError } from '../models/errors';
 import { DEFAULT_SERVER_URL, LocalServerModel, normaliseServerUrl } from '../models/local-server';
 import { BUILTIN_MODEL_ID, BuiltinModel, builtinAvailability } from '../models/builtin-model';
 import type { ModelProgress } from '../models/progress';
 import { Emitter } from './emitter';
 import type { SettingsService } from './settings';
-import {
-  choiceOf,
-  cpuChoiceOf,
-  ERROR_TITLES,
-  SERVER_CHOICE_ID,
-  type ModelChoice,
-  type ModelsSnapshot,
-  type ServerSnapshot,
-} from './model-snapshot';
+import { ERROR_TITLES, SERVER_CHOICE_ID, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
 import { exclusiveDownload, isAbort } from './download-lock';
+import { buildCpuModels, chatChoices, extraChatModels, mirrorOf, transformersEnv } from './model-env';
+import { EmbedderSlot } from './embedder-slot';
+import { listServerModels } from './server-probe';
 
 export { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
 
@@ -54,27 +30,7 @@ type ModelEvents = {
   embedder: Embedder | undefined;
 };
 
-// The e2e build serves a tiny test embedding model from the app's own server (a real model through
-// the real runtime). The scripted chat double is not in src: the e2e entry point registers it.
-const IS_E2E = import.meta.env.MODE === 'e2e';
-
-/** A chat engine added by a build's entry point (the e2e build adds its scripted test double). */
-export interface ExtraChatModel {
-  choice: ModelChoice;
-  create: () => LanguageModel;
-}
-const extraChatModels: ExtraChatModel[] = [];
-
-export function registerChatModel(model: ExtraChatModel): void {
-  extraChatModels.push(model);
-}
-
-function mirrorOf(url: string) {
-  const base = url.trim().replace(/\/+$/, '');
-  if (!base) return undefined;
-  // Weights at <mirror>/<org>/<model>/resolve/main/..., libraries at <mirror>/libs/<file>.wasm.
-  return { modelBaseUrl: `${base}/`, libBaseUrl: `${base}/libs/` };
-}
+export { registerChatModel, type ExtraChatModel } from './model-env';
 
 export class ModelService extends Emitter<ModelEvents> {
   snapshot: ModelsSnapshot = {
@@ -91,8 +47,7 @@ export class ModelService extends Emitter<ModelEvents> {
   private waitingForTab?: AbortController;
   private llmMirror = '';
   private test?: LanguageModel;
-  private embedderRt?: EmbedderRuntime;
-  private embedderReady = false;
+  private readonly embedderSlot: EmbedderSlot;
   private cpu?: CpuLlmRuntime;
   private cpuMirror = '';
   /** Which of the two downloaded-model engines chats: web-llm (WebGPU) or transformers.js (CPU). */
@@ -100,6 +55,11 @@ export class ModelService extends Emitter<ModelEvents> {
 
   constructor(private readonly settings: SettingsService) {
     super();
+    this.embedderSlot = new EmbedderSlot(settings, {
+      onState: (embedder) => this.set({ embedder }),
+      onReady: (embedder) => this.emit('embedder', embedder),
+      onSettled: () => void this.refreshStorage(),
+    });
   }
 
   get languageModel(): LanguageModel | undefined {
@@ -111,7 +71,7 @@ export class ModelService extends Emitter<ModelEvents> {
   }
 
   get embedder(): Embedder | undefined {
-    return this.embedderReady ? this.embedderRt : undefined;
+    return this.embedderSlot.embedder;
   }
 
   private set(patch: Partial<ModelsSnapshot>): void {
@@ -135,20 +95,8 @@ export class ModelService extends Emitter<ModelEvents> {
     return this.llm;
   }
 
-  /** The CPU models this build offers (the e2e build: the generated test models it serves). */
-  private cpuModels(): readonly CpuModelInfo[] {
-    return IS_E2E ? [TEST_CPU_MODEL, BROKEN_TEST_CPU_MODEL] : CPU_MODELS;
-  }
-
   private isCpuModel(id: string | undefined): boolean {
-    return !!id && this.cpuModels().some((m) => m.id === id);
-  }
-
-  /** transformers.js settings shared by the CPU chat model and the embedder. */
-  private transformersEnv(): EmbedEnvSettings {
-    const mirror = this.settings.value.modelMirror.trim().replace(/\/+$/, '');
-    if (IS_E2E) return { allowRemoteModels: false, allowLocalModels: true, localModelPath: '/models/' };
-    return mirror ? { remoteHost: `${mirror}/` } : {};
+    return !!id && buildCpuModels().some((m) => m.id === id);
   }
 
   private cpuRuntime(): CpuLlmRuntime {
@@ -157,7 +105,7 @@ export class ModelService extends Emitter<ModelEvents> {
     if (!this.cpu || (mirror !== this.cpuMirror && !busy)) {
       this.cpu?.dispose();
       this.cpuMirror = mirror;
-      const cpu = new CpuLlmRuntime({ models: this.cpuModels(), env: this.transformersEnv() });
+      const cpu = new CpuLlmRuntime({ models: buildCpuModels(), env: transformersEnv(this.settings.value.modelMirror) });
       cpu.subscribe((s) => {
         // The worker died under a loaded model (e.g. WASM out of memory): say so, chat stops.
         if (s.status === 'error' && this.engine === 'cpu' && this.snapshot.loadedId === s.modelId) {
@@ -176,27 +124,15 @@ export class ModelService extends Emitter<ModelEvents> {
     // download (which sets pendingModelId) and must not see it "resumed" a second time.
     const { chatModelId: last, pendingModelId: pending } = this.settings.value;
     const gpu = await probeWebGpu();
-    // Without WebGPU the catalog still shows what exists, its sizes and what it needs.
-    const choices = gpu.ok
-      ? modelsFor(gpu).map(choiceOf)
-      : LLM_MODELS.filter((m) => m.quantization === 'q4f16_1')
-          .sort((a, b) => a.vramMB - b.vramMB)
-          .map((m) => ({ ...choiceOf(m), unavailable: 'Needs WebGPU, which this browser does not offer here.' }));
-    const advice = recommendEngine(gpu);
-    const cpuChoices = this.cpuModels().map(cpuChoiceOf);
-    // The recommended engine's models first.
-    if (advice.engine === 'cpu') choices.unshift(...cpuChoices);
-    else choices.push(...cpuChoices);
-    choices.push(...extraChatModels.map((m) => m.choice));
-    const cpuDefault = IS_E2E ? TEST_CPU_MODEL.id : DEFAULT_CPU_MODEL_ID;
+    const { choices, advice, recommendedId } = chatChoices(gpu);
     this.set({
       gpu,
       choices,
-      recommendedId: advice.engine === 'cpu' ? cpuDefault : recommendModel(gpu)?.id,
+      recommendedId,
       recommendation: advice,
-      embedder: { state: 'none', sizeMB: this.embedderSizeMB },
+      embedder: { state: 'none', sizeMB: this.embedderSlot.model().downloadMB },
       embedderChoices: EMBEDDING_MODELS.map((m) => ({ id: m.id, label: m.label, sizeMB: m.downloadMB, description: m.description })),
-      embedderChosenId: this.embeddingModel().id,
+      embedderChosenId: this.embedderSlot.model().id,
       server: { url: this.settings.value.serverUrl || DEFAULT_SERVER_URL, state: 'none', models: [] },
     });
     void this.refreshStorage();
@@ -420,21 +356,9 @@ export class ModelService extends Emitter<ModelEvents> {
       return;
     }
     this.setServer({ url: base, state: 'connecting', error: undefined });
-    try {
-      const models = await new LocalServerModel({ baseUrl: base, model: '', timeoutMs: 10_000 }).listModels();
-      if (models.length === 0) {
-        this.setServer({
-          state: 'error',
-          models,
-          error: 'The server runs but offers no model. Add one there first (for Ollama: "ollama pull llama3.2").',
-        });
-        return;
-      }
-      this.setServer({ state: 'listed', models });
-      if (this.settings.value.serverUrl !== base) await this.settings.update({ serverUrl: base });
-    } catch (e) {
-      this.setServer({ state: 'error', models: [], error: errorText(e) });
-    }
+    const listed = await listServerModels(base);
+    this.setServer(listed);
+    if (listed.state === 'listed' && this.settings.value.serverUrl !== base) await this.settings.update({ serverUrl: base });
   }
 
   /**
@@ -500,38 +424,9 @@ export class ModelService extends Emitter<ModelEvents> {
     await this.refreshStorage();
   }
 
-  private embeddingModel(): EmbeddingModelInfo {
-    if (IS_E2E) return TEST_EMBEDDING_MODEL;
-    return (
-      embeddingModelById(this.settings.value.embeddingModelId ?? DEFAULT_EMBEDDING_MODEL_ID) ??
-      embeddingModelById(DEFAULT_EMBEDDING_MODEL_ID)!
-    );
-  }
-
   /** Downloads (once) and starts the embedding model; memory search then also uses meaning. */
-  async loadEmbedder(): Promise<void> {
-    const model = this.embeddingModel();
-    if (!this.embedderRt || this.embedderRt.modelId !== model.id) {
-      this.embedderRt?.dispose();
-      this.embedderReady = false;
-      this.embedderRt = new EmbedderRuntime({
-        model,
-        env: this.transformersEnv(),
-        onProgress: (p) => this.set({ embedder: { state: 'loading', modelId: model.id, fraction: p.fraction, sizeMB: model.downloadMB } }),
-      });
-    }
-    this.set({ embedder: { state: 'loading', modelId: model.id, fraction: 0, sizeMB: model.downloadMB } });
-    try {
-      await this.embedderRt.ready();
-      this.embedderReady = true;
-      this.set({ embedder: { state: 'ready', modelId: model.id, sizeMB: model.downloadMB } });
-      if (this.settings.value.embeddingModelId !== model.id) await this.settings.update({ embeddingModelId: model.id });
-      this.emit('embedder', this.embedderRt);
-    } catch (e) {
-      this.set({ embedder: { state: 'error', modelId: model.id, message: errorText(e), sizeMB: model.downloadMB } });
-    } finally {
-      void this.refreshStorage();
-    }
+  loadEmbedder(): Promise<void> {
+    return this.embedderSlot.load();
   }
 
   /**
@@ -539,14 +434,6 @@ export class ModelService extends Emitter<ModelEvents> {
    * runner embeds whatever has no vector for the current model).
    */
   async chooseEmbedder(id: string): Promise<void> {
-    if (!embeddingModelById(id) || id === this.embeddingModel().id) return;
-    await this.settings.update({ embeddingModelId: id });
-    this.set({ embedderChosenId: id });
-    await this.loadEmbedder();
-  }
-
-  /** The size the UI shows before the embedder is downloaded. */
-  get embedderSizeMB(): number {
-    return this.embeddingModel().downloadMB;
+    if (await this.embedderSlot.choose(id)) this.set({ embedderChosenId: id });
   }
 }
