@@ -87,7 +87,7 @@ for (const view of ['timeline', 'graph']) {
       const opened = await page.locator(`${DETAIL} h3`).textContent();
       assert.ok(opened.trim().length > 0, 'the details of the tapped memory');
       // Its date and chat, spaced as a sentence ("12:19 AM · Running again").
-      assert.match(await page.locator(`${DETAIL} .when`).textContent(), /(AM|PM) · \S/);
+      assert.match(await page.locator(`${DETAIL} .when`).textContent(), /(AM|PM)\s·\s\S/);
       await shot(page, `touch-${view}-375`);
       assertNoOffHost(h);
       assert.deepEqual(h.errors, []);

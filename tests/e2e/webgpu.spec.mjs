@@ -23,7 +23,7 @@ test('without WebGPU: a clear page, and the rest of the app works', async () => 
       const text = await el.textContent();
       assert.match(text, /Download \d+(\.\d)? (MB|GB)/);
       // Spaced as a sentence: "Download 1.2 GB · needs about 2 GB of graphics memory".
-      assert.match(text, /(MB|GB) · needs about \d+(\.\d)? (MB|GB) of graphics memory/);
+      assert.match(text, /(MB|GB)\s·\sneeds about \d+(\.\d)? (MB|GB) of graphics memory/);
       assert.match(text, /Needs WebGPU/);
       assert.equal(await el.locator('button.primary').isDisabled(), true);
     }
