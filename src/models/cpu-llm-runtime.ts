@@ -2,12 +2,13 @@
 // LanguageModel once a model is loaded, like LlmRuntime does for web-llm. Imports no SDK.
 // Structured output has no grammar here: the schema goes into the prompt, the answer is read with
 // the same defensive JSON reader the memory core uses, and one repair call follows if it fails.
+import { LlmStateHolder } from './llm-state';
 import { errorText } from '../errors';
 import { extractJson } from '../memory/llm-output';
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
 import { CPU_MODELS, cpuModelById, type CpuModelInfo } from './catalog';
 import { classifyModelError, ModelRuntimeError, USER_MESSAGES, type ClassifiedError } from './errors';
-import type { LlmState, LoadOptions } from './llm-runtime';
+import type { LoadOptions } from './llm-runtime';
 import type { CpuLlmMethods, CpuModelRef, EmbedEnvSettings } from './messages';
 import { embedProgress } from './progress';
 import { RpcClient, type WorkerLike } from './rpc';
@@ -37,34 +38,14 @@ function repairMessages(schema: JsonSchema, broken: string): ChatMessage[] {
   ];
 }
 
-export class CpuLlmRuntime implements LanguageModel {
+export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
   private client?: RpcClient<CpuLlmMethods>;
-  private current: LlmState = { status: 'idle' };
-  private readonly listeners = new Set<(s: LlmState) => void>();
   private loadSeq = 0;
   private readonly models: readonly CpuModelInfo[];
 
   constructor(private readonly opts: CpuLlmRuntimeOptions = {}) {
+    super();
     this.models = opts.models ?? CPU_MODELS;
-  }
-
-  get modelId(): string {
-    return this.current.status === 'ready' ? this.current.modelId : '';
-  }
-
-  get state(): LlmState {
-    return this.current;
-  }
-
-  subscribe(listener: (s: LlmState) => void): () => void {
-    this.listeners.add(listener);
-    listener(this.current);
-    return () => this.listeners.delete(listener);
-  }
-
-  private setState(s: LlmState): void {
-    this.current = s;
-    for (const l of this.listeners) l(s);
   }
 
   info(modelId: string): CpuModelInfo {
@@ -149,7 +130,7 @@ export class CpuLlmRuntime implements LanguageModel {
   dispose(): void {
     this.loadSeq++;
     this.resetWorker(new Error('The model runtime was closed.'));
-    this.listeners.clear();
+    this.dropListeners();
   }
 
   async chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {

@@ -1,6 +1,7 @@
 // Main-thread client of the LLM worker. Implements LanguageModel once a model is loaded.
 // Imports no SDK: web-llm is only in llm.worker.ts, so the app shell stays small.
 
+import { LlmStateHolder } from './llm-state';
 import { errorText } from '../errors';
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
 import { LLM_MODELS, llmModelById, type LlmModelInfo } from './catalog';
@@ -37,16 +38,15 @@ export interface LoadOptions {
 
 const defaultWorker = (): WorkerLike => new Worker(new URL('./llm.worker.ts', import.meta.url), { type: 'module', name: 'tealeaf-llm' });
 
-export class LlmRuntime implements LanguageModel {
+export class LlmRuntime extends LlmStateHolder implements LanguageModel {
   private client?: RpcClient<LlmMethods, LlmNotice>;
-  private current: LlmState = { status: 'idle' };
-  private readonly listeners = new Set<(s: LlmState) => void>();
   private readonly opts: Required<Pick<LlmRuntimeOptions, 'cacheBackend' | 'models' | 'createWorker' | 'isOnline'>> & {
     mirror?: LlmMirror;
   };
   private loadSeq = 0;
 
   constructor(options: LlmRuntimeOptions = {}) {
+    super();
     const baseHref = options.baseHref ?? (typeof location !== 'undefined' ? location.href : 'http://localhost/');
     this.opts = {
       cacheBackend: options.cacheBackend ?? 'cache',
@@ -55,27 +55,6 @@ export class LlmRuntime implements LanguageModel {
       isOnline: options.isOnline ?? (() => (typeof navigator === 'undefined' ? true : navigator.onLine)),
       mirror: resolveMirror(options.mirror, baseHref),
     };
-  }
-
-  /** The loaded model's id, or "" when none is loaded. */
-  get modelId(): string {
-    return this.current.status === 'ready' ? this.current.modelId : '';
-  }
-
-  get state(): LlmState {
-    return this.current;
-  }
-
-  /** Calls `listener` on every state change (progress included); returns an unsubscribe. */
-  subscribe(listener: (s: LlmState) => void): () => void {
-    this.listeners.add(listener);
-    listener(this.current);
-    return () => this.listeners.delete(listener);
-  }
-
-  private setState(s: LlmState): void {
-    this.current = s;
-    for (const l of this.listeners) l(s);
   }
 
   private info(modelId: string): LlmModelInfo {
@@ -178,7 +157,7 @@ export class LlmRuntime implements LanguageModel {
   dispose(): void {
     this.loadSeq++;
     this.resetWorker(new Error('The model runtime was closed.'));
-    this.listeners.clear();
+    this.dropListeners();
   }
 
   chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
