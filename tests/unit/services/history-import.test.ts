@@ -159,10 +159,14 @@ describe.each(Object.entries(stores))('importing history (%s store)', (_name, op
     const { memory, deps } = wire(repo, llm);
     await importHistory(file(CHATGPT), deps);
     await importHistory(file(CLAUDE), deps);
+    // What the UI is told while a job runs: the running one with every job still waiting.
+    const listed: string[][] = [];
+    memory.on('jobs', (list) => listed.push(list.map((j) => j.status)));
     await memory.load();
     memory.kick();
     const jobs = await jobsSettled(repo);
     expect(jobs.map((j) => j.status)).toEqual(['done', 'done', 'done', 'done', 'done', 'done']);
+    expect(listed.find((l) => l.includes('running'))).toEqual(['running', 'pending', 'pending', 'pending', 'pending', 'pending']);
     // In the order the chats happened, across both imports; the user's own chat of today last.
     expect(summarised).toEqual([
       'What is a good name for a grey cat?',
