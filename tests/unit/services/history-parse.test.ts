@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { parseHistory, HistoryImportError, checkHistorySize } from '../../../src/services/history/parse';
 import { chatRecords, historySessionId } from '../../../src/services/history/chat-records';
 import { currentBranch, chatgptConversationSchema } from '../../../src/services/history/chatgpt';
@@ -196,5 +197,46 @@ describe('files that cannot be imported say why and what to do', () => {
     expect(r.turns).toHaveLength(MAX_IMPORT_CHAT_MESSAGES);
     expect(r.turns[0].text.length).toBe(MAX_TEXT);
     expect(r.turns[0].text).toMatch(/\[Cut here: Tealeaf keeps at most 1,000,000 characters of one message\.\]$/);
+  });
+});
+
+describe('any file: a result or a HistoryImportError, never another exception', () => {
+  const expectReadable = (text: string) => {
+    try {
+      const r = parseHistory(text, NOW);
+      for (const c of r.chats) {
+        expect(c.turns.length).toBeGreaterThan(0);
+        expect(c.turns.every((t) => Number.isFinite(t.time) && typeof t.text === 'string')).toBe(true);
+        expect(Number.isFinite(c.session.startedAt) && c.session.startedAt <= c.session.lastActivityAt).toBe(true);
+      }
+    } catch (e) {
+      expect(e).toBeInstanceOf(HistoryImportError);
+    }
+  };
+
+  it('random JSON', () => {
+    fc.assert(fc.property(fc.json(), expectReadable), { numRuns: 300 });
+  });
+
+  it('the fixtures with one random value put anywhere', () => {
+    const paths = (v: unknown, at: (string | number)[] = []): (string | number)[][] =>
+      v !== null && typeof v === 'object'
+        ? [at, ...Object.entries(v).flatMap(([k, x]) => paths(x, [...at, Array.isArray(v) ? Number(k) : k]))]
+        : [at];
+    for (const fixture of [CHATGPT, CLAUDE]) {
+      const base = JSON.parse(fixture) as unknown;
+      const all = paths(base).filter((p) => p.length > 0);
+      fc.assert(
+        fc.property(fc.integer({ min: 0, max: all.length - 1 }), fc.jsonValue(), (i, value) => {
+          const copy = structuredClone(base) as Record<string | number, unknown>;
+          const path = all[i];
+          let node = copy;
+          for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
+          node[path.at(-1)!] = value;
+          expectReadable(JSON.stringify(copy));
+        }),
+        { numRuns: 300 },
+      );
+    }
   });
 });
