@@ -27,3 +27,15 @@ export function clampText(text: string): string {
 export function isValidTime(t: number): boolean {
   return Number.isFinite(t) && t >= MIN_TIME && t <= MAX_TIME;
 }
+
+/**
+ * A chat-history export (ChatGPT's or Claude's conversations.json) is read and checked as one
+ * string on the page: past this size it would take seconds of a frozen page and gigabytes of memory.
+ */
+export const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
+/** Chats one history import may bring: each becomes a memorising job for the local model. */
+export const MAX_IMPORT_CHATS = 20_000;
+/** Messages one history import may bring in all (the backup's per-collection bound is far above). */
+export const MAX_IMPORT_MESSAGES = 500_000;
+/** Messages kept of one imported chat; a longer one keeps its first ones, with a note (like clampText). */
+export const MAX_IMPORT_CHAT_MESSAGES = 5_000;

@@ -3,7 +3,7 @@
 // one tab at a time.
 import { errorText } from '../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
-import type { Edge, Id, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
+import type { Edge, Id, Job, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
 import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../memory/corrections';
 import { planRepair, REPAIR_LOG_KEY, REPAIR_LOG_SIZE, type RepairLogEntry } from '../memory/repair';
 import { segmentUnit } from '../memory/retrieval/units';
@@ -41,6 +41,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   /** Aborts the job run in progress (import and delete-all stop it before they write). */
   private jobsController?: AbortController;
   private jobsRun?: Promise<void>;
+  private published: JobSnapshot[] = [];
   /** Repairs made at the last start, for Settings. */
   lastRepair: string[] = [];
   private seed = Math.floor(Math.random() * 2 ** 31);
@@ -384,7 +385,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       if (!llm) break; // memorising needs the model; jobs wait, persisted, until one is loaded
       tried.add(job.id);
       // Shown as under way from its first step on (the record says "running" only after it).
-      this.emit('jobs', [jobSnapshot({ ...job, status: 'running' })]);
+      this.emitJob({ ...job, status: 'running' });
       // Topic ranges come from the summarising call; no separate segmentation call.
       const segmenter: Segmenter = ({ turns, ranges, signal }) => segmentSession(turns, { ranges, signal });
       const outcome = await runMemoriseJob(job, {
@@ -397,7 +398,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         settings: this.settings.value.memory,
         segmenter,
         signal,
-        onProgress: (j) => this.emit('jobs', [jobSnapshot(j)]),
+        onProgress: (j) => this.emitJob(j),
       });
       if (outcome.status === 'failed')
         this.emit('error', {
@@ -437,6 +438,14 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
 
   async publishJobs(): Promise<void> {
     const jobs = await this.repo.listJobs();
-    this.emit('jobs', jobs.filter((j) => j.status !== 'done').map(jobSnapshot));
+    this.published = jobs.filter((j) => j.status !== 'done').map(jobSnapshot);
+    this.emit('jobs', this.published);
+  }
+
+  /** Progress of a running job replaces its entry in the list published last: listeners see every job (an import queues many). */
+  private emitJob(job: Job): void {
+    const snap = jobSnapshot(job);
+    this.published = [snap, ...this.published.filter((j) => j.id !== snap.id)];
+    this.emit('jobs', this.published);
   }
 }

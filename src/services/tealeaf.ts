@@ -152,6 +152,21 @@ export class Tealeaf {
   }
 
   /**
+   * Imports a ChatGPT or Claude conversations.json: its chats become ended sessions with their
+   * dates, queued for memorising (oldest first) by the normal job runner. Returns the message
+   * for the user; throws HistoryImportError, with nothing written, on a bad or oversized file.
+   */
+  async importHistory(file: Blob, onProgress?: (label: string) => void): Promise<string> {
+    const { importHistory, historyResultMessage } = await import('./history/import');
+    const result = await importHistory(file, { repo: this.repo, exclusive: (fn) => this.memory.exclusive(fn), onProgress });
+    await this.chat.refresh();
+    // The jobs stopped for the write resume, and the new ones start, oldest first.
+    this.memory.kick();
+    await this.memory.publishJobs();
+    return historyResultMessage(result, { creationOff: !this.settings.value.memoryCreation, noModel: !this.models.languageModel });
+  }
+
+  /**
    * Everything as one versioned JSON file (vectors optional: they can be recomputed), built in a
    * worker so the page stays responsive; cancellable.
    */

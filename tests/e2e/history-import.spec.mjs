@@ -1,0 +1,154 @@
+// Issue 11, "Bring your history": a ChatGPT and a Claude conversations.json imported through the
+// Memory view become ended chats with their real dates (in the store and in the chats list), are
+// found by chat search, are memorised by the background jobs (scripted model), survive a reload;
+// a bad file shows what to do and changes nothing.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { launch, shot, startServer, tempProfile } from './harness.mjs';
+import { assertNoOffHost, loadTestModel, pollDb, readDb, setScript } from './flows.mjs';
+
+const CHATGPT = resolve(import.meta.dirname, '../fixtures/chatgpt-conversations.json');
+const CLAUDE = resolve(import.meta.dirname, '../fixtures/claude-conversations.json');
+
+let server;
+before(async () => {
+  server = await startServer();
+});
+after(async () => {
+  await server?.close();
+});
+
+async function importHistory(page, file, expect) {
+  await page.getByTestId('import-history').first().setInputFiles(file);
+  await page.getByTestId('import-result').filter({ hasText: expect }).waitFor({ timeout: 30_000 });
+  await page.getByTestId('memory-busy').waitFor({ state: 'detached', timeout: 30_000 });
+}
+
+const counts = (db) => ({ sessions: db.sessions.length, turns: db.turns.length, jobs: db.jobs.length, memories: db.memories.length });
+
+async function search(page, query) {
+  await page.getByTestId('chat-search').fill(query);
+  await page.getByTestId('search-snippet').filter({ hasText: query }).first().waitFor();
+  const titles = await page.getByTestId('session-item').allTextContents();
+  await page.getByTestId('chat-search').fill('');
+  return titles;
+}
+
+test('ChatGPT and Claude history: dated chats, search, memorised in the background, kept after reload; a bad file changes nothing', async () => {
+  const profile = tempProfile();
+  let h = await launch({ profile, viewport: { width: 375, height: 800 } });
+  try {
+    const { page } = h;
+    await loadTestModel(page, server.url);
+    await setScript(page, { delayMs: 2 });
+    // Paused first: the import says where to switch memorising on, and the chats wait.
+    await page.goto(`${server.url}/#/settings`);
+    await page.getByTestId('switch-memory-creation').uncheck();
+    await page.goto(`${server.url}/#/memory`);
+    await page.getByTestId('load-demo').waitFor();
+    await shot(page, 'history-empty-375');
+
+    await importHistory(page, CHATGPT, 'Imported 3 chats from ChatGPT');
+    const note = await page.getByTestId('import-result').textContent();
+    assert.match(note, /1 chat without messages was left out/);
+    assert.match(note, /once “Make new memories from chats” is switched on again in Settings/);
+    await shot(page, 'history-result-375');
+    let db = await readDb(page);
+    assert.deepEqual(counts(db), { sessions: 3, turns: 10, jobs: 3, memories: 0 });
+    const lisbon = db.sessions.find((s) => s.title === 'Trip to Lisbon with Ana');
+    assert.ok(lisbon.id.startsWith('chatgpt-'), lisbon.id);
+    assert.deepEqual(
+      [lisbon.status, lisbon.endReason, lisbon.startedAt, lisbon.lastActivityAt],
+      ['ended', 'import', Date.UTC(2023, 2, 14, 9, 30, 0, 250), Date.UTC(2023, 2, 14, 9, 42)],
+    );
+    const lisbonTurns = db.turns.filter((t) => t.sessionId === lisbon.id).sort((a, b) => a.index - b.index);
+    // The regenerated reply the user last saw; not the one it replaced.
+    assert.equal(lisbonTurns[1].text, 'Lisbon in May is lovely: warm days and few crowds.');
+    assert.equal(lisbonTurns[1].time, Date.UTC(2023, 2, 14, 9, 32));
+
+    // On again: the jobs run, oldest chat first.
+    await page.goto(`${server.url}/#/settings`);
+    await page.getByTestId('switch-memory-creation').check();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${server.url}/#/memory`);
+    await importHistory(page, CLAUDE, 'Imported 2 chats from Claude');
+    assert.match(await page.getByTestId('import-result').textContent(), /being memorised in the background.*To pause, switch off/);
+    db = await pollDb(page, (d) => d.jobs.length === 5 && d.jobs.every((j) => j.status === 'done'), { what: 'memorised history' });
+    assert.ok(
+      db.sessions.every((s) => s.status === 'memorised'),
+      'every imported chat memorised',
+    );
+    const texts = db.memories.map((m) => m.text);
+    assert.ok(
+      texts.some((t) => t.includes('Clint Yeastwood')),
+      texts.join(' | '),
+    );
+    assert.ok(texts.some((t) => t.includes('Mrs Okafor')));
+    assert.equal(new Set(texts).size, texts.length, 'no memory twice');
+    // The explorer filled as the jobs finished; the note stays above it.
+    await page
+      .getByTestId('memory-count')
+      .filter({ hasText: `${texts.length} memories` })
+      .waitFor();
+    await page.getByTestId('import-result').waitFor();
+    await shot(page, 'history-result-1280');
+    await page.setViewportSize({ width: 375, height: 800 });
+    await shot(page, 'history-explorer-375');
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // Importing the same file again adds nothing.
+    await importHistory(page, CHATGPT, 'Nothing new to import from ChatGPT (3 chats were already there');
+    assert.deepEqual(counts(await readDb(page)), counts(db));
+
+    // The chats list: every chat with its year; search finds words of a message.
+    await page.goto(`${server.url}/#/chat`);
+    const row = (title) => page.getByTestId('session-item').filter({ hasText: title });
+    await row('Trip to Lisbon with Ana').waitFor();
+    assert.match(await row('Trip to Lisbon with Ana').textContent(), /Mar 14, 2023/);
+    assert.match(await row('Learning the cello').textContent(), /Jan 10, 2024/);
+    assert.match(await row('My tomato plants').textContent(), /2023/);
+    assert.deepEqual(
+      (await search(page, 'Yeastwood')).map((t) => t.includes('Sourdough starter')),
+      [true],
+    );
+    assert.equal((await search(page, 'pastel de nata')).length, 1);
+    await row('Learning the cello').click();
+    await page.getByTestId('conversation').filter({ hasText: 'Practise twenty minutes a day.' }).waitFor();
+    await shot(page, 'history-chat-1280');
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+    await h.close();
+
+    // After a reload: the same chats and memories, and a bad file changes nothing.
+    h = await launch({ profile });
+    const p = h.page;
+    await p.goto(`${server.url}/#/chat`);
+    await p.getByTestId('session-item').filter({ hasText: 'Trip to Lisbon with Ana' }).waitFor();
+    assert.equal(await p.getByTestId('session-item').count(), 5);
+    const before = await readDb(p);
+    assert.deepEqual(counts(before), counts(db));
+    await p.goto(`${server.url}/#/memory`);
+    await p.getByTestId('memory-count').waitFor();
+    const broken = JSON.parse(JSON.stringify([{ id: 'x', title: 'Broken', mapping: { a: { parent: null, children: 'none' } } }]));
+    await p
+      .getByTestId('import-history')
+      .first()
+      .setInputFiles({ name: 'conversations.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(broken)) });
+    const error = p.getByTestId('import-result').filter({ hasText: 'Could not import conversations.json' });
+    await error.waitFor();
+    assert.match(await error.textContent(), /ChatGPT export, but one chat could not be read.*Nothing was imported.*Export your data/);
+    assert.equal(await error.getAttribute('role'), 'alert');
+    await p
+      .getByTestId('import-history')
+      .first()
+      .setInputFiles({ name: 'notes.json', mimeType: 'application/json', buffer: Buffer.from('{"notes": []}') });
+    await p.getByTestId('import-result').filter({ hasText: 'not a ChatGPT or Claude export' }).waitFor();
+    await shot(p, 'history-error-1280');
+    assert.deepEqual(counts(await readDb(p)), counts(before));
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
