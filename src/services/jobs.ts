@@ -59,3 +59,8 @@ export async function withJobLock(fn: () => Promise<void>, wait = false): Promis
     if (lock) await fn();
   });
 }
+
+/** `list` with `snap` first in place of the entry of the same job (a job's progress updates the list shown). */
+export function withJob(list: readonly JobSnapshot[], snap: JobSnapshot): JobSnapshot[] {
+  return [snap, ...list.filter((j) => j.id !== snap.id)];
+}

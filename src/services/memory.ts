@@ -3,7 +3,7 @@
 // one tab at a time.
 import { errorText } from '../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
-import type { Edge, Id, Job, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
+import type { Edge, Id, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
 import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../memory/corrections';
 import { planRepair, REPAIR_LOG_KEY, REPAIR_LOG_SIZE, type RepairLogEntry } from '../memory/repair';
 import { segmentUnit } from '../memory/retrieval/units';
@@ -15,7 +15,7 @@ import { memoryUnit, runMemoriseJob, type Segmenter } from '../memory/ingest/mem
 import { segmentSession } from '../memory/ingest/segments';
 import { plainPreparer, type ReplyPrompt, type TurnPreparer } from './reply-prompt';
 import { Emitter } from './emitter';
-import { jobSnapshot, withJobLock, yieldToPage, type JobSnapshot } from './jobs';
+import { jobSnapshot, withJob, withJobLock, yieldToPage, type JobSnapshot } from './jobs';
 import { attachVectors, buildLiveMemory, mirrorChange } from './live-memory';
 import { embedMissing } from './reembed';
 import type { SettingsService } from './settings';
@@ -385,7 +385,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       if (!llm) break; // memorising needs the model; jobs wait, persisted, until one is loaded
       tried.add(job.id);
       // Shown as under way from its first step on (the record says "running" only after it).
-      this.emitJob({ ...job, status: 'running' });
+      this.publish(jobSnapshot({ ...job, status: 'running' }));
       // Topic ranges come from the summarising call; no separate segmentation call.
       const segmenter: Segmenter = ({ turns, ranges, signal }) => segmentSession(turns, { ranges, signal });
       const outcome = await runMemoriseJob(job, {
@@ -398,7 +398,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         settings: this.settings.value.memory,
         segmenter,
         signal,
-        onProgress: (j) => this.emitJob(j),
+        onProgress: (j) => this.publish(jobSnapshot(j)),
       });
       if (outcome.status === 'failed')
         this.emit('error', {
@@ -430,7 +430,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       index: this.index,
       repo: this.repo,
       signal,
-      onProgress: (job) => this.emit('jobs', [job]),
+      onProgress: (job) => this.publish(job),
     });
     if (done) await this.publishJobs();
     return done;
@@ -442,10 +442,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     this.emit('jobs', this.published);
   }
 
-  /** Progress of a running job replaces its entry in the list published last: listeners see every job (an import queues many). */
-  private emitJob(job: Job): void {
-    const snap = jobSnapshot(job);
-    this.published = [snap, ...this.published.filter((j) => j.id !== snap.id)];
-    this.emit('jobs', this.published);
+  /** A job's progress replaces its entry in the list published last: every job stays listed. */
+  private publish(snap: JobSnapshot): void {
+    this.emit('jobs', (this.published = withJob(this.published, snap)));
   }
 }
