@@ -40,7 +40,6 @@ function repairMessages(schema: JsonSchema, broken: string): ChatMessage[] {
 
 export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
   private client?: RpcClient<CpuLlmMethods>;
-  private loadSeq = 0;
   private readonly models: readonly CpuModelInfo[];
 
   constructor(private readonly opts: CpuLlmRuntimeOptions = {}) {
@@ -67,7 +66,7 @@ export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
     return this.client;
   }
 
-  private resetWorker(reason: Error): void {
+  protected resetWorker(reason: Error): void {
     const c = this.client;
     this.client = undefined;
     c?.terminate(reason);
@@ -109,14 +108,6 @@ export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
     }
     if (seq !== this.loadSeq) throw new ModelRuntimeError(cancelled('superseded'));
     this.setState({ status: 'ready', modelId });
-  }
-
-  /** Stops a download by ending the worker; files already complete stay cached, so a later load resumes. */
-  cancel(): void {
-    if (this.current.status !== 'loading') return;
-    this.loadSeq++;
-    this.resetWorker(new Error('Model loading was cancelled by the user.'));
-    this.setState({ status: 'idle' });
   }
 
   /** Frees the model's memory once the reply being written (if any) has finished. */

@@ -43,7 +43,6 @@ export class LlmRuntime extends LlmStateHolder implements LanguageModel {
   private readonly opts: Required<Pick<LlmRuntimeOptions, 'cacheBackend' | 'models' | 'createWorker' | 'isOnline'>> & {
     mirror?: LlmMirror;
   };
-  private loadSeq = 0;
 
   constructor(options: LlmRuntimeOptions = {}) {
     super();
@@ -79,7 +78,7 @@ export class LlmRuntime extends LlmStateHolder implements LanguageModel {
   }
 
   /** Throws the worker away; the next call starts a fresh one (fresh GPU device, fresh engine). */
-  private resetWorker(reason: Error): void {
+  protected resetWorker(reason: Error): void {
     const c = this.client;
     this.client = undefined;
     c?.terminate(reason);
@@ -126,14 +125,6 @@ export class LlmRuntime extends LlmStateHolder implements LanguageModel {
     }
     if (seq !== this.loadSeq) throw new ModelRuntimeError(cancelled('superseded'));
     this.setState({ status: 'ready', modelId });
-  }
-
-  /** Cancels a load in progress by terminating the worker (downloaded shards stay cached, so a later load resumes). */
-  cancel(): void {
-    if (this.current.status !== 'loading') return;
-    this.loadSeq++;
-    this.resetWorker(new Error('Model loading was cancelled by the user.'));
-    this.setState({ status: 'idle' });
   }
 
   /** Frees the GPU memory. */

@@ -1,9 +1,11 @@
 // The load state both downloaded-model engines (web-llm on WebGPU, transformers.js on the CPU)
-// report to the Models service: one holder with listeners, so the two runtimes report alike.
+// report to the Models service, and cancelling a load: one holder, so the two runtimes act alike.
 import type { LlmState } from './llm-runtime';
 
 export abstract class LlmStateHolder {
   protected current: LlmState = { status: 'idle' };
+  /** Counts loads: a load that finds it moved on was cancelled or superseded. */
+  protected loadSeq = 0;
   private readonly listeners = new Set<(s: LlmState) => void>();
 
   /** The loaded model's id, or "" when none is loaded. */
@@ -25,6 +27,20 @@ export abstract class LlmStateHolder {
   protected setState(s: LlmState): void {
     this.current = s;
     for (const l of this.listeners) l(s);
+  }
+
+  /** Ends the engine's worker (what it was doing fails with `reason`); the next call starts a fresh one. */
+  protected abstract resetWorker(reason: Error): void;
+
+  /**
+   * Stops a download by ending the worker; files already complete stay in the browser's cache,
+   * so a later load resumes.
+   */
+  cancel(): void {
+    if (this.current.status !== 'loading') return;
+    this.loadSeq++;
+    this.resetWorker(new Error('Model loading was cancelled by the user.'));
+    this.setState({ status: 'idle' });
   }
 
   /** No one hears of this runtime any more (it is disposed). */
