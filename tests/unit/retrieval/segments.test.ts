@@ -51,6 +51,12 @@ describe('parseSegmentation', () => {
     ]);
   });
 
+  it('reads -0 as 0 (found by the property below: a cover ended at -0)', () => {
+    expect(parseSegmentation([[-0, -1]], 1).ranges).toEqual([{ first: 0, last: 0 }]);
+    expect(Object.is(parseSegmentation([[-0, -1]], 1).ranges[0]!.last, 0)).toBe(true);
+    expect(Object.is(parseSegmentation('{"segments":[{"start":-0,"end":-0}]}', 1).ranges[0]!.first, 0)).toBe(true);
+  });
+
   it('turns any garbage into a contiguous cover of all turns, never throwing (property)', () => {
     const json = fc.oneof(
       fc.string(),

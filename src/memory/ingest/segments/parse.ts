@@ -63,7 +63,8 @@ export function repairCover(candidates: ReadonlyArray<readonly [number, number]>
       repaired = true;
       continue;
     }
-    let [s, e] = [Math.round(pair[0]), Math.round(pair[1])];
+    // `|| 0` turns -0 (a model can write it) into 0: positions are compared with Object.is downstream.
+    let [s, e] = [Math.round(pair[0]) || 0, Math.round(pair[1]) || 0];
     if (s > e) {
       [s, e] = [e, s];
       repaired = true;
@@ -141,7 +142,7 @@ function matchNumber(text: string, keys: readonly string[]): number | undefined 
 
 function toInt(v: unknown): number | undefined {
   const x = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
-  return typeof x === 'number' && Number.isFinite(x) ? Math.round(x) : undefined;
+  return typeof x === 'number' && Number.isFinite(x) ? Math.round(x) || 0 : undefined;
 }
 
 function pick(o: Record<string, unknown>, keys: readonly string[]): number | undefined {
