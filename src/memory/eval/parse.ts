@@ -101,8 +101,7 @@ export function parseVerdict(raw: unknown): ParsedVerdict {
   const extracted = extractJson(raw);
   if (extracted.found && extracted.value && typeof extracted.value === 'object' && !Array.isArray(extracted.value)) {
     const obj = extracted.value as Record<string, unknown>;
-    const verdict =
-      verdictWord(field(obj, ['verdict', 'label', 'result'])) ?? verdictWord(field(obj, ['corrected', 'success', 'passed']));
+    const verdict = verdictWord(field(obj, ['verdict', 'label', 'result'])) ?? verdictWord(field(obj, ['corrected', 'success', 'passed']));
     const reason = cleanText(field(obj, ['reason', 'reasoning', 'explanation']), 300);
     return verdict ? { verdict, reason, problems: extracted.problems } : { reason, problems: [...extracted.problems, 'no verdict'] };
   }
