@@ -1,0 +1,1 @@
+export{n as buildDemo,r as demoSessionId}from"./demo-Cvmpjyt7.js";

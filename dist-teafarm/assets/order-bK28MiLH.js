@@ -1,0 +1,1 @@
+function e(e,t){return e.time===t.time?e.createdAt===t.createdAt?e.id<t.id?-1:+(e.id>t.id):e.createdAt-t.createdAt:e.time-t.time}function t(t,n){return e(t,n)<0}export{t as n,e as t};

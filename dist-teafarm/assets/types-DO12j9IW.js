@@ -1,0 +1,1 @@
+var e=[`Changed`,`Cause`,`Reason`,`HinderedBy`,`React`,`Want`,`SameTopic`];export{e as t};
