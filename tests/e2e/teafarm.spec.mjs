@@ -50,7 +50,10 @@ test('Evaluate runs TeaFarm on the memorised sessions, can be cancelled and cont
     await shot(page, 'teafarm-1280-start');
     await page.getByTestId('eval-run').click();
     await page.getByTestId('eval-progress').waitFor();
-    await page.getByTestId('eval-count').filter({ hasText: /^[1-9]\d* of 12 cases done/ }).waitFor({ timeout: 30_000 });
+    await page
+      .getByTestId('eval-count')
+      .filter({ hasText: /^[1-9]\d* of 12 cases done/ })
+      .waitFor({ timeout: 30_000 });
     const progressText = await page.getByTestId('eval-progress').textContent();
     assert.match(progressText, /question \d/);
     await page.getByTestId('eval-cancel').click();
