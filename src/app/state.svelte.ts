@@ -4,11 +4,12 @@ import { errorText } from '../errors';
 import { displayText } from '../memory/voice';
 import type { ModelsSnapshot } from '../services/models';
 import type { JobSnapshot } from '../services/jobs';
+import type { EvaluationSnapshot } from '../services/evaluation';
 import type { AppSettings } from '../services/settings';
 import type { Tealeaf } from '../services/tealeaf';
 
-export type View = 'chat' | 'memory' | 'models' | 'settings';
-const VIEWS: View[] = ['chat', 'memory', 'models', 'settings'];
+export type View = 'chat' | 'memory' | 'evaluate' | 'models' | 'settings';
+const VIEWS: View[] = ['chat', 'memory', 'evaluate', 'models', 'settings'];
 
 /** A question for the user, shown in the app's one dialog (ConfirmDialog). */
 export interface ConfirmRequest {
@@ -54,6 +55,8 @@ export class AppState {
     builtin: { availability: 'checking' },
   });
   jobs = $state<JobSnapshot[]>([]);
+  /** The Evaluate view's run (TeaFarm): progress, then the report. */
+  evaluation = $state<EvaluationSnapshot>({ state: 'idle' });
   settings = $state<AppSettings | null>(null);
   memories = $state<Map<string, Memory>>(new Map());
   /** Memory ids (and timelines) the explorer should highlight, from a reply's chips. */
@@ -103,6 +106,7 @@ export class AppState {
     t.models.on('error', ({ message }) => this.toast('error', message));
     t.models.on('notice', ({ message }) => this.toast('info', message));
     t.memory.on('jobs', (j) => (this.jobs = j));
+    t.evaluation.on('state', (e) => (this.evaluation = e));
     t.memory.on('graph', () => {
       this.memories = new Map(t.memory.memories);
       this.graphVersion++;

@@ -5,6 +5,7 @@ import { BLOCKED_MESSAGE, deleteTealeafDb } from '../store/db';
 import { DB_NAME, DEMO_DB_NAME } from '../store/schema';
 import { currentSpace, findLegacyDemo, setSpace, type LegacyDemo, type Space } from './space';
 import { ChatService } from './chat';
+import { EvaluationService } from './evaluation';
 import { MemoryService } from './memory';
 import { ModelService } from './models';
 import { SettingsService } from './settings';
@@ -19,6 +20,7 @@ export class Tealeaf {
   readonly models: ModelService;
   readonly memory: MemoryService;
   readonly chat: ChatService;
+  readonly evaluation: EvaluationService;
 
   private constructor(
     readonly repo: IdbRepository,
@@ -28,6 +30,12 @@ export class Tealeaf {
     this.models = new ModelService(this.settings);
     this.memory = new MemoryService(
       repo,
+      this.settings,
+      () => this.models.languageModel,
+      () => this.models.embedder,
+    );
+    this.evaluation = new EvaluationService(
+      this.memory,
       this.settings,
       () => this.models.languageModel,
       () => this.models.embedder,

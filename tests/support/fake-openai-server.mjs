@@ -42,6 +42,21 @@ function jsonAnswer(title, text, schema) {
       const answer = [...text.matchAll(/^Generated answer: (.*)$/gm)].at(-1)?.[1]?.toLowerCase() ?? '';
       return { reasoning: 'scripted', label: gold && answer.includes(gold) ? 'CORRECT' : 'WRONG' };
     }
+    case 'teafarm_questions': {
+      // One counterfactual question per remembered line of the summaries.
+      const max = Number(schema?.properties?.questions?.maxItems ?? 1);
+      const facts = [...text.matchAll(/^- (.+)$/gm)].map((m) => m[1].replace(/^The user said: /, '').trim());
+      return {
+        questions: facts.slice(0, max).map((fact) => ({
+          question: `Since that is all over now, what do you make of this: ${fact}?`,
+          false_premise: `That it is over: ${fact}`,
+          correct_answer: fact,
+          lead_in: ['Hello again.'],
+        })),
+      };
+    }
+    case 'teafarm_verdict':
+      return { verdict: 'fooled', reason: 'scripted' };
     default:
       return {};
   }

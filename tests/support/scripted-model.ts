@@ -105,6 +105,14 @@ export class ScriptedModel implements LanguageModel {
       }
       case 'memory_search_keywords':
         return JSON.stringify({ keywords: s.keywords ?? [] });
+      case 'teafarm_questions':
+        return JSON.stringify(teafarmQuestions(text, schema));
+      case 'teafarm_verdict': {
+        // Corrected when the reply drew on memory (the chat reply says so), fooled otherwise.
+        const reply = /^The companion replied: (.*)$/m.exec(text)?.[1] ?? '';
+        const corrected = reply.includes('I remembered something');
+        return JSON.stringify({ verdict: corrected ? 'corrected' : 'fooled', reason: corrected ? 'It drew on memory.' : 'It went along.' });
+      }
       default:
         return '{}';
     }
@@ -119,4 +127,18 @@ function summarise(text: string) {
   }
   // No topics: segments keep coming from the fallback splitter, as before topics were asked for.
   return { events, userTraits: [], assistantTraits: [], notes: [], topics: [] };
+}
+
+/** TeaFarm questions: one per remembered line of the summaries, up to the schema's maxItems. */
+function teafarmQuestions(text: string, schema: JsonSchema) {
+  const max = Number((schema as { properties?: { questions?: { maxItems?: number } } }).properties?.questions?.maxItems ?? 1);
+  const facts = [...text.matchAll(/^- (.+)$/gm)].map((m) => m[1].replace(/^The user said: /, '').trim());
+  return {
+    questions: facts.slice(0, max).map((fact, i) => ({
+      question: `Since that is all over now, what do you make of this: ${fact}?`,
+      false_premise: `That it is over: ${fact}`,
+      correct_answer: fact,
+      lead_in: i === 0 ? ['Hello again, it has been a while.'] : [],
+    })),
+  };
 }

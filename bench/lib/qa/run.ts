@@ -54,7 +54,13 @@ export interface ConversationResult {
 }
 
 /** Memorises a LoCoMo conversation session by session with the model, as the app's job does. */
-async function memorise(conv: LocomoConversation, name: string, llm: LanguageModel, settings: MemorySettings, log: (s: string) => void) {
+export async function memorise(
+  conv: LocomoConversation,
+  name: string,
+  llm: LanguageModel,
+  settings: MemorySettings,
+  log: (s: string) => void,
+) {
   const repo = new InMemoryRepository();
   const graph = new MemoryGraph();
   const memories = new Map<Id, Memory>();

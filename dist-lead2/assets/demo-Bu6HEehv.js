@@ -1,1 +1,0 @@
-export{n as buildDemo,r as demoSessionId}from"./demo-Cvmpjyt7.js";

@@ -1,1 +1,0 @@
-function e(e){return e instanceof Error?e.message:String(e)}export{e as t};

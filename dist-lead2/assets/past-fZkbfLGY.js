@@ -1,1 +1,0 @@
-import{i as e}from"./text-D6Kz6Js_.js";function t(e){return e.supersededBy!==void 0||e.endedAt!==void 0}function n(e,t){if(e.endedAt!==void 0)return e.endedAt;if(e.supersededBy!==void 0)return t?.get(e.supersededBy)?.time}function r(r,i){if(!t(r))return``;let a=n(r,i);return a===void 0?` (no longer true: this is the past)`:` (true until ${e(a)}; no longer true)`}export{r as n,t};

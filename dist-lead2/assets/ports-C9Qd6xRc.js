@@ -1,3 +1,0 @@
-var e=1e6,t=-864e13,n=864e13;function r(e){if(e.length<=1e6)return e;let t=999928,n=e.charCodeAt(t-1);return n>=55296&&n<=56319&&t--,e.slice(0,t)+`
-
-[Cut here: Tealeaf keeps at most 1,000,000 characters of one message.]`}var i=class extends Error{jobId;name=`JobGoneError`;constructor(e){super(`job ${e} was cancelled or changed elsewhere`),this.jobId=e}};function a(e){return e instanceof Error&&e.name===`JobGoneError`}export{t as a,n as i,a as n,r as o,e as r,i as t};

@@ -1,1 +1,0 @@
-var e=[`Changed`,`Cause`,`Reason`,`HinderedBy`,`React`,`Want`,`SameTopic`];export{e as t};

@@ -1,0 +1,276 @@
+// TeaFarm (Theanine §5), the counterfactual evaluation, as a pure pipeline over the memory the
+// agent has: (1) the sessions' memories as summaries, (2-3) one call writes counterfactual
+// questions with their answers, (4) a new session is simulated in memory only (the lead-in
+// messages, each answered by the agent), (5) the question is asked, (6) a judge decides whether the
+// reply corrected the false premise. Each question runs under each condition (conditions.ts).
+// Nothing here receives a Repository: an evaluation cannot write to the user's memory or chats.
+import type { Embedder, LanguageModel } from '../../ports';
+import type { Id, Memory, Millis } from '../types';
+import type { HybridIndex } from '../retrieval/types';
+import type { MemoryGraph } from '../graph';
+import type { MemorySettings } from '../settings';
+import { prepareTurn, type DialogueTurn } from '../recall/turn';
+import { RefineCache } from '../recall/refine';
+import { conditionSettings, CONDITION_IDS, type ConditionId } from './conditions';
+import { parseQuestions, parseVerdict, questionId, type TeaFarmQuestion, type Verdict } from './parse';
+import { questionMessages, questionRepairMessages, questionsSchema, VERDICT_SCHEMA, verdictMessages } from './prompts';
+import { scoreConditions, type ConditionScore } from './score';
+import { sessionSummaries, summariesText } from './summaries';
+
+export type { ConditionId } from './conditions';
+export type { TeaFarmQuestion, Verdict } from './parse';
+export type { ConditionScore } from './score';
+
+/** One question asked under one condition, with everything needed to inspect it. */
+export interface CaseResult {
+  /** Question + condition + agent model: what the result cache is keyed by. */
+  key: string;
+  condition: ConditionId;
+  questionId: string;
+  question: string;
+  falsePremise: string;
+  correctAnswer: string;
+  /** The simulated session before the question: lead-in messages and the agent's replies. */
+  leadIn: DialogueTurn[];
+  reply: string;
+  /** 'unjudged': the judge's answer could not be read; 'error': a model call failed. */
+  verdict: Verdict | 'unjudged' | 'error';
+  reason: string;
+  /** Memories the reply's prompt held. */
+  memoryIds: Id[];
+  /** Came from the result cache (a resumed run). */
+  cached: boolean;
+}
+
+/** Finished results kept between runs, so a stopped run continues where it was. */
+export interface TeaFarmCache {
+  getCase(key: string): Promise<CaseResult | undefined>;
+  putCase(key: string, result: CaseResult): Promise<void>;
+  getQuestions(key: string): Promise<TeaFarmQuestion[] | undefined>;
+  putQuestions(key: string, questions: TeaFarmQuestion[]): Promise<void>;
+}
+
+/** A cache that lives as long as the object (a tab, a test). */
+export class MemoryTeaFarmCache implements TeaFarmCache {
+  readonly cases = new Map<string, CaseResult>();
+  readonly questions = new Map<string, TeaFarmQuestion[]>();
+  async getCase(key: string) {
+    return this.cases.get(key);
+  }
+  async putCase(key: string, result: CaseResult) {
+    this.cases.set(key, structuredClone(result));
+  }
+  async getQuestions(key: string) {
+    return this.questions.get(key);
+  }
+  async putQuestions(key: string, questions: TeaFarmQuestion[]) {
+    this.questions.set(key, structuredClone(questions));
+  }
+}
+
+export type TeaFarmStep = 'questions' | 'lead-in' | 'question' | 'judge' | 'done';
+
+export interface TeaFarmProgress {
+  step: TeaFarmStep;
+  /** Cases finished (from the cache included) and all cases; 0 of 0 while writing questions. */
+  done: number;
+  total: number;
+  condition?: ConditionId;
+  /** 1-based number of the question under way. */
+  question?: number;
+}
+
+export interface TeaFarmInput {
+  /** The agent under test (replies) and, unless given apart, the question writer and judge. */
+  llm: LanguageModel;
+  questioner?: LanguageModel;
+  judge?: LanguageModel;
+  index: HybridIndex;
+  graph: MemoryGraph;
+  memoriesById: ReadonlyMap<Id, Memory>;
+  embedder?: Embedder;
+  settings: MemorySettings;
+  conditions?: readonly ConditionId[];
+  /** Questions to write (default 5). */
+  questions?: number;
+  /** When the simulated session takes place. */
+  now: Millis;
+  persona?: string;
+  /** Words of summaries the question writer reads at most (default 1500). */
+  summaryWords?: number;
+  cache?: TeaFarmCache;
+  seed?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: TeaFarmProgress) => void;
+}
+
+export interface TeaFarmReport {
+  status: 'done' | 'cancelled' | 'no-memories' | 'no-questions';
+  /** Sessions whose memories the question writer read. */
+  sessions: number;
+  memories: number;
+  questions: TeaFarmQuestion[];
+  conditions: ConditionScore[];
+  cases: CaseResult[];
+  /** What went wrong with model output along the way (skipped items, unreadable verdicts). */
+  problems: string[];
+}
+
+const REPLY_TOKENS = 250;
+
+function caseKey(modelId: string, condition: ConditionId, question: TeaFarmQuestion): string {
+  return JSON.stringify([modelId, condition, question.question]);
+}
+
+async function writeQuestions(input: TeaFarmInput, summaries: string, max: number, problems: string[]): Promise<TeaFarmQuestion[]> {
+  const llm = input.questioner ?? input.llm;
+  const messages = questionMessages(summaries, max);
+  const schema = questionsSchema(max);
+  const raw = await llm.json(messages, schema, { signal: input.signal, temperature: 0.75 });
+  const first = parseQuestions(raw, max);
+  problems.push(...first.problems.map((p) => `questions: ${p}`));
+  if (first.questions.length > 0 || input.signal?.aborted) return first.questions;
+  // One repair attempt, then give up with the problems noted.
+  const again = parseQuestions(await llm.json(questionRepairMessages(messages, raw), schema, { signal: input.signal }), max);
+  problems.push(...again.problems.map((p) => `questions (second try): ${p}`));
+  return again.questions;
+}
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+export async function runTeaFarm(input: TeaFarmInput): Promise<TeaFarmReport> {
+  const conditions = input.conditions ?? CONDITION_IDS;
+  const max = Math.max(1, Math.min(20, Math.floor(input.questions ?? 5)));
+  const problems: string[] = [];
+  const summaries = sessionSummaries(input.memoriesById);
+  const report = (status: TeaFarmReport['status'], sessions: number, questions: TeaFarmQuestion[], cases: CaseResult[]) => ({
+    status,
+    sessions,
+    memories: input.memoriesById.size,
+    questions,
+    conditions: scoreConditions(cases, conditions),
+    cases,
+    problems,
+  });
+  if (summaries.length === 0) return report('no-memories', 0, [], []);
+  const { text, sessions } = summariesText(summaries, input.summaryWords ?? 1500);
+
+  input.onProgress?.({ step: 'questions', done: 0, total: 0 });
+  const questionsKey = questionId(JSON.stringify([(input.questioner ?? input.llm).modelId, max, text]));
+  let questions = await input.cache?.getQuestions(questionsKey);
+  if (!questions) {
+    questions = await writeQuestions(input, text, max, problems);
+    if (input.signal?.aborted) return report('cancelled', sessions, [], []);
+    if (questions.length > 0) await input.cache?.putQuestions(questionsKey, questions);
+  }
+  if (questions.length === 0) return report('no-questions', sessions, [], []);
+
+  const total = questions.length * conditions.length;
+  const cases: CaseResult[] = [];
+  const refineCache = new RefineCache();
+  // Question by question, every condition each: a stopped run still compares like with like.
+  for (const [qi, q] of questions.entries()) {
+    for (const condition of conditions) {
+      if (input.signal?.aborted) return report('cancelled', sessions, questions, cases);
+      const key = caseKey(input.llm.modelId, condition, q);
+      const hit = await input.cache?.getCase(key);
+      if (hit) {
+        cases.push({ ...hit, cached: true });
+        continue;
+      }
+      const at = (step: TeaFarmStep) => input.onProgress?.({ step, done: cases.length, total, condition, question: qi + 1 });
+      let result: CaseResult;
+      try {
+        result = await runCase(input, conditionSettings(condition, input.settings), q, key, condition, refineCache, at);
+      } catch (e) {
+        if (input.signal?.aborted) return report('cancelled', sessions, questions, cases);
+        // Not cached: a run again tries it again.
+        cases.push(errorCase(key, condition, q, errorText(e)));
+        continue;
+      }
+      // A call cut short by a cancel returns part of its text: never record that.
+      if (input.signal?.aborted) return report('cancelled', sessions, questions, cases);
+      if (result.verdict === 'unjudged') problems.push(`verdict on "${q.question}" (${condition}): ${result.reason || 'unreadable'}`);
+      cases.push(result);
+      await input.cache?.putCase(key, result);
+    }
+  }
+  input.onProgress?.({ step: 'done', done: cases.length, total });
+  return report('done', sessions, questions, cases);
+}
+
+function errorCase(key: string, condition: ConditionId, q: TeaFarmQuestion, reason: string): CaseResult {
+  return {
+    key,
+    condition,
+    questionId: q.id,
+    question: q.question,
+    falsePremise: q.falsePremise,
+    correctAnswer: q.correctAnswer,
+    leadIn: [],
+    reply: '',
+    verdict: 'error',
+    reason,
+    memoryIds: [],
+    cached: false,
+  };
+}
+
+/** Steps 4-6 for one question under one condition's settings. */
+async function runCase(
+  input: TeaFarmInput,
+  settings: MemorySettings,
+  q: TeaFarmQuestion,
+  key: string,
+  condition: ConditionId,
+  refineCache: RefineCache,
+  at: (step: TeaFarmStep) => void,
+): Promise<CaseResult> {
+  const dialogue: DialogueTurn[] = [];
+  const reply = async (text: string) => {
+    dialogue.push({ role: 'user', text, time: input.now });
+    const prepared = await prepareTurn({
+      dialogue,
+      now: input.now,
+      index: input.index,
+      graph: input.graph,
+      memoriesById: input.memoriesById,
+      llm: input.llm,
+      embedder: input.embedder,
+      settings,
+      refineCache,
+      seed: input.seed ?? 1,
+      persona: input.persona,
+      signal: input.signal,
+    });
+    const answer = (await input.llm.chat(prepared.messages, { signal: input.signal, maxTokens: REPLY_TOKENS })).trim();
+    dialogue.push({ role: 'assistant', text: answer, time: input.now });
+    return { answer, memoryIds: prepared.usedMemory.memoryIds };
+  };
+  for (const line of q.leadIn) {
+    at('lead-in');
+    await reply(line);
+    if (input.signal?.aborted) break;
+  }
+  at('question');
+  const leadIn = [...dialogue];
+  const final = await reply(q.question);
+  at('judge');
+  const judge = input.judge ?? input.llm;
+  const raw = await judge.json(verdictMessages({ ...q, reply: final.answer }), VERDICT_SCHEMA, { signal: input.signal });
+  const parsed = parseVerdict(raw);
+  return {
+    key,
+    condition,
+    questionId: q.id,
+    question: q.question,
+    falsePremise: q.falsePremise,
+    correctAnswer: q.correctAnswer,
+    leadIn,
+    reply: final.answer,
+    verdict: parsed.verdict ?? 'unjudged',
+    reason: parsed.reason || parsed.problems.join('; '),
+    memoryIds: final.memoryIds,
+    cached: false,
+  };
+}
