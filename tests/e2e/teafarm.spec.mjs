@@ -54,6 +54,7 @@ test('Evaluate runs TeaFarm on the memorised sessions, can be cancelled and cont
       .getByTestId('eval-count')
       .filter({ hasText: /^[1-9]\d* of 12 cases done/ })
       .waitFor({ timeout: 30_000 });
+    await shot(page, 'teafarm-1280-progress');
     const progressText = await page.getByTestId('eval-progress').textContent();
     assert.match(progressText, /question \d/);
     await page.getByTestId('eval-cancel').click();

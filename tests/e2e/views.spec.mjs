@@ -26,7 +26,7 @@ for (const viewport of [
       const name = `w${viewport.width}`;
       await shot(page, `${name}-chat`);
       assert.ok((await overflow()) <= 0, 'chat overflows sideways');
-      for (const view of ['models', 'settings', 'memory']) {
+      for (const view of ['models', 'settings', 'evaluate', 'memory']) {
         await page.getByTestId(`nav-${view}`).click();
         await page.waitForTimeout(200);
         if (view === 'memory') {
