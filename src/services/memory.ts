@@ -38,6 +38,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   private vectorModelId?: string;
   private running = false;
   private again = false;
+  /** Another tab changed the store since this tab last read it. */
+  private stale = false;
   /** Aborts the job run in progress (import and delete-all stop it before they write). */
   private jobsController?: AbortController;
   private jobsRun?: Promise<void>;
@@ -66,10 +68,33 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
           this.cancelJobs();
           return;
         }
+        this.stale = true;
         clearTimeout(this.reloadTimer);
-        this.reloadTimer = setTimeout(() => void this.reload().then(() => this.kick()), 100);
+        this.reloadTimer = setTimeout(() => void this.refreshFromOtherTab(), 100);
       };
     }
+  }
+
+  /**
+   * Catches up with another tab's change. A job run in progress is not stopped for it: that would
+   * throw away the model call in flight (a summary can take a minute on a small GPU). The run
+   * catches up before its next job and when it ends instead.
+   */
+  private async refreshFromOtherTab(): Promise<void> {
+    if (this.running) return;
+    try {
+      await this.catchUp();
+    } catch (e) {
+      this.emit('error', { message: `Could not read what another tab changed: ${errorText(e)}. Reload the page.` });
+    }
+    this.kick();
+  }
+
+  /** Rebuilds from the store when another tab changed it since this tab last read it. */
+  private async catchUp(): Promise<void> {
+    if (!this.stale) return;
+    this.stale = false;
+    await this.load();
   }
 
   private announce(): void {
@@ -366,6 +391,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       this.emit('error', { message: `Memorising failed: ${errorText(e)}` });
     } finally {
       this.running = false;
+      // Another tab's change arrived while this run went on: catch up with it now.
+      if (this.stale) void this.refreshFromOtherTab();
     }
   }
 
@@ -377,6 +404,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       if (signal.aborted) break;
       // Memory creation switched off: queued jobs wait, persisted, until it is on again.
       if (!this.settings.value.memoryCreation) break;
+      // Link against what other tabs wrote meanwhile (their memories, the user's corrections).
+      await this.catchUp();
       const job = (await this.repo.listJobs())
         .filter((j) => (j.status === 'pending' || j.status === 'running') && !tried.has(j.id))
         .sort((a, b) => a.createdAt - b.createdAt)[0];

@@ -255,3 +255,57 @@ describe('MemoryService.deleteSession', () => {
     expect(service.graph.size).toBe(left.length);
   });
 });
+
+describe('MemoryService in two tabs', () => {
+  it("another tab's correction during a summarising call: the call is not thrown away, and the correction is seen", async () => {
+    const repo = new InMemoryRepository();
+    await seedSession(repo, 's1', 0, ['I love kayaking on the lake', 'Nice']);
+    const plain = model();
+    let gate: (() => void) | undefined;
+    let summaryCalls = 0;
+    let released = false;
+    // Tab A's model: the second session's summarising call waits until the test lets it answer.
+    const gated = new ScriptedModel(async (call) => {
+      if (call.schemaTitle === 'session_memories' && call.messages.some((m) => m.content.includes('rye bread'))) {
+        summaryCalls++;
+        if (!released) await new Promise<void>((resolve) => (gate = resolve));
+      }
+      return plain.json(call.messages, { title: call.schemaTitle });
+    });
+    const tabA = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => gated,
+      () => undefined,
+    );
+    await tabA.load();
+    await settle(tabA, repo);
+    const [kayak] = [...tabA.memories.values()];
+
+    await seedSession(repo, 's2', 1, ['I baked rye bread today', 'Yum']);
+    tabA.kick();
+    for (let i = 0; i < 100 && !gate; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(gate, 'the summarising call started').toBeDefined();
+
+    // Tab B corrects a memory while A's call is in flight; A hears of it over the BroadcastChannel.
+    const tabB = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => undefined,
+      () => undefined,
+    );
+    await tabB.load();
+    await tabB.editMemory(kayak.id, 'The user paddles a canoe on weekends');
+    await new Promise((r) => setTimeout(r, 300));
+    released = true;
+    gate!();
+    await settle(tabA, repo);
+    await new Promise((r) => setTimeout(r, 300));
+
+    expect(summaryCalls).toBe(1);
+    expect((await repo.getSession('s2'))?.status).toBe('memorised');
+    expect(tabA.memories.get(kayak.id)?.text).toBe('The user paddles a canoe on weekends');
+    expect([...tabA.memories.values()].some((m) => m.text.includes('rye bread'))).toBe(true);
+    expect(checkGraphInvariants(await repo.listMemories(), await repo.listEdges())).toEqual([]);
+  });
+});
