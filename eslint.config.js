@@ -15,6 +15,9 @@ const MODEL_SDKS = [
   '@huggingface/transformers/*',
   'onnxruntime-web',
   'onnxruntime-web/*',
+  // The part-of-speech tagger for topic nouns is a model too.
+  'wink-nlp',
+  'wink-eng-lite-web-model',
 ];
 const sdkRule = { group: MODEL_SDKS, message: 'Only src/models imports model SDKs.' };
 const idbRule = { group: ['idb', 'idb/*'], message: 'Only src/store touches IndexedDB.' };

@@ -30,11 +30,12 @@ import { answerHit, shortAnswerForms, Tally } from './lib/locomo-metrics';
 import { RefineCache } from '../src/memory/recall/refine';
 import { DEFAULT_MEMORY_SETTINGS, withDefaults, type MemorySettings, type RetrievalMode } from '../src/memory/settings';
 import { ingestLocomo, type Ingested } from './lib/locomo-ingest';
+import type { NounExtractor } from '../src/memory/retrieval/topics';
 
 const BUDGETS = [300, 1000] as const;
 const BASELINE = 'turns-bm25';
 /** The retrieval signals of issue 13, each a switch in MemorySettings. */
-const SIGNALS = ['speakerAware', 'feedbackQuery', 'queryRouting', 'segmentExcerpts'] as const;
+const SIGNALS = ['speakerAware', 'feedbackQuery', 'queryRouting', 'segmentExcerpts', 'topicNouns'] as const;
 const SIGNALS_OFF: Partial<MemorySettings> = Object.fromEntries(SIGNALS.map((k) => [k, false]));
 const CATEGORY: Record<string, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
 /** Units fetched per query: enough to fill the larger budget with the smallest units. */
@@ -61,8 +62,8 @@ interface Mode {
   turn?: (c: Ingested) => (query: string, budget: number) => Promise<Retrieved>;
 }
 
-function indexOf(units: IndexedUnit[]): HybridIndex {
-  const ix = createHybridIndex({ depth: DEPTH });
+function indexOf(units: IndexedUnit[], nouns?: NounExtractor): HybridIndex {
+  const ix = createHybridIndex({ depth: DEPTH, nouns });
   for (const u of units) ix.upsert(u);
   return ix;
 }
@@ -130,7 +131,8 @@ function productTurn(retrievalMode: RetrievalMode, switches: Partial<MemorySetti
   return (c) => {
     // rawSegments: segments indexed as their words, without the denoised copy (SeCom's step off).
     const segs = rawSegments ? segUnits(c).map((u) => ({ ...u, indexText: undefined })) : segUnits(c);
-    const index = indexOf([...memUnits(c), ...segs]);
+    // Topic nouns kept as the app keeps them with the switch on; used only where the switch is on.
+    const index = indexOf([...memUnits(c), ...segs], switches.topicNouns || DEFAULT_MEMORY_SETTINGS.topicNouns ? c.nouns : undefined);
     const memoriesById = new Map(c.memories.map((m) => [m.id, m]));
     const now = Math.max(...c.turns.map((t) => t.time)) + 86_400_000;
     return async (query, budget) => {

@@ -8,7 +8,9 @@ import { createMemoriseJob, runMemoriseJob, type Segmenter } from '../../src/mem
 import { withDefaults } from '../../src/memory/settings';
 import { locomoSessionRecords, observationSummariser, type LocomoConversation, type LocomoSession } from '../../src/memory/locomo';
 import { createHybridIndex } from '../../src/memory/retrieval/hybrid';
+import { loadNounExtractor } from '../../src/models/nouns';
 import type { HybridIndex } from '../../src/memory/retrieval/types';
+import type { NounExtractor } from '../../src/memory/retrieval/topics';
 import { segmentSession, type SplitterOptions } from '../../src/memory/ingest/segments';
 import type { Id, Memory, Segment, Turn } from '../../src/memory/types';
 
@@ -24,6 +26,8 @@ export interface Ingested {
   /** dia_id -> turn id */
   turnIdOf: Map<string, Id>;
   modelCalls: number;
+  /** The part-of-speech tagger's noun extractor, for indexes that keep topic nouns. */
+  nouns: NounExtractor;
 }
 
 export async function ingestLocomo(conv: LocomoConversation, prefix: string, splitter?: SplitterOptions): Promise<Ingested> {
@@ -76,5 +80,6 @@ export async function ingestLocomo(conv: LocomoConversation, prefix: string, spl
     speakerOf,
     turnIdOf,
     modelCalls,
+    nouns: await loadNounExtractor(),
   };
 }

@@ -53,6 +53,11 @@ export interface MemorySettings {
   timeDecayHalfLifeDays: number;
   /** Self-reflection re-query (seed 002): a weak first retrieval gets one keyword-writing call. */
   reflectiveRequery: boolean;
+  /**
+   * LD-Agent's topic nouns: the overlap of the query's nouns with each unit's is fused with the
+   * lexical and dense rankings (needs the part-of-speech tagger, src/models/nouns.ts).
+   */
+  topicNouns: boolean;
 }
 
 export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
@@ -76,6 +81,7 @@ export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
   personaBankShare: 0.2,
   timeDecayHalfLifeDays: 0,
   reflectiveRequery: true,
+  topicNouns: false,
 });
 
 export function withDefaults(partial?: Partial<MemorySettings>): MemorySettings {

@@ -170,6 +170,9 @@ export interface RetrievalScore {
   fused: number;
   lexicalRank?: number;
   denseRank?: number;
+  /** LD-Agent's topic overlap with the query (0..1), where topic nouns are on. */
+  topic?: number;
+  topicRank?: number;
 }
 
 /** Stored with an assistant turn: what it remembered and why. */

@@ -7,6 +7,7 @@ import { segmentUnit } from '../memory/retrieval/units';
 import { MemoryGraph } from '../memory/graph';
 import { memoryUnit } from '../memory/ingest/memorise';
 import { inSlices } from './jobs';
+import type { NounExtractor } from '../memory/retrieval/topics';
 
 /** The hybrid index with its lexical and dense sides. */
 export type LiveIndex = ReturnType<typeof createHybridIndex>;
@@ -28,8 +29,10 @@ export async function buildLiveMemory(
   segments: Segment[],
   embedder?: Embedder,
   vectors: readonly VectorRecord[] = [],
+  /** With the topic-nouns switch on: every unit's nouns are kept (a few hundredths of a ms each). */
+  nouns?: NounExtractor,
 ): Promise<LiveMemory> {
-  const index = createHybridIndex();
+  const index = createHybridIndex({ nouns });
   const graph = new MemoryGraph();
   await inSlices(memories, (m) => graph.addMemory(m.id, m.time, m.createdAt));
   // planRepair has left out edges whose ends are missing; the check stays so a bad edge is skipped.

@@ -17,6 +17,8 @@ import { plainPreparer, type ReplyPrompt, type TurnPreparer } from './reply-prom
 import { Emitter } from './emitter';
 import { jobSnapshot, withJob, withJobLock, yieldToPage, type JobSnapshot } from './jobs';
 import { attachVectors, buildLiveMemory, mirrorChange } from './live-memory';
+import { loadNounExtractor } from '../models/nouns';
+import type { NounExtractor } from '../memory/retrieval/topics';
 import { embedMissing } from './reembed';
 import type { SettingsService } from './settings';
 
@@ -38,6 +40,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   private vectorModelId?: string;
   private running = false;
   private again = false;
+  private switching: Promise<void> = Promise.resolve();
   /** Another tab changed the store since this tab last read it. */
   private stale = false;
   /** Aborts the job run in progress (import and delete-all stop it before they write). */
@@ -169,12 +172,45 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     embedder?: Embedder,
     vectors: readonly VectorRecord[] = [],
   ): Promise<void> {
-    const live = await buildLiveMemory(memories, edges, segments, embedder, vectors);
+    const live = await buildLiveMemory(memories, edges, segments, embedder, vectors, await this.nounsIfOn());
     this.vectorModelId = embedder?.modelId;
     this.index = live.index;
     this.graph = live.graph;
     this.memories = live.memories;
     this.segments = live.segments;
+  }
+
+  /** The tagger for LD-Agent's topic nouns when that switch is on; without it the switch stays off, said once. */
+  private async nounsIfOn(): Promise<NounExtractor | undefined> {
+    if (!this.settings.value.memory.topicNouns) return undefined;
+    try {
+      return await loadNounExtractor();
+    } catch (e) {
+      this.emit('error', {
+        message: `Topic matching could not start (${errorText(e)}); memories are found without it. Reload to try again.`,
+      });
+      return undefined;
+    }
+  }
+
+  /** Whether the index keeps topic nouns; the switch changing rebuilds it (settingsChanged). */
+  get topicsIndexed(): boolean {
+    return this.index.hasTopics === true;
+  }
+
+  /** The topic-nouns switch changed: the index is built again with (or without) the nouns. */
+  settingsChanged(): Promise<void> {
+    // One rebuild at a time: a second change waits for the first and then checks again.
+    this.switching = this.switching.then(async () => {
+      if (this.settings.value.memory.topicNouns === this.topicsIndexed) return;
+      try {
+        await this.reload();
+      } catch (e) {
+        this.emit('error', { message: `Could not rebuild the memory index: ${errorText(e)}. Reload the page.` });
+      }
+      this.kick();
+    });
+    return this.switching;
   }
 
   /** Vectors of the current embedding model, when one is loaded. */

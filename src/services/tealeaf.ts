@@ -49,7 +49,11 @@ export class Tealeaf {
       memorise: () => this.settings.value.memoryCreation,
     });
     // Memory creation off: stop the job that runs now; on again: catch up with what waited.
-    this.settings.on('changed', (s) => (s.memoryCreation ? this.memory.kick() : this.memory.pauseJobs()));
+    this.settings.on('changed', (s) => {
+      if (s.memoryCreation) this.memory.kick();
+      else this.memory.pauseJobs();
+      void this.memory.settingsChanged();
+    });
     // Memorising runs whenever there is work and a model to do it.
     this.chat.on('ended', () => this.memory.kick());
     this.memory.on('graph', () => void this.chat.refresh());

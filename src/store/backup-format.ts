@@ -143,6 +143,8 @@ const usedMemorySchema = z.strictObject({
       fused: z.number(),
       lexicalRank: position.optional(),
       denseRank: position.optional(),
+      topic: z.number().min(0).max(1).optional(),
+      topicRank: position.optional(),
     }),
   ),
   personaIds: list(refId).optional(),

@@ -259,6 +259,8 @@ test('memory switches are respected, and a temporary chat leaves nothing in the 
       .filter({ hasText: /switched off/ })
       .waitFor();
     await shots(page, 'chat-not-remembered');
+    // The chat list says the same (it said "memorising soon" for such a chat, which never came).
+    await page.getByTestId('session-item').filter({ hasText: 'Where does Miso' }).filter({ hasText: 'not remembered' }).waitFor();
     db = await readDb(page, ['sessions', 'jobs', 'memories']);
     const miso = db.sessions.find((s) => s.title.startsWith('Where does Miso'));
     assert.equal(miso.status, 'ended');

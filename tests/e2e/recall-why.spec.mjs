@@ -74,3 +74,74 @@ test('a weak first retrieval searches again with the model’s keywords, and "wh
     await h.dispose();
   }
 });
+
+test('topic nouns: switched on in Settings, a question finds a memory by its noun in another form, "why these" says so; kept after a reload', async () => {
+  const profile = tempProfile();
+  let h = await launch({ profile });
+  try {
+    let { page } = h;
+    // No keywords for a second search: what the topic side finds is all that is found.
+    await startChat(page, server.url, { delayMs: 1, keywords: [] });
+    await say(page, 'My child loves the zoo');
+    await endAndRemember(page);
+    const question = 'What are the children up to?';
+
+    // Off (the default): "children" shares no indexed word with "child". Memory creation is off for
+    // this chat, so the question itself is not remembered and cannot be found later.
+    await page.getByTestId('nav-settings').click();
+    await page.getByTestId('switch-memory-creation').uncheck();
+    await page.getByTestId('nav-chat').click();
+    await newChat(page);
+    await say(page, question);
+    const off = await replyTo(page, question);
+    assert.deepEqual(off.usedMemory?.memoryIds ?? [], [], 'off: nothing found');
+    await page.getByTestId('end-session').click();
+    await page.getByTestId('session-status').filter({ hasText: 'not remembered' }).waitFor();
+
+    await page.getByTestId('nav-settings').click();
+    await page.getByTestId('switch-memory-creation').check();
+    const toggle = page.getByTestId('switch-topics');
+    assert.equal(await toggle.isChecked(), false, 'off by default');
+    await toggle.check();
+    // The tagger loads and every memory's nouns are indexed; the switch says when that is done.
+    await page.getByTestId('topics-status').filter({ hasText: 'Topic matching is on.' }).waitFor();
+    await page.getByTestId('nav-chat').click();
+
+    // `own`: the zoo memory is ranked on its own (later, the earlier question's memory can bring it
+    // in through their timeline instead).
+    const asked = async (p, text, own) => {
+      await newChat(p);
+      await say(p, text);
+      const reply = await replyTo(p, text);
+      const db = await readDb(p, ['memories']);
+      const zoo = db.memories.find((m) => /zoo/.test(m.text));
+      assert.ok(reply.usedMemory?.memoryIds.includes(zoo.id), 'on: the zoo memory is found through "child"');
+      const scores = reply.usedMemory.scores;
+      const score = own ? scores.find((s) => s.unitId === zoo.id) : scores.find((s) => s.topic > 0);
+      assert.ok(score?.topic > 0 && score.topicRank >= 1, `the topic side ranked it: ${JSON.stringify(scores)}`);
+      const chip = p.getByTestId('remembered').last();
+      await chip.click();
+      const detail = p.getByTestId('remembered-detail').last();
+      await detail.locator('summary').click();
+      await detail.getByTestId('remembered-why').filter({ hasText: 'shared topics' }).waitFor();
+    };
+    await asked(page, 'Tell me what the children like.', true);
+    await shot(page, 'recall-why-topics');
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+    await h.close();
+
+    // After a reload the switch is still on, and the index is built with the nouns again.
+    h = await launch({ profile });
+    page = h.page;
+    await startChat(page, server.url, { delayMs: 1, keywords: [] });
+    await page.getByTestId('nav-settings').click();
+    assert.equal(await page.getByTestId('switch-topics').isChecked(), true, 'kept after a reload');
+    await page.getByTestId('nav-chat').click();
+    await asked(page, 'How old are the children now?', false);
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});

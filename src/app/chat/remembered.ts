@@ -49,6 +49,7 @@ export function scoreWords(s: RetrievalScore): string {
   const parts: string[] = [];
   if (s.lexical !== undefined) parts.push(`same words ${s.lexical.toFixed(2)}`);
   if (s.dense !== undefined) parts.push(`similar meaning ${s.dense.toFixed(2)}`);
+  if (s.topic !== undefined) parts.push(`shared topics ${s.topic.toFixed(2)}`);
   parts.push(`overall ${s.fused.toFixed(3)}`);
   return parts.join(' · ');
 }

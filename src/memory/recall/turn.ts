@@ -198,7 +198,12 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
           queryVector,
           k: retrievalDepth(settings),
           kinds: ['memory', 'segment'],
-          signals: { speakerAware: settings.speakerAware, feedback: settings.feedbackQuery, routing: settings.queryRouting },
+          signals: {
+            speakerAware: settings.speakerAware,
+            feedback: settings.feedbackQuery,
+            routing: settings.queryRouting,
+            topics: settings.topicNouns,
+          },
         }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
   // Self-reflection (seed 002): a weak first retrieval gets one call for keywords and a second
   // search, fused by rank with the first.
@@ -215,7 +220,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
         queryVector,
         k: retrievalDepth(settings),
         kinds: ['memory', 'segment'],
-        signals: { speakerAware: settings.speakerAware, feedback: false, routing: false },
+        signals: { speakerAware: settings.speakerAware, feedback: false, routing: false, topics: settings.topicNouns },
       }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
       fusedSearch = fuseRankings(searched, second);
     }

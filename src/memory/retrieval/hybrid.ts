@@ -7,18 +7,24 @@ import type { Id, RetrievalScore } from '../types';
 import { LexicalIndex, type LexicalOptions } from './lexical';
 import type { HybridIndex, IndexedUnit, SearchFilter, SearchHit } from './types';
 import { VectorStore, type VectorStoreOptions } from './vectors';
+import { TopicIndex, type NounExtractor } from './topics';
 
 export interface HybridOptions {
   /** RRF constant c: larger flattens the rank curve. 60 is the value from the RRF paper. */
   rrfK?: number;
   /** Per-retriever weights in the fusion. */
-  weights?: { lexical?: number; dense?: number };
+  weights?: { lexical?: number; dense?: number; topics?: number };
   /** How deep each retriever's list goes into the fusion (at least k). */
   depth?: number;
   /** Vector dimension; otherwise taken from the first vector. */
   dim?: number;
   lexical?: LexicalOptions;
   vectors?: VectorStoreOptions;
+  /**
+   * LD-Agent's topic nouns (topics.ts): with an extractor, every unit's nouns are kept, and a search
+   * asking for topics fuses the topic-overlap ranking as a third list.
+   */
+  nouns?: NounExtractor;
 }
 
 export interface RankedList {
@@ -48,6 +54,9 @@ export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
   const c = options.rrfK ?? 60;
   const wLex = options.weights?.lexical ?? 1;
   const wDense = options.weights?.dense ?? 1;
+  const wTopics = options.weights?.topics ?? 1;
+  const nouns = options.nouns;
+  const topics = nouns ? new TopicIndex() : undefined;
   const depth = options.depth ?? 50;
   const lexical = new LexicalIndex(options.lexical);
   const units = new Map<Id, IndexedUnit>();
@@ -58,6 +67,12 @@ export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
     const n = (subjectCount.get(subject) ?? 0) + by;
     if (n > 0) subjectCount.set(subject, n);
     else subjectCount.delete(subject);
+  };
+  // A subject's name in a question says whom it is about (speaker-aware retrieval's part), not what:
+  // as a topic it would match every memory of that person.
+  const topicNounsOf = (query: string, extract: NounExtractor): string[] => {
+    const names = new Set([...subjectCount.keys()].map((x) => x.toLowerCase()));
+    return extract(query).filter((noun) => !names.has(noun));
   };
   let vectors: VectorStore | undefined = options.dim ? new VectorStore(options.dim, options.vectors) : undefined;
 
@@ -82,6 +97,7 @@ export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
       countSubject(unit.subject, 1);
       units.set(unit.id, unit);
       lexical.add(unit.id, unit.indexText ?? unit.text);
+      if (topics && nouns) topics.add(unit.id, nouns(unit.indexText ?? unit.text));
       if (vector) setVector(unit.id, vector);
     },
     setVector,
@@ -89,8 +105,10 @@ export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
       countSubject(units.get(id)?.subject, -1);
       units.delete(id);
       lexical.remove(id);
+      topics?.remove(id);
       vectors?.remove(id);
     },
+    hasTopics: topics !== undefined,
     subjects: () => [...subjectCount.keys()],
     feedbackTerms: (ids, query, n) => lexical.feedbackTerms(ids, new Set(lexical.tokens(query)), n),
     search(query, queryVector, k, filter?: SearchFilter): SearchHit[] {
@@ -112,6 +130,7 @@ export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
       const lex = lexical.searchTokens(filter?.expand ? [...tokens, ...filter.expand] : tokens, n, accept);
       const dense =
         queryVector && vectors && vectors.size > 0 && queryVector.length === vectors.dim ? vectors.search(queryVector, n, { accept }) : [];
+      const topical = filter?.topics && topics && nouns ? topics.search(topicNounsOf(query, nouns), n, accept) : [];
       const scores = new Map<Id, RetrievalScore>();
       const entry = (id: Id): RetrievalScore => {
         let s = scores.get(id);
@@ -129,6 +148,12 @@ export function createHybridIndex(options: HybridOptions = {}): HybridIndex & {
         s.dense = h.score;
         s.denseRank = i + 1;
         s.fused += wDense / (c + i + 1);
+      });
+      topical.forEach((h, i) => {
+        const s = entry(h.id);
+        s.topic = h.score;
+        s.topicRank = i + 1;
+        s.fused += wTopics / (c + i + 1);
       });
       return [...scores.values()]
         .sort(

@@ -13,6 +13,8 @@ export interface RetrievalSignals {
   feedback: boolean;
   /** Query routing: a hypothetical question ranks memories before segments (query-type.ts). */
   routing: boolean;
+  /** LD-Agent's topic overlap fused as a third ranking, where the index keeps topic nouns (topics.ts). */
+  topics?: boolean;
 }
 
 export interface TurnSearchInput {
@@ -28,6 +30,7 @@ export interface TurnSearchInput {
 export function searchForTurn(input: TurnSearchInput): SearchHit[] {
   const { index, query, queryVector, k, signals } = input;
   const filter: SearchFilter = { kinds: input.kinds };
+  if (signals.topics && index.hasTopics) filter.topics = true;
   if (signals.speakerAware && index.subjects) {
     const subjects = allowedSubjects(query, index.subjects());
     if (subjects) filter.subjects = subjects;

@@ -28,6 +28,8 @@ export interface SearchFilter {
   subjects?: ReadonlySet<string>;
   /** Index terms (as `feedbackTerms` returns them) added to the lexical side's query: expansion. */
   expand?: readonly string[];
+  /** Fuse the topic-overlap ranking too, where the index keeps topic nouns (LD-Agent). */
+  topics?: boolean;
 }
 
 export interface SearchHit {
@@ -49,6 +51,8 @@ export interface HybridIndex {
   remove(id: Id): void;
   /** Top-k by fused lexical + dense score, best first. */
   search(query: string, queryVector: Float32Array | undefined, k: number, filter?: SearchFilter): SearchHit[];
+  /** Whether the index keeps topic nouns (built with a noun extractor). */
+  readonly hasTopics?: boolean;
   /** Subjects of the indexed units, as written, each once (speaker-aware retrieval). */
   subjects?(): readonly string[];
   /**

@@ -30,5 +30,8 @@ describe('scoreWords', () => {
     expect(scoreWords({ unitId: 'm', unitKind: 'memory', lexical: 1, dense: 0.5, fused: 0.1 })).toBe(
       'same words 1.00 · similar meaning 0.50 · overall 0.100',
     );
+    expect(scoreWords({ unitId: 'm', unitKind: 'memory', topic: 2 / 3, topicRank: 1, fused: 0.016 })).toBe(
+      'shared topics 0.67 · overall 0.016',
+    );
   });
 });

@@ -309,3 +309,36 @@ describe('MemoryService in two tabs', () => {
     expect(checkGraphInvariants(await repo.listMemories(), await repo.listEdges())).toEqual([]);
   });
 });
+
+describe('MemoryService and the topic-nouns switch', () => {
+  it('builds the index with topic nouns when the switch is on, and rebuilds it when the switch changes', async () => {
+    const repo = new InMemoryRepository();
+    await seedSession(repo, 's1', 0, ['My children love the zoo', 'Nice']);
+    const settings = new SettingsService(repo);
+    const llm = model();
+    const service = new MemoryService(
+      repo,
+      settings,
+      () => llm,
+      () => undefined,
+    );
+    await service.load();
+    await settle(service, repo);
+    expect(service.topicsIndexed).toBe(false);
+    const query = { dialogue: [{ role: 'user' as const, text: 'How is your child?', time: T + 5 * 86_400_000 }], now: T + 5 * 86_400_000 };
+    const found = () =>
+      service.index.search(query.dialogue[0].text, undefined, 5, { topics: settings.value.memory.topicNouns }).map((h) => h.unit.text);
+    expect(found()).toEqual([]);
+
+    await settings.update({ memory: { topicNouns: true } });
+    await service.settingsChanged();
+    expect(service.topicsIndexed).toBe(true);
+    // "child" meets "children" through the nouns' lemmas, which the words alone do not.
+    expect(found()).toContain('The user said: My children love the zoo');
+
+    await settings.update({ memory: { topicNouns: false } });
+    await service.settingsChanged();
+    expect(service.topicsIndexed).toBe(false);
+    expect(found()).toEqual([]);
+  });
+});

@@ -93,6 +93,8 @@ const usedMemoryArb = (ids: string[]): fc.Arbitrary<UsedMemory> => {
             fused: score,
             lexicalRank: fc.nat(50),
             denseRank: fc.nat(50),
+            topic: fc.double({ min: 0, max: 1, noNaN: true }),
+            topicRank: fc.nat(50),
           },
           { requiredKeys: ['unitId', 'unitKind', 'fused'] },
         ),
