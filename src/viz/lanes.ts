@@ -65,6 +65,10 @@ export interface LayoutNode {
   time: Millis;
   /** Horizontal room (at zoom 1) before the next node of the same row; Infinity when last. */
   gapAfter: number;
+  /** Horizontal room (at zoom 1) after the previous node of the same row; Infinity when first. */
+  gapBefore: number;
+  /** The next node of the same row is the row's last (whose label may take half of the gap). */
+  nextIsLast: boolean;
 }
 
 export interface LayoutLane {
@@ -201,6 +205,7 @@ export function layoutLanes(data: Threads, options: TimelineLayoutOptions): Time
     // least `spacing` to the left, so two nodes of one row never overlap.
     const rowEnds: number[] = [];
     const rowLast: LayoutNode[] = [];
+    const rowPrev: (LayoutNode | undefined)[] = [];
     const laneNodes: LayoutNode[] = [];
     for (const m of g.members) {
       const x = xOf(m.time);
@@ -219,12 +224,19 @@ export function layoutLanes(data: Threads, options: TimelineLayoutOptions): Time
         superseded: m.supersededBy !== undefined || m.endedAt !== undefined,
         time: m.time,
         gapAfter: Infinity,
+        gapBefore: Infinity,
+        nextIsLast: false,
       };
       const prev = rowLast[row];
-      if (prev) prev.gapAfter = x - prev.x;
+      if (prev) {
+        prev.gapAfter = x - prev.x;
+        node.gapBefore = prev.gapAfter;
+      }
+      rowPrev[row] = prev;
       rowLast[row] = node;
       laneNodes.push(node);
     }
+    for (const prev of rowPrev) if (prev) prev.nextIsLast = true;
     const rows = Math.max(1, rowEnds.length);
     const height = laneHeader + rows * laneHeight;
     for (const n of laneNodes) {

@@ -12,6 +12,8 @@ const node = (id: string, x: number, y: number): LayoutNode => ({
   superseded: false,
   time: 0,
   gapAfter: Infinity,
+  gapBefore: Infinity,
+  nextIsLast: false,
 });
 const edge = (id: string, x0: number, x1: number, y = 50): LayoutEdge => ({
   id,
