@@ -135,6 +135,7 @@ export class Tealeaf {
 
   /** Imports a LoCoMo-format conversation: history plus memories linked as in Phase I. */
   async importLocomo(text: string, onProgress?: (done: number, total: number, label: string) => void) {
+    this.refuseInDemo();
     const { importLocomo } = await import('./importer');
     let json: unknown;
     try {
@@ -169,6 +170,7 @@ export class Tealeaf {
    * for the user; throws HistoryImportError, with nothing written, on a bad or oversized file.
    */
   async importHistory(file: Blob, onProgress?: (label: string) => void): Promise<string> {
+    this.refuseInDemo();
     const { importHistory, historyResultMessage } = await import('./history/import');
     const result = await importHistory(file, { repo: this.repo, exclusive: (fn) => this.memory.exclusive(fn), onProgress });
     await this.chat.refresh();
@@ -193,6 +195,7 @@ export class Tealeaf {
    * the graph it read before a replace would otherwise write links to memories that are gone.
    */
   async importBackup(file: Blob, mode: 'merge' | 'replace', options: BackupRunOptions = {}) {
+    this.refuseInDemo();
     const { importBackupInWorker } = await import('../store/backup-client');
     const summary = await this.memory.exclusive(() => importBackupInWorker(file, mode, { ...options, db: this.dbName }));
     // The rebuild below runs on this page; the progress bar says so instead of looking stuck.
@@ -240,6 +243,14 @@ export class Tealeaf {
     setInterval(() => void this.chat.checkIdle(), 60_000);
   }
 
+  /**
+   * Imports go into the user's own memory only: one into the demo would vanish with "Remove the
+   * demo" and be missing from their memory after "Leave the demo".
+   */
+  private refuseInDemo(): void {
+    if (this.space === 'demo') throw new DemoImportError();
+  }
+
   /** The database this tab shows (the demo's own, or the user's). */
   get dbName(): string {
     return this.space === 'demo' ? DEMO_DB_NAME : DB_NAME;
@@ -252,4 +263,12 @@ async function seedDemo(repo: IdbRepository): Promise<void> {
   if (await repo.getSession(demoSessionId(1))) return;
   const demo = buildDemo(Date.now());
   await repo.apply({ sessions: demo.sessions, turns: demo.turns, memories: demo.memories, edges: demo.edges });
+}
+
+/** An import was asked for while the demo is shown. */
+export class DemoImportError extends Error {
+  constructor() {
+    super('This is the demo: leave it first, so that the import goes into your own memory.');
+    this.name = 'DemoImportError';
+  }
 }

@@ -76,11 +76,23 @@ test('the demo is a space of its own: a real reply never remembers it, also afte
     assert.ok(demoDb.memories.length >= 27 && demoDb.memories.every((m) => m.id.startsWith('demo:')));
     const ownWhileInDemo = await readDb(page, ['sessions', 'memories'], { db: 'tealeaf' });
     assert.ok(ownWhileInDemo.memories.every((m) => !m.id.startsWith('demo:')));
+    // Nothing can be imported into the demo (it would vanish with "Remove the demo"): the Memory
+    // view offers no import, and Settings says to leave the demo first.
+    const importHistory = page.getByRole('button', { name: 'Import ChatGPT or Claude history…' });
+    assert.equal(await importHistory.count(), 0, 'no history import in the demo');
+    await page.getByTestId('nav-settings').click();
+    await page.getByTestId('import-demo').waitFor();
+    assert.equal(await page.getByTestId('import-file').count(), 0, 'no backup import in the demo');
+    assert.equal(await page.getByTestId('export').textContent(), 'Export the demo');
 
     await leaveDemo(page);
     await page.getByTestId('nav-chat').waitFor();
     assert.equal(await page.getByTestId('demo-banner').count(), 0);
     await openOwnMemory(page);
+    await importHistory.waitFor();
+    await page.getByTestId('nav-settings').click();
+    await page.getByTestId('import-file').waitFor();
+    assert.equal(await page.getByTestId('export').textContent(), 'Export everything');
 
     // The test model is not kept loaded across page loads: load it again.
     await loadTestModel(page, server.url);
