@@ -41,6 +41,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   private running = false;
   private again = false;
   private switching: Promise<void> = Promise.resolve();
+  /** The topic-nouns switch as the index was last built with it. */
+  private topicsSwitch = false;
   /** Another tab changed the store since this tab last read it. */
   private stale = false;
   /** Aborts the job run in progress (import and delete-all stop it before they write). */
@@ -172,6 +174,9 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     embedder?: Embedder,
     vectors: readonly VectorRecord[] = [],
   ): Promise<void> {
+    // What the switch said at this build: a tagger that failed to load is not retried at every
+    // settings change (each retry would stop the running job), only when the switch is flipped.
+    this.topicsSwitch = this.settings.value.memory.topicNouns;
     const live = await buildLiveMemory(memories, edges, segments, embedder, vectors, await this.nounsIfOn());
     this.vectorModelId = embedder?.modelId;
     this.index = live.index;
@@ -202,7 +207,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   settingsChanged(): Promise<void> {
     // One rebuild at a time: a second change waits for the first and then checks again.
     this.switching = this.switching.then(async () => {
-      if (this.settings.value.memory.topicNouns === this.topicsIndexed) return;
+      if (this.settings.value.memory.topicNouns === this.topicsSwitch) return;
       try {
         await this.reload();
       } catch (e) {
