@@ -1,25 +1,23 @@
 // Wires the memory method to the store and the models: keeps the live index and graph (built once
-// at start, updated incrementally), prepares each turn, and runs memorising jobs in the background,
-// one tab at a time.
+// at start, updated incrementally), prepares each turn, and has memorising jobs run in the background
+// (job-runner.ts), one tab at a time.
 import { errorText } from '../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
 import type { Edge, Id, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
 import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../memory/corrections';
 import { planRepair, REPAIR_LOG_KEY, REPAIR_LOG_SIZE, type RepairLogEntry } from '../memory/repair';
-import { segmentUnit } from '../memory/retrieval/units';
 import { createHybridIndex } from '../memory/retrieval/hybrid';
 import { MemoryGraph } from '../memory/graph';
 import { RefineCache } from '../memory/recall/refine';
 import { prepareTurn } from '../memory/recall/turn';
-import { memoryUnit, runMemoriseJob, type Segmenter } from '../memory/ingest/memorise';
-import { segmentSession } from '../memory/ingest/segments';
+import { memoryUnit } from '../memory/ingest/memorise';
 import { plainPreparer, type ReplyPrompt, type TurnPreparer } from './reply-prompt';
 import { Emitter } from './emitter';
-import { jobSnapshot, withJob, withJobLock, yieldToPage, type JobSnapshot } from './jobs';
+import { withJobLock, yieldToPage, type JobSnapshot } from './jobs';
 import { attachVectors, buildLiveMemory, mirrorChange } from './live-memory';
 import { loadNounExtractor } from '../models/nouns';
 import type { NounExtractor } from '../memory/retrieval/topics';
-import { embedMissing } from './reembed';
+import { JobRunner } from './job-runner';
 import type { SettingsService } from './settings';
 
 type MemoryEvents = {
@@ -38,21 +36,16 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   private refineCache = new RefineCache();
   /** Whose vectors are in the index (undefined: none yet). */
   private vectorModelId?: string;
-  private running = false;
-  private again = false;
   private switching: Promise<void> = Promise.resolve();
   /** The topic-nouns switch as the index was last built with it. */
   private topicsSwitch = false;
   /** Another tab changed the store since this tab last read it. */
   private stale = false;
-  /** Aborts the job run in progress (import and delete-all stop it before they write). */
-  private jobsController?: AbortController;
-  private jobsRun?: Promise<void>;
-  private published: JobSnapshot[] = [];
   /** Repairs made at the last start, for Settings. */
   lastRepair: string[] = [];
   private seed = Math.floor(Math.random() * 2 ** 31);
 
+  private readonly runner: JobRunner;
   private readonly channel?: BroadcastChannel;
   private reloadTimer?: ReturnType<typeof setTimeout>;
 
@@ -63,6 +56,22 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     private readonly getEmbedder: () => Embedder | undefined,
   ) {
     super();
+    this.runner = new JobRunner({
+      repo,
+      settings,
+      getLlm,
+      getEmbedder,
+      live: () => this,
+      catchUp: () => this.catchUp(),
+      jobFinished: () => {
+        this.emit('graph', undefined);
+        this.announce();
+      },
+      // Another tab's change arrived while the run went on: catch up with it now.
+      idle: () => void (this.stale && this.refreshFromOtherTab()),
+      jobs: (list) => this.emit('jobs', list),
+      error: (message) => this.emit('error', { message }),
+    });
     if (typeof BroadcastChannel !== 'undefined') {
       // Another tab memorised or corrected something: rebuild from the store so this tab's
       // retrieval and linking see it too.
@@ -70,7 +79,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       this.channel.onmessage = (event: MessageEvent<{ type?: string }>) => {
         // Another tab is about to import or delete everything: stop writing now.
         if (event.data?.type === 'cancel-jobs') {
-          this.cancelJobs();
+          this.runner.cancel();
           return;
         }
         this.stale = true;
@@ -86,7 +95,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    * catches up before its next job and when it ends instead.
    */
   private async refreshFromOtherTab(): Promise<void> {
-    if (this.running) return;
+    if (this.runner.running) return;
     try {
       await this.catchUp();
     } catch (e) {
@@ -241,8 +250,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    * keeps writing against a graph that is no longer the live one.
    */
   async reload(): Promise<void> {
-    this.cancelJobs();
-    await this.jobsRun?.catch(() => undefined);
+    this.runner.cancel();
+    await this.runner.settled();
     await this.load();
   }
 
@@ -312,8 +321,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    */
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
     this.channel?.postMessage({ type: 'cancel-jobs' });
-    this.cancelJobs();
-    await this.jobsRun?.catch(() => undefined);
+    this.runner.cancel();
+    await this.runner.settled();
     let result: { value: T } | undefined;
     await withJobLock(async () => {
       result = { value: await fn() };
@@ -328,13 +337,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    * step it was in and resumes from its recorded step when creation is on again).
    */
   pauseJobs(): void {
-    this.cancelJobs();
-  }
-
-  private cancelJobs(): void {
-    // No second round either: whoever cancels kicks again when it is done.
-    this.again = false;
-    this.jobsController?.abort(new DOMException('Memorising was stopped for an import or a deletion.', 'AbortError'));
+    this.runner.cancel();
   }
 
   /**
@@ -391,129 +394,10 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
 
   /** Runs pending jobs in the background; safe to call often. */
   kick(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    void this.runJobs();
+    this.runner.kick();
   }
 
-  private runJobs(): Promise<void> {
-    this.jobsRun = this.runJobsLoop();
-    return this.jobsRun;
-  }
-
-  private async runJobsLoop(): Promise<void> {
-    this.running = true;
-    try {
-      do {
-        this.again = false;
-        // Wait for the lock rather than give up: the tab holding it may have listed its jobs
-        // before this tab queued one.
-        await withJobLock(async () => {
-          const controller = new AbortController();
-          this.jobsController = controller;
-          try {
-            const ran = await this.runPending(controller.signal);
-            const embedded = await this.embedMissing(controller.signal);
-            // New vectors made the packed copy stale: repack now, while idle, so the next start
-            // reads a few packs instead of every vector.
-            const embedder = this.getEmbedder();
-            if ((ran || embedded) && embedder && !controller.signal.aborted) await this.repo.listVectors(embedder.modelId);
-          } catch (e) {
-            // Stopped on purpose (import, delete-all): not a failure to report.
-            if (!controller.signal.aborted) throw e;
-          } finally {
-            if (this.jobsController === controller) this.jobsController = undefined;
-          }
-        }, true);
-      } while (this.again);
-    } catch (e) {
-      this.emit('error', { message: `Memorising failed: ${errorText(e)}` });
-    } finally {
-      this.running = false;
-      // Another tab's change arrived while this run went on: catch up with it now.
-      if (this.stale) void this.refreshFromOtherTab();
-    }
-  }
-
-  /** Runs every runnable job; true when at least one ran. */
-  private async runPending(signal: AbortSignal): Promise<boolean> {
-    const tried = new Set<Id>();
-    // Re-list after every job: another tab may have queued one meanwhile.
-    for (;;) {
-      if (signal.aborted) break;
-      // Memory creation switched off: queued jobs wait, persisted, until it is on again.
-      if (!this.settings.value.memoryCreation) break;
-      // Link against what other tabs wrote meanwhile (their memories, the user's corrections).
-      await this.catchUp();
-      const job = (await this.repo.listJobs())
-        .filter((j) => (j.status === 'pending' || j.status === 'running') && !tried.has(j.id))
-        .sort((a, b) => a.createdAt - b.createdAt)[0];
-      if (!job) break;
-      const llm = this.getLlm();
-      if (!llm) break; // memorising needs the model; jobs wait, persisted, until one is loaded
-      tried.add(job.id);
-      // Shown as under way from its first step on (the record says "running" only after it).
-      this.publish(jobSnapshot({ ...job, status: 'running' }));
-      // Topic ranges come from the summarising call; no separate segmentation call.
-      const segmenter: Segmenter = ({ turns, ranges, signal }) => segmentSession(turns, { ranges, signal });
-      const outcome = await runMemoriseJob(job, {
-        repo: this.repo,
-        llm,
-        embedder: this.getEmbedder(),
-        index: this.index,
-        graph: this.graph,
-        memories: this.memories,
-        settings: this.settings.value.memory,
-        segmenter,
-        signal,
-        onProgress: (j) => this.publish(jobSnapshot(j)),
-      });
-      if (outcome.status === 'failed')
-        this.emit('error', {
-          message: `Could not memorise a session: ${outcome.job.lastError ?? 'unknown error'}. It will be retried next time Tealeaf opens.`,
-        });
-      // Segments written by the job join the index here (memories were added by the job itself).
-      for (const s of job.sessionId ? await this.repo.listSegmentsBySession(job.sessionId) : []) {
-        if (!this.segments.has(s.id)) {
-          this.segments.set(s.id, s);
-          this.index.upsert(segmentUnit(s));
-        }
-      }
-      this.emit('graph', undefined);
-      this.announce();
-      await this.publishJobs();
-    }
-    await this.publishJobs();
-    return tried.size > 0;
-  }
-
-  /** Embeds what has no vector for the current embedding model (reembed.ts); true when any was. */
-  private async embedMissing(signal: AbortSignal): Promise<boolean> {
-    const embedder = this.getEmbedder();
-    if (!embedder) return false;
-    const done = await embedMissing({
-      embedder,
-      stillCurrent: () => this.getEmbedder() === embedder,
-      unitIds: [...this.memories.keys(), ...this.segments.keys()],
-      index: this.index,
-      repo: this.repo,
-      signal,
-      onProgress: (job) => this.publish(job),
-    });
-    if (done) await this.publishJobs();
-    return done;
-  }
-
-  async publishJobs(): Promise<void> {
-    const jobs = await this.repo.listJobs();
-    this.published = jobs.filter((j) => j.status !== 'done').map(jobSnapshot);
-    this.emit('jobs', this.published);
-  }
-
-  /** A job's progress replaces its entry in the list published last: every job stays listed. */
-  private publish(snap: JobSnapshot): void {
-    this.emit('jobs', (this.published = withJob(this.published, snap)));
+  publishJobs(): Promise<void> {
+    return this.runner.publishJobs();
   }
 }
