@@ -86,19 +86,30 @@ test('without WebGPU: the CPU model is recommended, streams a reply, stops, and 
     assert.match(await page.getByTestId('remembered-detail').last().textContent(), /Biscuit/);
     await shot(page, 'chat-cpu-reply');
 
-    // Stop mid-reply: the reply keeps what had arrived and is marked stopped.
-    await send(page, 'Tell me a long story about Biscuit');
-    const second = page.getByTestId('turn-assistant').nth(1);
-    await second.locator('[data-testid="reply-body"]').filter({ hasText: /\S{3}/ }).waitFor({ timeout: 30_000 });
-    // A click as soon as text shows: the streaming reply keeps the composer moving, which
-    // Playwright's stability wait would sit out until the reply ends.
-    await page.getByTestId('stop').evaluate((b) => b.click());
-    const stopped = await lastReply(page, { status: 'stopped', timeout: 15_000 });
+    // Stop mid-reply: the reply keeps what had arrived and is marked stopped. The random-weight
+    // model samples its end token at random, so a reply can end by itself before the click lands
+    // (more often on a busy machine): then the user asks again, as a user would.
+    let stopped;
+    let replies = 1;
+    for (let attempt = 0; attempt < 3 && stopped === undefined; attempt++) {
+      await send(page, 'Tell me a long story about Biscuit');
+      const reply = page.getByTestId('turn-assistant').nth(replies++);
+      await reply.locator('[data-testid="reply-body"]').filter({ hasText: /\S{3}/ }).waitFor({ timeout: 30_000 });
+      // A click as soon as text shows: the streaming reply keeps the composer moving, which
+      // Playwright's stability wait would sit out until the reply ends.
+      await page
+        .getByTestId('stop')
+        .evaluate((b) => b.click(), undefined, { timeout: 2_000 })
+        .catch(() => undefined);
+      await reply.and(page.locator('[data-status="stopped"], [data-status="complete"]')).waitFor({ timeout: 15_000 });
+      if ((await reply.getAttribute('data-status')) === 'stopped') stopped = await lastReply(page, { status: 'stopped' });
+    }
+    assert.ok(stopped !== undefined, 'Stop stopped one of three replies');
     assert.ok(stopped.length > 0 && stopped.length < first.length, `stopped early (${stopped.length} of ${first.length} chars)`);
 
     // The engine still answers after a stop.
     await send(page, 'How are you today?');
-    await page.getByTestId('turn-assistant').nth(2).waitFor();
+    await page.getByTestId('turn-assistant').nth(replies).waitFor();
     assert.ok((await lastReply(page, { timeout: 60_000 })).length > 0);
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);

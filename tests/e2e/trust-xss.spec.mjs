@@ -392,7 +392,7 @@ test(`${PAYLOADS.length} payloads on every surface of the Memory view stay inert
 
     // Timeline tooltips: hover every drawn node.
     const nodes = await timeline.evaluate((el) =>
-      [...el.querySelectorAll('svg.layer g > g[transform] > path')].map((p) => {
+      [...el.querySelectorAll('svg.viz-layer g > g[transform] > path')].map((p) => {
         const r = p.getBoundingClientRect();
         return [r.x + r.width / 2, r.y + r.height / 2];
       }),

@@ -199,14 +199,14 @@ export async function runTeaFarm(input: TeaFarmInput): Promise<TeaFarmReport> {
   return report('done', sessions, questions, cases);
 }
 
+/** What every case result says of its question and condition. */
+function caseOf(key: string, condition: ConditionId, q: TeaFarmQuestion) {
+  return { key, condition, questionId: q.id, question: q.question, falsePremise: q.falsePremise, correctAnswer: q.correctAnswer };
+}
+
 function errorCase(key: string, condition: ConditionId, q: TeaFarmQuestion, reason: string): CaseResult {
   return {
-    key,
-    condition,
-    questionId: q.id,
-    question: q.question,
-    falsePremise: q.falsePremise,
-    correctAnswer: q.correctAnswer,
+    ...caseOf(key, condition, q),
     leadIn: [],
     reply: '',
     verdict: 'error',
@@ -260,12 +260,7 @@ async function runCase(
   const raw = await judge.json(verdictMessages({ ...q, reply: final.answer }), VERDICT_SCHEMA, { signal: input.signal });
   const parsed = parseVerdict(raw);
   return {
-    key,
-    condition,
-    questionId: q.id,
-    question: q.question,
-    falsePremise: q.falsePremise,
-    correctAnswer: q.correctAnswer,
+    ...caseOf(key, condition, q),
     leadIn,
     reply: final.answer,
     verdict: parsed.verdict ?? 'unjudged',
