@@ -16,7 +16,7 @@ import { createCpuLlmWorkerCore } from '../src/models/cpu-llm-worker-core';
 import type { CpuLlmMethods } from '../src/models/messages';
 import { serveRpc } from '../src/models/rpc';
 import type { ChatMessage } from '../src/ports';
-import { inProcessWorker } from '../tests/unit/models/in-process-worker';
+import { inProcessWorker } from '../tests/support/in-process-worker';
 
 const arg = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(name);

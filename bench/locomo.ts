@@ -1,10 +1,13 @@
 // LoCoMo retrieval under a context budget (docs/METHOD.md, section 6, "The offline retrieval
 // benchmark").
 //   npx tsx bench/locomo.ts --data <file or directory of LoCoMo json> [--json] [--modes a,b]
-// LLM-free and embedding-free: each conversation goes through the real memorise pipeline
-// (bench/lib/locomo-ingest.ts; LoCoMo's observations stand in for the summarising call, so the
-// figures are an upper bound), then every question of categories 1-4 retrieves under budgets of
-// 300 and 1000 words. Two metrics (bench/lib/locomo-metrics.ts), overall, by category and by file:
+//     [--endpoint <OpenAI-compatible URL> --model <name> [--api-key <key>] [--cache <dir>]]
+//     [--embedder <local transformers.js model folder> [--pooling mean|cls]]
+// Each conversation goes through the real memorise pipeline (bench/lib/locomo-ingest.ts). By
+// default it is LLM-free and embedding-free: LoCoMo's observations stand in for the summarising
+// call, so the figures are an upper bound, and retrieval is lexical. --endpoint has a model
+// summarise (the product path); --embedder adds the app's dense ranking to the product modes.
+// Then every question of categories 1-4 retrieves under budgets of 300 and 1000 words. Two metrics (bench/lib/locomo-metrics.ts), overall, by category and by file:
 // - recall: share of the question's evidence turns among the source turns of the packed units;
 // - answer hit: for questions with a short gold answer, whether it appears in the remembered text.
 // Every mode pays for every word it puts into the prompt: list bullets, dates, speakers' names.
@@ -31,6 +34,9 @@ import { RefineCache } from '../src/memory/recall/refine';
 import { DEFAULT_MEMORY_SETTINGS, withDefaults, type MemorySettings, type RetrievalMode } from '../src/memory/settings';
 import { ingestLocomo, type Ingested } from './lib/locomo-ingest';
 import type { NounExtractor } from '../src/memory/retrieval/topics';
+import type { Embedder } from '../src/ports';
+import type { Pooling } from '../src/models/catalog';
+import { localEmbedder, serverModel } from './lib/bench-models';
 
 const BUDGETS = [300, 1000] as const;
 const BASELINE = 'turns-bm25';
@@ -123,6 +129,24 @@ function interleave(a: IndexedUnit[], b: IndexedUnit[]): IndexedUnit[] {
   return out;
 }
 
+/** The --embedder model, its query vectors kept (each question is asked by many modes). */
+let queryEmbedder: Embedder | undefined;
+/** Closed when the run ends. */
+let embedRuntime: { dispose(): void } | undefined;
+function rememberingQueries(inner: Embedder): Embedder {
+  const seen = new Map<string, Float32Array>();
+  return {
+    modelId: inner.modelId,
+    dimension: inner.dimension,
+    async embed(texts, signal) {
+      const missing = [...new Set(texts.filter((t) => !seen.has(t)))];
+      const vs = missing.length ? await inner.embed(missing, signal) : [];
+      missing.forEach((t, i) => seen.set(t, vs[i]!));
+      return texts.map((t) => seen.get(t)!);
+    },
+  };
+}
+
 /**
  * The product's per-turn flow (src/memory/recall/turn.ts) over one index of memories and segments, as
  * MemoryService builds it; no model, so timelines go in raw (the refinement-off switch).
@@ -133,6 +157,8 @@ function productTurn(retrievalMode: RetrievalMode, switches: Partial<MemorySetti
     const segs = rawSegments ? segUnits(c).map((u) => ({ ...u, indexText: undefined })) : segUnits(c);
     // Topic nouns kept as the app keeps them with the switch on; used only where the switch is on.
     const index = indexOf([...memUnits(c), ...segs], switches.topicNouns || DEFAULT_MEMORY_SETTINGS.topicNouns ? c.nouns : undefined);
+    // With --embedder, every unit's vector, as the app's index holds them once embedded.
+    for (const [id, v] of c.vectors ?? []) if (index.has(id)) index.setVector(id, v);
     const memoriesById = new Map(c.memories.map((m) => [m.id, m]));
     const now = Math.max(...c.turns.map((t) => t.time)) + 86_400_000;
     return async (query, budget) => {
@@ -142,6 +168,7 @@ function productTurn(retrievalMode: RetrievalMode, switches: Partial<MemorySetti
         index,
         graph: c.graph,
         memoriesById,
+        embedder: queryEmbedder,
         settings: withDefaults({ ...switches, retrievalMode, refinement: false, contextBudgetWords: budget }),
         refineCache: new RefineCache(),
         seed: 1,
@@ -379,27 +406,67 @@ const UPPER_BOUND_NOTE =
   "No model endpoint: LoCoMo's own observations stand in for the summarising call (memories written by a " +
   'strong model with exact source turns), so these figures are an upper bound for what a small local model would give.';
 
+const USAGE =
+  'usage: tsx bench/locomo.ts --data <file or directory of LoCoMo json> [--json] [--modes name,name]\n' +
+  '         [--endpoint <OpenAI-compatible URL> --model <name> [--api-key <key>] [--cache <dir>]]\n' +
+  '         [--embedder <local transformers.js model folder> [--pooling mean|cls]]';
+
+const MODEL_NOTE = 'Summaries, link labels and topic segments come from the model behind --endpoint: the product path.';
+const LEXICAL_NOTE =
+  'No embedder: retrieval is lexical (BM25 and the retrieval signals); the app also fuses a dense ranking once its embedding model is loaded (--embedder measures that).';
+const DENSE_NOTE = (id: string) =>
+  `Dense retrieval with ${id} in the product modes (turn...), fused with the lexical ranking as in the app; the reference modes and the baseline stay lexical.`;
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  const at = args.indexOf('--data');
-  const data = at >= 0 ? args[at + 1] : undefined;
+  const opt = (name: string): string | undefined => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  const data = opt('--data');
   if (!data) {
-    console.error('usage: tsx bench/locomo.ts --data <file or directory of LoCoMo json> [--json] [--modes name,name]');
+    console.error(USAGE);
     process.exit(2);
   }
   const json = args.includes('--json');
   // --splitter min,max,cutoff: explore segment sizes (defaults: DEFAULT_SPLITTER).
-  const sp = args.indexOf('--splitter');
-  const splitter =
-    sp >= 0 ? (([minTurns, maxTurns, cutoff]) => ({ minTurns, maxTurns, cutoff }))(args[sp + 1]!.split(',').map(Number)) : undefined;
+  const sp = opt('--splitter');
+  const splitter = sp ? (([minTurns, maxTurns, cutoff]) => ({ minTurns, maxTurns, cutoff }))(sp.split(',').map(Number)) : undefined;
   // --modes a,b: run only these modes (the baseline and the product modes always run).
-  const mo = args.indexOf('--modes');
-  const only = mo >= 0 ? new Set(args[mo + 1]!.split(',')) : undefined;
+  const mo = opt('--modes');
+  const only = mo ? new Set(mo.split(',')) : undefined;
+  // --endpoint: the model summarises every session (the product path) instead of LoCoMo's observations.
+  const endpoint = opt('--endpoint');
+  const modelName = opt('--model');
+  if (endpoint && !modelName) {
+    console.error(`--endpoint needs --model <name>\n${USAGE}`);
+    process.exit(2);
+  }
+  const llm =
+    endpoint && modelName
+      ? serverModel({ endpoint, model: modelName, apiKey: opt('--api-key') ?? process.env.OPENAI_API_KEY, cacheDir: opt('--cache') ?? '.tmp/locomo-cache' })
+      : undefined;
+  // --embedder: the product modes fuse a dense ranking from this model, as the app does once its
+  // embedding model is loaded.
+  const embedderDir = opt('--embedder');
+  const pooling = opt('--pooling') as Pooling | undefined;
+  if (pooling && pooling !== 'mean' && pooling !== 'cls') {
+    console.error(`--pooling is mean or cls\n${USAGE}`);
+    process.exit(2);
+  }
+  const embedder = embedderDir ? localEmbedder(embedderDir, pooling) : undefined;
+  queryEmbedder = embedder ? rememberingQueries(embedder) : undefined;
+  embedRuntime = embedder;
+  const progress = (line: string) => process.stderr.write(`${line}\n`);
   const paths = files(data);
   const names = paths.map((p) => p.split('/').pop()!);
   const ingested: Ingested[] = [];
   for (const [i, p] of paths.entries())
-    ingested.push(await ingestLocomo(parseLocomoConversation(JSON.parse(readFileSync(p, 'utf8'))), `c${i}`, splitter));
+    ingested.push(
+      await ingestLocomo(parseLocomoConversation(JSON.parse(readFileSync(p, 'utf8'))), `c${i}`, {
+        splitter,
+        llm,
+        embedder,
+        log: llm || embedder ? progress : undefined,
+      }),
+    );
 
   const modes: Record<string, ModeResult & { describe: string }> = {};
   for (const mode of MODES) {
@@ -425,8 +492,15 @@ async function main(): Promise<void> {
       byFile: m.byFile,
     };
   };
+  const summariser = llm
+    ? { kind: 'model', endpoint, model: modelName, calls: { ...llm.stats } }
+    : { kind: 'observations' };
+  const dense = embedder ? { id: embedder.modelId, dimension: embedder.dimension, modes: 'the product modes (turn...); the reference modes and the baseline stay lexical' } : null;
   const result = {
-    note: UPPER_BOUND_NOTE,
+    note: llm ? MODEL_NOTE : UPPER_BOUND_NOTE,
+    denseNote: embedder ? DENSE_NOTE(embedder.modelId) : LEXICAL_NOTE,
+    summariser,
+    embedder: dense,
     data: names,
     conversations: ingested.length,
     questions,
@@ -447,7 +521,8 @@ async function main(): Promise<void> {
   console.log(
     `LoCoMo retrieval: ${result.conversations} conversation(s), ${questions} questions (categories 1-4), ${result.shortAnswerQuestions} with a short answer`,
   );
-  console.log(UPPER_BOUND_NOTE);
+  console.log(result.note);
+  console.log(result.denseNote);
   console.log('mode                           recall @300/@1000   answer hit @300/@1000   units   words');
   for (const [name, m] of Object.entries(modes)) {
     console.log(
@@ -467,4 +542,8 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+try {
+  await main();
+} finally {
+  embedRuntime?.dispose();
+}

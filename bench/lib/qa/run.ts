@@ -4,19 +4,14 @@
 // through prepareTurn (retrieval, timelines, refinement: Phase II and III), and a judge model
 // grades the answer with the mem0 paper's prompt (J), with token F1 beside it.
 import { performance } from 'node:perf_hooks';
-import { InMemoryRepository } from '../../../tests/support/in-memory-repository';
-import { MemoryGraph } from '../../../src/memory/graph';
-import { createMemoriseJob, runMemoriseJob, type Segmenter } from '../../../src/memory/ingest/memorise';
-import { segmentSession } from '../../../src/memory/ingest/segments';
-import { locomoSessionRecords, type LocomoConversation } from '../../../src/memory/locomo';
+import type { LocomoConversation } from '../../../src/memory/locomo';
 import { prepareTurn } from '../../../src/memory/recall/turn';
 import { RefineCache } from '../../../src/memory/recall/refine';
-import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import { segmentUnit } from '../../../src/memory/retrieval/units';
 import { withDefaults, type MemorySettings } from '../../../src/memory/settings';
-import type { Id, Memory } from '../../../src/memory/types';
 import type { LanguageModel } from '../../../src/ports';
 import { judgeAnswer, tokenF1 } from './judge';
+import { ingestLocomo } from '../locomo-ingest';
 
 export const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
 
@@ -61,32 +56,10 @@ export async function memorise(
   settings: MemorySettings,
   log: (s: string) => void,
 ) {
-  const repo = new InMemoryRepository();
-  const graph = new MemoryGraph();
-  const memories = new Map<Id, Memory>();
-  const index = createHybridIndex();
-  const speakerOf = (role: string) => (role === 'user' ? conv.speakerA : conv.speakerB);
-  const segmenter: Segmenter = ({ turns, ranges, signal }) =>
-    segmentSession(turns, { ranges, signal, speakerLabel: (t) => speakerOf(t.role), names: [conv.speakerA, conv.speakerB] });
-  let calls = 0;
-  for (const [i, s] of conv.sessions.entries()) {
-    const { session, turns } = locomoSessionRecords(conv, s, name);
-    const now = () => session.lastActivityAt + 1;
-    const job = createMemoriseJob(session.id, now());
-    await repo.apply({ sessions: [session], turns, jobs: [job] });
-    const out = await runMemoriseJob(job, { repo, llm, index, graph, memories, settings, segmenter, now });
-    if (out.status !== 'done') throw new Error(`memorising ${session.id} ${out.status}: ${out.job.lastError ?? out.reason ?? ''}`);
-    calls += out.modelCalls;
-    log(`${name}: memorised session ${i + 1}/${conv.sessions.length} (${memories.size} memories)`);
-  }
-  for (const seg of await repo.listSegments()) index.upsert(segmentUnit(seg));
-  return {
-    graph,
-    memories,
-    index,
-    calls,
-    end: Math.max(...conv.sessions.map((s) => locomoSessionRecords(conv, s, name).session.lastActivityAt)),
-  };
+  const c = await ingestLocomo(conv, name, { llm, settings, log });
+  // One index over memories and segments, as MemoryService builds it.
+  for (const seg of c.segments) c.memoryIndex.upsert(segmentUnit(seg));
+  return { graph: c.graph, memories: new Map(c.memories.map((m) => [m.id, m])), index: c.memoryIndex, calls: c.modelCalls, end: c.end };
 }
 
 export async function answerConversation(conv: LocomoConversation, name: string, options: QaOptions): Promise<ConversationResult> {

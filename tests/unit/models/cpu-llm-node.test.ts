@@ -13,7 +13,7 @@ import { createCpuLlmWorkerCore } from '../../../src/models/cpu-llm-worker-core'
 import type { CpuLlmMethods } from '../../../src/models/messages';
 import { serveRpc } from '../../../src/models/rpc';
 import type { ChatMessage } from '../../../src/ports';
-import { inProcessWorker, type InProcessWorker } from './in-process-worker';
+import { inProcessWorker, type InProcessWorker } from '../../support/in-process-worker';
 
 const ROOT = resolve(__dirname, '../../..');
 const MODELS = join(ROOT, '.tmp', 'test-models');

@@ -13,7 +13,7 @@ import { createEmbedWorkerCore } from '../../../src/models/embed-worker-core';
 import type { EmbedEnvSettings, EmbedMethods } from '../../../src/models/messages';
 import type { ModelProgress } from '../../../src/models/progress';
 import { serveRpc } from '../../../src/models/rpc';
-import { inProcessWorker } from './in-process-worker';
+import { inProcessWorker } from '../../support/in-process-worker';
 
 const ROOT = resolve(__dirname, '../../..');
 const MODELS = join(ROOT, '.tmp', 'test-models');

@@ -4,7 +4,7 @@ import { createLlmWorkerCore, type ChunkLite, type LlmBackend, type StreamReques
 import { serveRpc } from '../../../src/models/rpc';
 import type { LlmMethods, LlmNotice, ModelRecordLite } from '../../../src/models/messages';
 import { ModelRuntimeError } from '../../../src/models/errors';
-import { inProcessWorker, type InProcessWorker } from './in-process-worker';
+import { inProcessWorker, type InProcessWorker } from '../../support/in-process-worker';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

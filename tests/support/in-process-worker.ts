@@ -1,7 +1,7 @@
 // A WorkerLike whose "worker side" runs in this process: messages are structured-cloned and
 // delivered asynchronously, like postMessage between threads, so Error classes and prototypes
 // are lost exactly as they are across a real worker boundary.
-import type { PortLike, WorkerLike } from '../../../src/models/rpc';
+import type { PortLike, WorkerLike } from '../../src/models/rpc';
 
 export interface InProcessWorker extends WorkerLike {
   terminated: boolean;

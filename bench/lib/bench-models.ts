@@ -1,0 +1,66 @@
+// Real models for the Node benchmarks, from the command line:
+// - a summarising/answering model behind any OpenAI-compatible server (--endpoint, --model), every
+//   call cached on disk by its exact request so an interrupted run resumes;
+// - an embedding model from a local folder (--embedder), run by the app's own embedding worker
+//   core and EmbedderRuntime through transformers.js on onnxruntime-node, fully offline.
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import * as transformers from '@huggingface/transformers';
+import { EMBEDDING_MODELS, TEST_EMBEDDING_MODEL, type EmbeddingModelInfo, type Pooling } from '../../src/models/catalog';
+import { EmbedderRuntime } from '../../src/models/embedder-runtime';
+import { createEmbedWorkerCore } from '../../src/models/embed-worker-core';
+import { LocalServerModel } from '../../src/models/local-server';
+import type { EmbedMethods } from '../../src/models/messages';
+import { serveRpc } from '../../src/models/rpc';
+import { inProcessWorker } from '../../tests/support/in-process-worker';
+import { CachedModel } from './qa/model-cache';
+
+export interface ServerModelOptions {
+  endpoint: string;
+  model: string;
+  apiKey?: string;
+  /** Folder of the on-disk call cache. */
+  cacheDir: string;
+}
+
+export function serverModel(o: ServerModelOptions): CachedModel {
+  const server = new LocalServerModel({ baseUrl: o.endpoint, model: o.model, allowRemote: true, apiKey: o.apiKey, timeoutMs: 600_000 });
+  return new CachedModel(server, o.cacheDir);
+}
+
+/**
+ * What runs the model in `folder` (a transformers.js model folder: config.json, tokenizer files,
+ * onnx/model*.onnx). A folder named like a catalog model (".../Xenova/bge-small-en-v1.5") runs with
+ * that model's pooling and precision; any other with `pooling` (default mean), its dimension read
+ * from config.json and q8 weights where onnx/model_quantized.onnx exists.
+ */
+export function embeddingModelOf(folder: string, pooling?: Pooling): { info: EmbeddingModelInfo; localModelPath: string } {
+  const dir = resolve(folder);
+  const need = ['config.json', 'tokenizer.json'];
+  for (const f of need)
+    if (!existsSync(join(dir, f))) throw new Error(`${dir} is not a transformers.js model folder: ${f} is missing (it needs ${need.join(', ')} and onnx/).`);
+  const twoLevels = `${basename(dirname(dir))}/${basename(dir)}`;
+  const known = [...EMBEDDING_MODELS, TEST_EMBEDDING_MODEL].find((m) => m.id === twoLevels);
+  if (known) return { info: pooling ? { ...known, pooling } : known, localModelPath: `${dirname(dirname(dir))}/` };
+  const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as { hidden_size?: number; dim?: number };
+  const dimension = config.hidden_size ?? config.dim;
+  if (!dimension) throw new Error(`${dir}/config.json names no hidden_size: the embedding dimension is unknown.`);
+  const dtype = existsSync(join(dir, 'onnx', 'model_quantized.onnx')) ? 'q8' : 'fp32';
+  return {
+    info: { id: basename(dir), label: basename(dir), dimension, dtype, pooling: pooling ?? 'mean', downloadMB: 0, description: dir },
+    localModelPath: `${dirname(dir)}/`,
+  };
+}
+
+/** The app's embedding runtime over the model in `folder`, in this process, offline. */
+export function localEmbedder(folder: string, pooling?: Pooling): EmbedderRuntime {
+  const { info, localModelPath } = embeddingModelOf(folder, pooling);
+  return new EmbedderRuntime({
+    model: info,
+    env: { allowRemoteModels: false, allowLocalModels: true, localModelPath },
+    createWorker: () =>
+      inProcessWorker((port) =>
+        serveRpc<EmbedMethods>(port, createEmbedWorkerCore({ env: transformers.env, pipeline: transformers.pipeline }, 'cpu')),
+      ),
+  });
+}
