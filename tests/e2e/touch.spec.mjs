@@ -47,6 +47,13 @@ test('at 375 px with a touch screen: tap to chat, to open the chats drawer and t
     await page.getByTestId('turn-user').filter({ hasText: 'Tapping on a phone works' }).waitFor();
     assert.equal(await page.getByTestId('new-chat').isVisible(), false, 'picking a chat closed the drawer');
     await shot(page, 'touch-chat-375');
+    // No hover looks on a touch screen: a phone leaves :hover on whatever was tapped last, so a tab
+    // or button would stay highlighted as if chosen.
+    assert.equal(await page.evaluate(() => matchMedia('(hover: none)').matches), true, 'the phone reports no hover');
+    const navBg = () => page.getByRole('link', { name: 'Memory' }).evaluate((a) => getComputedStyle(a).backgroundColor);
+    const plain = await navBg();
+    await page.getByRole('link', { name: 'Memory' }).hover();
+    assert.equal(await navBg(), plain, 'the Memory tab under the finger looks like the other tabs');
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {
