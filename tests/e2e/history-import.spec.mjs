@@ -152,3 +152,45 @@ test('ChatGPT and Claude history: dated chats, search, memorised in the backgrou
     await h.dispose();
   }
 });
+
+test('both imports work from the keyboard alone, on the empty page and in the explorer toolbar', async () => {
+  const LOCOMO = resolve(import.meta.dirname, '../fixtures/locomo-mini.json');
+  const h = await launch({ viewport: { width: 1280, height: 800 } });
+  try {
+    const { page } = h;
+    // Playwright catches file choosers only once a listener is on; set now, it is on before any Enter.
+    page.on('filechooser', () => {});
+    await page.goto(`${server.url}/#/memory`);
+    await page.getByTestId('load-demo').waitFor();
+    /** Tabs until the button named `name` has focus, presses Enter and picks `file` in the chooser. */
+    const chooseByKeyboard = async (name, file) => {
+      for (let i = 0; i < 40; i++) {
+        await page.keyboard.press('Tab');
+        const label = await page.evaluate(() => document.activeElement?.textContent?.trim());
+        if (label === name) break;
+      }
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), name, `${name} reached with Tab`);
+      const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Enter')]);
+      await chooser.setFiles(file);
+    };
+    await chooseByKeyboard('Import a LoCoMo conversation', LOCOMO);
+    await page.getByTestId('memory-count').waitFor({ timeout: 30_000 });
+    await page.getByTestId('memory-busy').waitFor({ state: 'detached', timeout: 30_000 });
+    const afterLocomo = counts(await readDb(page));
+    assert.ok(afterLocomo.sessions > 0 && afterLocomo.memories > 0, JSON.stringify(afterLocomo));
+
+    await page.locator('h1, h2').first().click();
+    await chooseByKeyboard('Import ChatGPT or Claude history…', CHATGPT);
+    await page.getByTestId('import-result').filter({ hasText: 'Imported 3 chats from ChatGPT' }).waitFor({ timeout: 30_000 });
+    assert.equal(counts(await readDb(page)).sessions, afterLocomo.sessions + 3);
+    // The toolbar's LoCoMo import is a button too.
+    await page.locator('h1, h2').first().click();
+    await chooseByKeyboard('Import LoCoMo…', LOCOMO);
+    await page.getByTestId('memory-busy').waitFor({ state: 'detached', timeout: 30_000 });
+    await page.getByText(/already there/).first().waitFor({ timeout: 10_000 });
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});

@@ -80,6 +80,7 @@ test('the demo is a space of its own: a real reply never remembers it, also afte
     // view offers no import, and Settings says to leave the demo first.
     const importHistory = page.getByRole('button', { name: 'Import ChatGPT or Claude history…' });
     assert.equal(await importHistory.count(), 0, 'no history import in the demo');
+    assert.equal(await page.getByRole('button', { name: /^Import (LoCoMo|a LoCoMo)/ }).count(), 0, 'no LoCoMo import in the demo');
     await page.getByTestId('nav-settings').click();
     await page.getByTestId('import-demo').waitFor();
     assert.equal(await page.getByTestId('import-file').count(), 0, 'no backup import in the demo');
