@@ -187,7 +187,10 @@ test('both imports work from the keyboard alone, on the empty page and in the ex
     await page.locator('h1, h2').first().click();
     await chooseByKeyboard('Import LoCoMo…', LOCOMO);
     await page.getByTestId('memory-busy').waitFor({ state: 'detached', timeout: 30_000 });
-    await page.getByText(/already there/).first().waitFor({ timeout: 10_000 });
+    await page
+      .getByText(/already there/)
+      .first()
+      .waitFor({ timeout: 10_000 });
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {
