@@ -441,7 +441,12 @@ async function main(): Promise<void> {
   }
   const llm =
     endpoint && modelName
-      ? serverModel({ endpoint, model: modelName, apiKey: opt('--api-key') ?? process.env.OPENAI_API_KEY, cacheDir: opt('--cache') ?? '.tmp/locomo-cache' })
+      ? serverModel({
+          endpoint,
+          model: modelName,
+          apiKey: opt('--api-key') ?? process.env.OPENAI_API_KEY,
+          cacheDir: opt('--cache') ?? '.tmp/locomo-cache',
+        })
       : undefined;
   // --embedder: the product modes fuse a dense ranking from this model, as the app does once its
   // embedding model is loaded.
@@ -492,10 +497,14 @@ async function main(): Promise<void> {
       byFile: m.byFile,
     };
   };
-  const summariser = llm
-    ? { kind: 'model', endpoint, model: modelName, calls: { ...llm.stats } }
-    : { kind: 'observations' };
-  const dense = embedder ? { id: embedder.modelId, dimension: embedder.dimension, modes: 'the product modes (turn...); the reference modes and the baseline stay lexical' } : null;
+  const summariser = llm ? { kind: 'model', endpoint, model: modelName, calls: { ...llm.stats } } : { kind: 'observations' };
+  const dense = embedder
+    ? {
+        id: embedder.modelId,
+        dimension: embedder.dimension,
+        modes: 'the product modes (turn...); the reference modes and the baseline stay lexical',
+      }
+    : null;
   const result = {
     note: llm ? MODEL_NOTE : UPPER_BOUND_NOTE,
     denseNote: embedder ? DENSE_NOTE(embedder.modelId) : LEXICAL_NOTE,

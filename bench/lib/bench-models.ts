@@ -38,7 +38,8 @@ export function embeddingModelOf(folder: string, pooling?: Pooling): { info: Emb
   const dir = resolve(folder);
   const need = ['config.json', 'tokenizer.json'];
   for (const f of need)
-    if (!existsSync(join(dir, f))) throw new Error(`${dir} is not a transformers.js model folder: ${f} is missing (it needs ${need.join(', ')} and onnx/).`);
+    if (!existsSync(join(dir, f)))
+      throw new Error(`${dir} is not a transformers.js model folder: ${f} is missing (it needs ${need.join(', ')} and onnx/).`);
   const twoLevels = `${basename(dirname(dir))}/${basename(dir)}`;
   const known = [...EMBEDDING_MODELS, TEST_EMBEDDING_MODEL].find((m) => m.id === twoLevels);
   if (known) return { info: pooling ? { ...known, pooling } : known, localModelPath: `${dirname(dirname(dir))}/` };

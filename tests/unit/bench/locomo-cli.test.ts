@@ -80,10 +80,14 @@ afterAll(async () => {
 
 // Asynchronous: the scripted server answers from this process while the command runs.
 async function bench(...args: string[]): Promise<BenchJson> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/locomo.ts', '--data', data, '--json', ...args], {
-    cwd: ROOT,
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', 'bench/locomo.ts', '--data', data, '--json', ...args],
+    {
+      cwd: ROOT,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
   return JSON.parse(stdout) as BenchJson;
 }
 
@@ -127,7 +131,10 @@ describe('bench:locomo --endpoint and --embedder', () => {
   });
 
   it('refuses --endpoint without --model, with the usage', async () => {
-    await expect(bench('--endpoint', fake.url)).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/--endpoint needs --model/) });
+    await expect(bench('--endpoint', fake.url)).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--endpoint needs --model/),
+    });
   });
 });
 
@@ -157,7 +164,10 @@ describe('the embedding model of a folder', () => {
     const folder = join(dir, 'models', 'Xenova', 'bge-small-en-v1.5');
     cpSync(STATIC, folder, { recursive: true });
     const m = embeddingModelOf(folder);
-    expect(m).toMatchObject({ info: { id: 'Xenova/bge-small-en-v1.5', pooling: 'cls', dimension: 384 }, localModelPath: `${join(dir, 'models')}/` });
+    expect(m).toMatchObject({
+      info: { id: 'Xenova/bge-small-en-v1.5', pooling: 'cls', dimension: 384 },
+      localModelPath: `${join(dir, 'models')}/`,
+    });
   });
 
   it('reads any other model folder: dimension from config.json, pooling as asked', () => {
