@@ -382,12 +382,17 @@ export class ChatService extends Emitter<ChatEvents> {
         signal: abort.signal,
         ...(temperature !== undefined ? { temperature } : {}),
         onToken: (delta) => {
+          // After Stop the reply keeps what the user saw: tokens a worker had already queued are
+          // dropped.
+          if (abort.signal.aborted) return;
           text += delta;
           update({ ...turn, text });
           saver.grew(turn);
         },
       });
-      update({ ...turn, text: full || text, status: abort.signal.aborted ? 'stopped' : 'complete' });
+      // Stopped: what had arrived, not the whole text a call that finished anyway resolves with.
+      const stopped = abort.signal.aborted;
+      update({ ...turn, text: stopped ? text : full || text, status: stopped ? 'stopped' : 'complete' });
     } catch (e) {
       const stopped = abort.signal.aborted;
       update({ ...turn, status: stopped ? 'stopped' : 'error' });

@@ -80,6 +80,33 @@ describe('ChatService', () => {
     expect(reply).toMatchObject({ status: 'stopped', text: 'one two three' });
   });
 
+  it('after stop the reply keeps what the user saw: tokens still in flight and the whole text are dropped', async () => {
+    // A worker that had finished the whole reply before the stop reached it: its queued tokens
+    // arrive after the abort, and the call resolves with the whole text.
+    let abort: () => void = () => {};
+    const late: LanguageModel = {
+      modelId: 'late-test',
+      async chat(_m, o: GenerateOptions = {}) {
+        o.onToken?.('Once');
+        o.onToken?.(' upon');
+        abort();
+        o.onToken?.(' a');
+        o.onToken?.(' time');
+        return 'Once upon a time';
+      },
+      json: async () => '{}',
+    };
+    const { repo, chat } = setup(late);
+    abort = () => chat.stop();
+    const seen: string[] = [];
+    chat.on('turn', (t) => t.role === 'assistant' && seen.push(t.text));
+    await chat.send('go');
+    const [s] = await repo.listSessions();
+    expect((await repo.listTurns(s.id))[1]).toMatchObject({ status: 'stopped', text: 'Once upon' });
+    expect(seen.at(-1)).toBe('Once upon');
+    expect(seen).not.toContain('Once upon a');
+  });
+
   it('a failing model keeps the partial reply, marked error, and reports it', async () => {
     const { repo, chat, errors } = setup(new StreamingModel('a b c d e', 2));
     await chat.send('go');
