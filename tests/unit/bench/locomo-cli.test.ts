@@ -165,9 +165,12 @@ describe('the embedding model of a folder', () => {
     cpSync(STATIC, folder, { recursive: true });
     const m = embeddingModelOf(folder);
     expect(m).toMatchObject({
-      info: { id: 'Xenova/bge-small-en-v1.5', pooling: 'cls', dimension: 384 },
+      info: { id: 'Xenova/bge-small-en-v1.5', pooling: 'cls', dimension: 384, dtype: 'q8' },
       localModelPath: `${join(dir, 'models')}/`,
     });
+    // A copy with only the full-precision weights runs those.
+    rmSync(join(folder, 'onnx', 'model_quantized.onnx'));
+    expect(embeddingModelOf(folder).info.dtype).toBe('fp32');
   });
 
   it('reads any other model folder: dimension from config.json, pooling as asked', () => {
@@ -183,5 +186,9 @@ describe('the embedding model of a folder', () => {
   it('says what is missing from a folder that is not a model', () => {
     mkdirSync(join(dir, 'empty'), { recursive: true });
     expect(() => embeddingModelOf(join(dir, 'empty'))).toThrow(/config\.json is missing/);
+    const noWeights = join(dir, 'no-weights');
+    cpSync(STATIC, noWeights, { recursive: true });
+    rmSync(join(noWeights, 'onnx'), { recursive: true });
+    expect(() => embeddingModelOf(noWeights)).toThrow(/neither model_quantized\.onnx nor model\.onnx/);
   });
 });
