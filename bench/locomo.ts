@@ -22,7 +22,7 @@ import { parseLocomoConversation } from '../src/memory/locomo';
 import { memoryUnit } from '../src/memory/ingest/memorise';
 import { timelinesForRetrieved } from '../src/memory/recall/timelines';
 import { seedFrom } from '../src/memory/rng';
-import { createHybridIndex } from '../src/memory/retrieval/hybrid';
+import { createHybridIndex, type HybridOptions } from '../src/memory/retrieval/hybrid';
 import { packByBudget, promptItem, promptItemCost } from '../src/memory/retrieval/budget';
 import { segmentUnit, turnUnit } from '../src/memory/retrieval/units';
 import type { HybridIndex, IndexedUnit } from '../src/memory/retrieval/types';
@@ -66,10 +66,12 @@ interface Mode {
   product?: boolean;
   /** Retrieval and packing done by the product's per-turn code (prepareTurn). */
   turn?: (c: Ingested) => (query: string, budget: number) => Promise<Retrieved>;
+  /** Runs only with --embedder (it differs from another mode only in how it weighs the vectors). */
+  dense?: boolean;
 }
 
-function indexOf(units: IndexedUnit[], nouns?: NounExtractor): HybridIndex {
-  const ix = createHybridIndex({ depth: DEPTH, nouns });
+function indexOf(units: IndexedUnit[], nouns?: NounExtractor, weights?: HybridOptions['weights']): HybridIndex {
+  const ix = createHybridIndex({ depth: DEPTH, nouns, weights });
   for (const u of units) ix.upsert(u);
   return ix;
 }
@@ -151,12 +153,18 @@ function rememberingQueries(inner: Embedder): Embedder {
  * The product's per-turn flow (src/memory/recall/turn.ts) over one index of memories and segments, as
  * MemoryService builds it; no model, so timelines go in raw (the refinement-off switch).
  */
-function productTurn(retrievalMode: RetrievalMode, switches: Partial<MemorySettings> = {}, rawSegments = false): Mode['turn'] {
+function productTurn(
+  retrievalMode: RetrievalMode,
+  switches: Partial<MemorySettings> = {},
+  rawSegments = false,
+  weights?: HybridOptions['weights'],
+): Mode['turn'] {
   return (c) => {
     // rawSegments: segments indexed as their words, without the denoised copy (SeCom's step off).
     const segs = rawSegments ? segUnits(c).map((u) => ({ ...u, indexText: undefined })) : segUnits(c);
     // Topic nouns kept as the app keeps them with the switch on; used only where the switch is on.
-    const index = indexOf([...memUnits(c), ...segs], switches.topicNouns || DEFAULT_MEMORY_SETTINGS.topicNouns ? c.nouns : undefined);
+    const nouns = switches.topicNouns || DEFAULT_MEMORY_SETTINGS.topicNouns ? c.nouns : undefined;
+    const index = indexOf([...memUnits(c), ...segs], nouns, weights);
     // With --embedder, every unit's vector, as the app's index holds them once embedded.
     for (const [id, v] of c.vectors ?? []) if (index.has(id)) index.setVector(id, v);
     const memoriesById = new Map(c.memories.map((m) => [m.id, m]));
@@ -195,6 +203,20 @@ const MODES: Mode[] = [
     describe: 'the product per-turn flow with the plain-topk switch (no graph)',
     turn: productTurn('plain-topk'),
     product: true,
+  },
+  // How the dense ranking is weighed in the fusion (the app: equal weights), for tuning it where a
+  // real embedding model runs: dense hits first (lexical weight 0), and dense counted twice.
+  {
+    name: 'turn-dense-only',
+    describe: 'turn with the lexical ranking weighed 0 (dense hits first; units only BM25 finds after them)',
+    turn: productTurn('timelines', {}, false, { lexical: 0 }),
+    dense: true,
+  },
+  {
+    name: 'turn-dense-x2',
+    describe: 'turn with the dense ranking weighed twice the lexical one',
+    turn: productTurn('timelines', {}, false, { dense: 2 }),
+    dense: true,
   },
   ...[30, 180, 365].map((days): Mode => ({
     name: `turn-decay-${days}d`,
@@ -476,6 +498,7 @@ async function main(): Promise<void> {
   const modes: Record<string, ModeResult & { describe: string }> = {};
   for (const mode of MODES) {
     if (only && !only.has(mode.name) && !mode.product && mode.name !== BASELINE) continue;
+    if (mode.dense && !embedder) continue;
     modes[mode.name] = { describe: mode.describe, ...(await runMode(mode, ingested, names)) };
   }
   const questions = ingested.reduce((a, c) => a + questionsOf(c).length, 0);

@@ -61,6 +61,7 @@ interface BenchJson {
   memories: number;
   segments: number;
   best: { mode: string; recall: Record<string, number> };
+  modes: Record<string, unknown>;
 }
 
 let fake: FakeOpenAiServer;
@@ -93,8 +94,10 @@ async function bench(...args: string[]): Promise<BenchJson> {
 
 describe('bench:locomo --endpoint and --embedder', () => {
   it('without them: observations stand in for the summariser and retrieval is lexical, and the output says so', async () => {
-    const out = await bench('--modes', 'turn');
+    const out = await bench('--modes', 'turn,turn-dense-only');
     expect(out.summariser).toEqual({ kind: 'observations' });
+    // The fusion-weight modes need vectors: without an embedder they would repeat "turn".
+    expect(Object.keys(out.modes)).not.toContain('turn-dense-only');
     expect(out.embedder).toBeNull();
     expect(out.note).toMatch(/upper bound/);
     expect(out.denseNote).toMatch(/lexical/);
@@ -104,7 +107,18 @@ describe('bench:locomo --endpoint and --embedder', () => {
 
   it("with them: the server's model summarises every session, the test model embeds, and evidence is found through the model's memories", async () => {
     const cache = join(dir, 'cache');
-    const args = ['--modes', 'turn', '--endpoint', fake.url, '--model', 'tiny-chat', '--cache', cache, '--embedder', STATIC];
+    const args = [
+      '--modes',
+      'turn,turn-dense-only,turn-dense-x2',
+      '--endpoint',
+      fake.url,
+      '--model',
+      'tiny-chat',
+      '--cache',
+      cache,
+      '--embedder',
+      STATIC,
+    ];
     const before = fake.requests.length;
     const out = await bench(...args);
     expect(out.summariser.kind).toBe('model');
@@ -112,6 +126,7 @@ describe('bench:locomo --endpoint and --embedder', () => {
     expect(out.note).toMatch(/--endpoint/);
     expect(out.embedder).toMatchObject({ id: 'tealeaf-test/static-embedder', dimension: 32 });
     expect(out.denseNote).toMatch(/static-embedder/);
+    expect(Object.keys(out.modes)).toEqual(expect.arrayContaining(['turn', 'turn-dense-only', 'turn-dense-x2']));
     // The scripted summariser makes one memory of each user (Caroline) turn: 3, not LoCoMo's 5 observations.
     expect(out.memories).toBe(3);
     const summaries = fake.requests.slice(before).filter((r) => JSON.stringify(r.body).includes('session_memories'));
