@@ -7,7 +7,8 @@
 // default it is LLM-free and embedding-free: LoCoMo's observations stand in for the summarising
 // call, so the figures are an upper bound, and retrieval is lexical. --endpoint has a model
 // summarise (the product path); --embedder adds the app's dense ranking to the product modes.
-// Then every question of categories 1-4 retrieves under budgets of 300 and 1000 words. Two metrics (bench/lib/locomo-metrics.ts), overall, by category and by file:
+// Then every question of categories 1-4 retrieves under budgets of 300 and 1000 words. Two metrics
+// (bench/lib/locomo-metrics.ts), overall, by category and by file:
 // - recall: share of the question's evidence turns among the source turns of the packed units;
 // - answer hit: for questions with a short gold answer, whether it appears in the remembered text.
 // Every mode pays for every word it puts into the prompt: list bullets, dates, speakers' names.
@@ -36,7 +37,8 @@ import { ingestLocomo, type Ingested } from './lib/locomo-ingest';
 import type { NounExtractor } from '../src/memory/retrieval/topics';
 import type { Embedder } from '../src/ports';
 import type { Pooling } from '../src/models/catalog';
-import { localEmbedder, serverModel } from './lib/bench-models';
+import { localEmbedder } from './lib/bench-models';
+import { serverModel } from './lib/qa/model-cache';
 
 const BUDGETS = [300, 1000] as const;
 const BASELINE = 'turns-bm25';
@@ -521,13 +523,8 @@ async function main(): Promise<void> {
     };
   };
   const summariser = llm ? { kind: 'model', endpoint, model: modelName, calls: { ...llm.stats } } : { kind: 'observations' };
-  const dense = embedder
-    ? {
-        id: embedder.modelId,
-        dimension: embedder.dimension,
-        modes: 'the product modes (turn...); the reference modes and the baseline stay lexical',
-      }
-    : null;
+  // Which modes use it: denseNote.
+  const dense = embedder ? { id: embedder.modelId, dimension: embedder.dimension } : null;
   const result = {
     note: llm ? MODEL_NOTE : UPPER_BOUND_NOTE,
     denseNote: embedder ? DENSE_NOTE(embedder.modelId) : LEXICAL_NOTE,

@@ -8,9 +8,8 @@
 // where it stopped. Progress goes to stderr; the summary (or --json) to stdout.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { LocalServerModel } from '../src/models/local-server';
 import { parseLocomoConversation } from '../src/memory/locomo';
-import { CachedModel } from './lib/qa/model-cache';
+import { serverModel } from './lib/qa/model-cache';
 import { answerConversation, summarise, type ConversationResult } from './lib/qa/run';
 
 const args = process.argv.slice(2);
@@ -38,9 +37,9 @@ const files = statSync(data).isDirectory()
   : [data];
 if (files.length === 0) fail(`no .json files in ${data}`);
 
-const server = (name: string) => new LocalServerModel({ baseUrl: endpoint, model: name, allowRemote: true, apiKey, timeoutMs: 600_000 });
-const answerer = new CachedModel(server(model), join(cacheDir, 'calls'));
-const judge = new CachedModel(server(judgeModel), join(cacheDir, 'calls'));
+const server = (name: string) => serverModel({ endpoint, model: name, apiKey, cacheDir: join(cacheDir, 'calls') });
+const answerer = server(model);
+const judge = server(judgeModel);
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 const results: ConversationResult[] = [];

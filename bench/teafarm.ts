@@ -11,12 +11,11 @@
 // Progress goes to stderr; the summary (or --json) to stdout.
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { LocalServerModel } from '../src/models/local-server';
 import { parseLocomoConversation } from '../src/memory/locomo';
 import { withDefaults } from '../src/memory/settings';
 import { CONDITION_IDS, isConditionId } from '../src/memory/eval/conditions';
 import { runTeaFarm } from '../src/memory/eval/teafarm';
-import { CachedModel } from './lib/qa/model-cache';
+import { serverModel } from './lib/qa/model-cache';
 import { memorise } from './lib/qa/run';
 import { FileTeaFarmCache } from './lib/teafarm/file-cache';
 
@@ -41,9 +40,9 @@ const unknown = conditions.filter((c) => !isConditionId(c));
 if (unknown.length) fail(`unknown condition(s) ${unknown.join(', ')}; known: ${CONDITION_IDS.join(', ')}`);
 const cacheDir = resolve(opt('--cache') ?? '.tmp/teafarm-cache');
 
-const server = (name: string) => new LocalServerModel({ baseUrl: endpoint, model: name, allowRemote: true, apiKey, timeoutMs: 600_000 });
-const agent = new CachedModel(server(model), join(cacheDir, 'calls'));
-const judge = new CachedModel(server(judgeModel), join(cacheDir, 'calls'));
+const server = (name: string) => serverModel({ endpoint, model: name, apiKey, cacheDir: join(cacheDir, 'calls') });
+const agent = server(model);
+const judge = server(judgeModel);
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 const STEP = { questions: 'writing questions', 'lead-in': 'lead-in', question: 'asking', judge: 'judging', done: 'done' } as const;
 

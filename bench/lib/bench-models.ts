@@ -1,8 +1,6 @@
-// Real models for the Node benchmarks, from the command line:
-// - a summarising/answering model behind any OpenAI-compatible server (--endpoint, --model), every
-//   call cached on disk by its exact request so an interrupted run resumes;
-// - an embedding model from a local folder (--embedder), run by the app's own embedding worker
-//   core and EmbedderRuntime through transformers.js on onnxruntime-node, fully offline.
+// An embedding model from a local folder for the Node benchmarks (--embedder), run by the app's own
+// embedding worker core and EmbedderRuntime through transformers.js on onnxruntime-node, fully
+// offline. (A model behind a server, --endpoint: serverModel in qa/model-cache.ts.)
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import * as transformers from '@huggingface/transformers';
@@ -15,24 +13,9 @@ import {
 } from '../../src/models/catalog';
 import { EmbedderRuntime } from '../../src/models/embedder-runtime';
 import { createEmbedWorkerCore } from '../../src/models/embed-worker-core';
-import { LocalServerModel } from '../../src/models/local-server';
 import type { EmbedMethods } from '../../src/models/messages';
 import { serveRpc } from '../../src/models/rpc';
 import { inProcessWorker } from '../../tests/support/in-process-worker';
-import { CachedModel } from './qa/model-cache';
-
-export interface ServerModelOptions {
-  endpoint: string;
-  model: string;
-  apiKey?: string;
-  /** Folder of the on-disk call cache. */
-  cacheDir: string;
-}
-
-export function serverModel(o: ServerModelOptions): CachedModel {
-  const server = new LocalServerModel({ baseUrl: o.endpoint, model: o.model, allowRemote: true, apiKey: o.apiKey, timeoutMs: 600_000 });
-  return new CachedModel(server, o.cacheDir);
-}
 
 /**
  * What runs the model in `folder` (a transformers.js model folder: config.json, tokenizer files,

@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../../src/ports';
+import { LocalServerModel } from '../../../src/models/local-server';
 
 export interface CallStats {
   /** Calls answered by the server in this run. */
@@ -63,4 +64,18 @@ export class CachedModel implements LanguageModel {
     renameSync(`${file}.tmp`, file);
     return text;
   }
+}
+
+export interface ServerModelOptions {
+  endpoint: string;
+  model: string;
+  apiKey?: string;
+  /** Folder of the on-disk call cache. */
+  cacheDir: string;
+}
+
+/** A model behind any OpenAI-compatible server (--endpoint, --model), every call cached in `cacheDir`. */
+export function serverModel(o: ServerModelOptions): CachedModel {
+  const server = new LocalServerModel({ baseUrl: o.endpoint, model: o.model, allowRemote: true, apiKey: o.apiKey, timeoutMs: 600_000 });
+  return new CachedModel(server, o.cacheDir);
 }
