@@ -38,6 +38,11 @@ export interface Turn {
   modelId?: string;
   /** What memory the reply drew on (assistant turns). */
   usedMemory?: UsedMemory;
+  /**
+   * Derived by the store on every write: the memories any version's `usedMemory` names
+   * (src/memory/derived.ts), indexed, so a memory that changes finds the replies built from it.
+   */
+  drewOn?: Id[];
   /** Free-form origin, e.g. a LoCoMo dia_id for imported conversations. */
   externalId?: string;
   /**

@@ -4,15 +4,14 @@ import { clampText } from '../memory/limits';
 import { errorText } from '../errors';
 import type { ChangeSet, LanguageModel, Repository } from '../ports';
 import type { Job, Millis, Session, Turn } from '../memory/types';
-import { createMemoriseJob } from '../memory/ingest/memorise';
 import { Emitter } from './emitter';
 import { newId } from './ids';
-import { endSession, isEmptySession, isIdleExpired, sessionsToEnd, titleFrom } from './session-rules';
+import { isIdleExpired, sessionsToEnd, titleFrom, writeSessionEnd } from './session-rules';
 import { addVersion, showVersion, type VersionChange } from './turn-versions';
 import { ChatSearch, type SessionMatch } from './chat-search';
-import type { TurnPreparer } from './reply-prompt';
+import { plainPreparer, type TurnPreparer } from './reply-prompt';
 import { appendTurn } from './turn-append';
-import { ReplySaver } from './reply-saver';
+import { ReplySaver, touchAfterReply } from './reply-saver';
 
 export type ChatEvents = {
   sessions: Session[];
@@ -32,6 +31,8 @@ export type ChatEvents = {
 export interface ChatOptions {
   repo: Repository;
   preparer: TurnPreparer;
+  /** The prompt of a temporary chat, which neither uses nor makes memories (default: plain). */
+  memoryless?: TurnPreparer;
   getModel: () => LanguageModel | undefined;
   idleGapMs: () => Millis;
   /** Sampling temperature for replies (the user's setting); undefined = the model's default. */
@@ -118,7 +119,17 @@ export class ChatService extends Emitter<ChatEvents> {
 
   /** Re-reads sessions after background work changed them (e.g. memorised). */
   async refresh(): Promise<void> {
-    if (this.current) this.current = (await this.opts.repo.getSession(this.current.id)) ?? this.current;
+    const shown = this.current;
+    if (shown && !this.temporary) {
+      this.current = (await this.opts.repo.getSession(shown.id)) ?? shown;
+      // Memory changed: notes built from a deleted or edited memory are gone from the store (the
+      // reply being written stays as it is on screen until it is saved).
+      const stored = await this.opts.repo.listTurns(shown.id);
+      const writing = this.abort ? this.turns[this.turns.length - 1] : undefined;
+      if (this.current?.id !== shown.id || stored.length !== this.turns.length) return this.emitSessions();
+      this.turns = stored.map((t) => (t.id === writing?.id ? writing : t));
+      this.emit('turns', { sessionId: shown.id, turns: this.turns });
+    }
     await this.emitSessions();
   }
 
@@ -373,7 +384,9 @@ export class ChatService extends Emitter<ChatEvents> {
     try {
       this.emit('busy', { phase: 'remembering' });
       const history = this.turns.filter((t) => t.index < turn.index);
-      const prepared = await this.opts.preparer.prepare({ session, history, now: started, llm, signal: abort.signal });
+      // A temporary chat neither uses nor makes memories: nothing remembered goes into its prompt.
+      const preparer = temporary ? (this.opts.memoryless ?? plainPreparer) : this.opts.preparer;
+      const prepared = await preparer.prepare({ session, history, now: started, llm, signal: abort.signal });
       if (prepared.usedMemory) update({ ...turn, usedMemory: prepared.usedMemory });
       this.emit('busy', { phase: 'replying' });
       let text = '';
@@ -403,12 +416,10 @@ export class ChatService extends Emitter<ChatEvents> {
       // As stored now: a rename during the reply stays, and a deleted chat is not brought back.
       let deletedElsewhere = false;
       if (!temporary) {
-        const stored = await this.opts.repo.getSession(session.id);
-        if (stored) {
-          const s = { ...stored, lastActivityAt: this.now() };
-          if (this.current?.id === s.id) this.current = s;
-          await this.opts.repo.apply({ sessions: [s] });
-        } else deletedElsewhere = this.current?.id === session.id;
+        const after = await touchAfterReply(this.opts.repo, turn.id, session.id, this.now());
+        if (after.saved && this.turns.some((t) => t.id === turn.id)) update(after.saved);
+        if (after.session && this.current?.id === session.id) this.current = after.session;
+        deletedElsewhere = !after.session && this.current?.id === session.id;
       } else if (this.temporary && this.current?.id === session.id) this.current = { ...session, lastActivityAt: this.now() };
       this.searchIndex.drop(session.id);
       this.emit('busy', { phase: 'idle' });
@@ -425,25 +436,10 @@ export class ChatService extends Emitter<ChatEvents> {
 
   /** Ends a session and queues its memorising job in the same transaction; empty ones vanish. */
   private async finish(session: Session, reason: NonNullable<Session['endReason']>): Promise<void> {
-    const turns = await this.opts.repo.listTurns(session.id);
-    if (isEmptySession(turns)) {
-      await this.opts.repo.apply({ deleteSessions: [session.id], deleteTurns: turns.map((t) => t.id) });
-      if (this.current?.id === session.id) this.current = undefined;
-      return;
-    }
-    const ended = endSession(session, reason);
-    const now = this.now();
-    // Memory creation off: the session ends and is kept, but no memorising job is queued for it.
-    if (this.opts.memorise?.() === false) {
-      await this.opts.repo.apply({ sessions: [ended] });
-      if (this.current?.id === session.id) this.current = ended;
-      this.broadcast(session.id);
-      return;
-    }
-    const job: Job = createMemoriseJob(session.id, now);
-    await this.opts.repo.apply({ sessions: [ended], jobs: [job] });
-    if (this.current?.id === session.id) this.current = ended;
-    this.emit('ended', { session: ended, job });
+    const written = await writeSessionEnd(this.opts.repo, session, reason, this.now(), this.opts.memorise?.() !== false);
+    if (this.current?.id === session.id) this.current = written.kept ? written.ended : undefined;
+    if (!written.kept) return;
+    if (written.job) this.emit('ended', { session: written.ended, job: written.job });
     this.broadcast(session.id);
   }
 

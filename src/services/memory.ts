@@ -11,7 +11,7 @@ import { MemoryGraph } from '../memory/graph';
 import { RefineCache } from '../memory/recall/refine';
 import { prepareTurn } from '../memory/recall/turn';
 import { memoryUnit } from '../memory/ingest/memorise';
-import { plainPreparer, type ReplyPrompt, type TurnPreparer } from './reply-prompt';
+import { memorylessPreparer, type ReplyPrompt, type TurnPreparer } from './reply-prompt';
 import { Emitter } from './emitter';
 import { withJobLock, yieldToPage, type JobSnapshot } from './jobs';
 import { attachVectors, buildLiveMemory, mirrorChange } from './live-memory';
@@ -120,6 +120,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    * fit together is repaired first (planRepair), never refused: the app always starts.
    */
   async load(): Promise<void> {
+    // Notes cached from the memory as it was are not reused for the memory as it is now.
+    this.refineCache = new RefineCache();
     // All reads at once: IndexedDB serves them while this thread deserialises the first ones.
     const embedder = this.getEmbedder();
     const [memories, edges, segments, vectors, jobs, sessions] = await Promise.all([
@@ -255,9 +257,12 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     await this.load();
   }
 
+  /** The prompt without memory (use switched off, a temporary chat): the user's persona only. */
+  readonly memoryless = memorylessPreparer(() => this.settings.value.systemPrompt.trim() || undefined);
+
   async prepare(input: Parameters<TurnPreparer['prepare']>[0]): Promise<ReplyPrompt> {
     // Memory use switched off: the reply sees only this chat, and nothing is retrieved.
-    if (!this.settings.value.memoryUse) return plainPreparer.prepare(input);
+    if (!this.settings.value.memoryUse) return this.memoryless.prepare(input);
     const { history, now, llm, signal } = input;
     const prepared = await prepareTurn({
       dialogue: history.map((t: Turn) => ({ role: t.role, text: t.text, time: t.time })),

@@ -32,8 +32,18 @@ export function historyMessages(turns: Turn[]): ChatMessage[] {
     .map((t) => ({ role: t.role, content: t.text }));
 }
 
-export const plainPreparer: TurnPreparer = {
-  async prepare({ history, now }) {
-    return { messages: [{ role: 'system', content: defaultSystemPrompt(now) }, ...historyMessages(history)] };
-  },
-};
+/**
+ * A prompt without memory: for a temporary chat, and when "Use memories" is off. The user's own
+ * persona still opens it; nothing remembered (no retrieval, no persona bank) goes in.
+ */
+export function memorylessPreparer(persona: () => string | undefined): TurnPreparer {
+  return {
+    async prepare({ history, now }) {
+      const own = persona();
+      const system = own ? `${own}\n\nToday is ${new Date(now).toDateString()}.` : defaultSystemPrompt(now);
+      return { messages: [{ role: 'system', content: system }, ...historyMessages(history)] };
+    },
+  };
+}
+
+export const plainPreparer: TurnPreparer = memorylessPreparer(() => undefined);

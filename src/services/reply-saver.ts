@@ -3,7 +3,7 @@
 import { clampText } from '../memory/limits';
 import { errorText } from '../errors';
 import type { Repository } from '../ports';
-import type { Millis, Turn } from '../memory/types';
+import type { Id, Millis, Session, Turn } from '../memory/types';
 
 export interface ReplySaverOptions {
   /** Where to save; undefined for a temporary chat (nothing is stored). */
@@ -41,4 +41,22 @@ export class ReplySaver {
       .catch((e: unknown) => this.opts.onError(`Could not save the reply: ${errorText(e)}`));
     return this.saving;
   }
+}
+
+/**
+ * After a reply: the turn as the store holds it (it may have lost notes built from a memory deleted
+ * or edited meanwhile, src/memory/derived.ts) and its session with the activity time moved on; no
+ * session when the chat was deleted meanwhile (a rename during the reply stays).
+ */
+export async function touchAfterReply(
+  repo: Repository,
+  turnId: Id,
+  sessionId: Id,
+  now: Millis,
+): Promise<{ saved?: Turn; session?: Session }> {
+  const [[saved], stored] = await Promise.all([repo.getTurns([turnId]), repo.getSession(sessionId)]);
+  if (!stored) return { saved };
+  const session = { ...stored, lastActivityAt: now };
+  await repo.apply({ sessions: [session] });
+  return { saved, session };
 }

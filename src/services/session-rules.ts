@@ -1,5 +1,7 @@
 // When a chat session ends (LD-Agent: an idle gap, default one hour, or the user ending it).
-import type { Millis, Session, Turn } from '../memory/types';
+import type { Job, Millis, Session, Turn } from '../memory/types';
+import type { Repository } from '../ports';
+import { createMemoriseJob } from '../memory/ingest/memorise';
 
 export const DEFAULT_IDLE_GAP_MS = 60 * 60 * 1000;
 
@@ -47,4 +49,29 @@ export function titleFrom(text: string): string {
   const cut = line.slice(0, TITLE_MAX);
   const space = cut.lastIndexOf(' ');
   return (space > 20 ? cut.slice(0, space) : cut) + '…';
+}
+
+/** What ending a session wrote: nothing kept (it was empty), kept only, or kept with its memorise job. */
+export type EndWritten = { kept: false } | { kept: true; ended: Session; job?: Job };
+
+/**
+ * Ends a session in one change with its memorising job (none when memory creation is off: the
+ * session is kept, not memorised); an empty session is discarded instead.
+ */
+export async function writeSessionEnd(
+  repo: Repository,
+  session: Session,
+  reason: NonNullable<Session['endReason']>,
+  now: Millis,
+  memorise: boolean,
+): Promise<EndWritten> {
+  const turns = await repo.listTurns(session.id);
+  if (isEmptySession(turns)) {
+    await repo.apply({ deleteSessions: [session.id], deleteTurns: turns.map((t) => t.id) });
+    return { kept: false };
+  }
+  const ended = endSession(session, reason);
+  const job = memorise ? createMemoriseJob(session.id, now) : undefined;
+  await repo.apply({ sessions: [ended], ...(job ? { jobs: [job] } : {}) });
+  return { kept: true, ended, ...(job ? { job } : {}) };
 }

@@ -3,6 +3,7 @@
 // demo, a new tab or a new browser session opens the user's own memory.
 import type { ChangeSet, Repository } from '../ports';
 import { DEMO_PREFIX, demoSessionId } from './demo';
+import { DEFAULT_SETTINGS, type AppSettings } from './settings';
 
 export type Space = 'own' | 'demo';
 const KEY = 'tealeaf-space';
@@ -56,3 +57,21 @@ export async function findLegacyDemo(repo: Repository): Promise<LegacyDemo | und
 }
 
 export { demoSessionId };
+
+/**
+ * What of the user's settings the demo gets: only which models to load, so the demo chats with the
+ * same model. Not the persona, the switches or anything else the user set for their own memory
+ * (an export of the demo must hold the demo only).
+ */
+export function demoSettings(own: AppSettings): AppSettings {
+  const pick = <K extends keyof AppSettings>(k: K) => (own[k] === undefined ? {} : { [k]: own[k] });
+  return {
+    ...structuredClone(DEFAULT_SETTINGS),
+    ...pick('chatModelId'),
+    ...pick('embeddingModelId'),
+    ...pick('serverModel'),
+    autoLoadModel: own.autoLoadModel,
+    modelMirror: own.modelMirror,
+    serverUrl: own.serverUrl,
+  };
+}

@@ -3,7 +3,7 @@ import { IdbRepository } from '../store/repository';
 import type { BackupRunOptions } from '../store/backup-client';
 import { BLOCKED_MESSAGE, deleteTealeafDb } from '../store/db';
 import { DB_NAME, DEMO_DB_NAME } from '../store/schema';
-import { currentSpace, findLegacyDemo, setSpace, type LegacyDemo, type Space } from './space';
+import { currentSpace, demoSettings, findLegacyDemo, setSpace, type LegacyDemo, type Space } from './space';
 import { ChatService } from './chat';
 import { EvaluationService } from './evaluation';
 import { MemoryService } from './memory';
@@ -43,6 +43,7 @@ export class Tealeaf {
     this.chat = new ChatService({
       repo,
       preparer: this.memory,
+      memoryless: this.memory.memoryless,
       getModel: () => this.models.languageModel,
       idleGapMs: () => this.settings.idleGapMs,
       temperature: () => this.settings.value.temperature,
@@ -89,14 +90,14 @@ export class Tealeaf {
   }
 
   /**
-   * Prepares the demo space (its own database, filled once, with a copy of this space's settings so
-   * the same models load there). The caller reloads the page, which then opens the demo.
+   * Prepares the demo space (its own database, filled once, with this space's model choices so
+   * the same models load there, and nothing else of the user's settings). The caller reloads the page, which then opens the demo.
    */
   async enterDemo(): Promise<void> {
     if (this.space === 'demo') return;
     const demo = await IdbRepository.open({ name: DEMO_DB_NAME });
     try {
-      if ((await demo.getSetting('app')) === undefined) await demo.putSetting('app', this.settings.value);
+      if ((await demo.getSetting('app')) === undefined) await demo.putSetting('app', demoSettings(this.settings.value));
       await seedDemo(demo);
     } finally {
       demo.close();

@@ -176,6 +176,8 @@ const turnSchema = z.strictObject({
   status: turnStatus,
   modelId: text.optional(),
   usedMemory: usedMemorySchema.optional(),
+  // Derived (src/memory/derived.ts): an import recomputes it rather than trusting the file.
+  drewOn: list(refId).optional(),
   externalId: text.optional(),
   get versions(): z.ZodOptional<z.ZodArray<typeof turnVersionSchema>> {
     return list(turnVersionSchema).optional();

@@ -2,10 +2,11 @@
 // In the app both run in a worker (backup.worker.ts, driven by backup-client.ts); the functions
 // here also run directly in Node, which is how the unit tests exercise them. The format is in
 // backup-format.ts, its checks in backup-validate.ts.
-import type { Id, Setting, VectorRecord } from '../memory/types';
+import type { Id, Setting, Turn, VectorRecord } from '../memory/types';
+import { turnSources } from '../memory/derived';
 import type { TealeafDb } from './db';
 import { runWrite, tracked } from './repository';
-import { STORE_NAMES } from './schema';
+import { DEMO_DB_NAME, STORE_NAMES } from './schema';
 import { BACKUP_COLLECTIONS, type BackupControl, type BackupCounts, type ImportMode, type ImportSummary } from './backup-messages';
 import { BACKUP_FORMAT, BACKUP_VERSION, encodeVector, type BackupData, type TealeafBackup } from './backup-format';
 import { BackupError } from './backup-messages';
@@ -43,6 +44,14 @@ export interface ExportOptions extends BackupControl {
   now?: () => number;
 }
 
+/**
+ * The demo's database holds a copy of the user's model choices so the same models load there;
+ * settings are the user's, not the demo's, so an export of the demo carries none.
+ */
+function demoSpace(db: TealeafDb): boolean {
+  return db.name === DEMO_DB_NAME;
+}
+
 /** Reads every exported store in one snapshot. Jobs are not exported (they are machine state). */
 export async function exportBackup(db: TealeafDb, options: ExportOptions = {}): Promise<TealeafBackup> {
   const stores = ['sessions', 'turns', 'memories', 'edges', 'segments', 'settings', 'vectors'] as const;
@@ -53,7 +62,7 @@ export async function exportBackup(db: TealeafDb, options: ExportOptions = {}): 
     tx.objectStore('memories').getAll(),
     tx.objectStore('edges').getAll(),
     tx.objectStore('segments').getAll(),
-    tx.objectStore('settings').getAll(),
+    demoSpace(db) ? Promise.resolve([]) : tx.objectStore('settings').getAll(),
     options.includeVectors ? tx.objectStore('vectors').getAll() : Promise.resolve([]),
   ]);
   await tx.done;
@@ -113,7 +122,7 @@ export async function exportBackupParts(db: TealeafDb, options: ExportOptions = 
     let first = true;
     for (;;) {
       reporter.stopIfCancelled();
-      const page: unknown[] = await store.getAll(range, EXPORT_PAGE);
+      const page: unknown[] = name === 'settings' && demoSpace(db) ? [] : await store.getAll(range, EXPORT_PAGE);
       for (const record of page) {
         const value = name === 'vectors' ? encodeVector(record as VectorRecord) : record;
         emit((first ? '' : ',') + JSON.stringify(value));
@@ -181,6 +190,15 @@ function checkImportReferences(data: BackupData, vectors: readonly VectorRecord[
       issues.push(`vectors[${i}].unitId: no memory or passage ${q(v.unitId)} in the file or in your data`);
   });
   return issues;
+}
+
+/** `drewOn` is derived: recomputed from the turn's versions, never taken from the file. */
+function withDrewOn(t: Turn): Turn {
+  const next = { ...t };
+  const drewOn = turnSources(t);
+  if (drewOn.length > 0) next.drewOn = drewOn;
+  else delete next.drewOn;
+  return next;
 }
 
 export interface ImportOptions extends BackupControl {
@@ -306,7 +324,7 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
     newTurns.forEach((t, i) => {
       if (taken[i] > 0) skipped.turns++;
       else {
-        puts.push(() => store('turns').put(t));
+        puts.push(() => store('turns').put(withDrewOn(t)));
         added.turns++;
       }
     });

@@ -8,7 +8,8 @@
 // Pure: it reads through a StoreReader and returns the change to write.
 import type { AppliedChange, ChangeSet, MemoryPatch } from '../ports';
 import { JobGoneError } from '../ports';
-import type { Id, Job, Memory } from '../memory/types';
+import type { Id, Job, Memory, Turn } from '../memory/types';
+import { followTurn, keepRemoved, sourceChanged, turnSources } from '../memory/derived';
 
 /** Reads of the store as it is inside the write's transaction. */
 export interface StoreReader {
@@ -22,6 +23,9 @@ export interface StoreReader {
   vectorKeysOf(unitId: Id): Promise<Array<[Id, string]>>;
   /** Memories whose supersededBy is `id`. */
   supersededBy(id: Id): Promise<Memory[]>;
+  turn(id: Id): Promise<Turn | undefined>;
+  /** Turns whose `drewOn` names the memory (the replies built from it). */
+  turnsDrewOn(memoryId: Id): Promise<Turn[]>;
 }
 
 /** Memoised existence checks over "the store after this change". */
@@ -140,8 +144,13 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
 
   // Patches apply to the record as stored now (or as put by this same change); a patch for a
   // memory that is gone is dropped rather than resurrecting it.
+  const stored = new Map<Id, Memory | undefined>();
+  const storedMemory = async (id: Id) => {
+    if (!stored.has(id)) stored.set(id, await reader.memory(id));
+    return stored.get(id);
+  };
   for (const patch of [...cascadePatches, ...(input.memoryPatches ?? [])]) {
-    const base = memoryPuts.get(patch.id) ?? (deleteMemories.has(patch.id) ? undefined : await reader.memory(patch.id));
+    const base = memoryPuts.get(patch.id) ?? (deleteMemories.has(patch.id) ? undefined : await storedMemory(patch.id));
     if (!base) {
       dropped.push(`memory ${patch.id}: changed after it was deleted`);
       continue;
@@ -176,11 +185,7 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
     if (await after.session(s.sessionId)) segments.push(s);
     else dropped.push(`segment ${s.id}: session ${s.sessionId} is gone`);
   }
-  const turns = [];
-  for (const t of input.turns ?? []) {
-    if (await after.session(t.sessionId)) turns.push(t);
-    else dropped.push(`turn ${t.id}: session ${t.sessionId} is gone`);
-  }
+  const turns = await followingSources(input, reader, after, memories, storedMemory, dropped);
   const jobs = [];
   for (const j of input.jobs ?? []) {
     if (j.sessionId === undefined || (await after.session(j.sessionId))) jobs.push(j);
@@ -206,6 +211,50 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
   put('deleteVectors', [...deleteVectors.values()]);
   put('deleteJobs', input.deleteJobs ?? []);
   return out;
+}
+
+/**
+ * The turns to write: those of the change, and every stored reply built from a memory or passage
+ * this change deletes or changes, with what was built from it taken out (src/memory/derived.ts). Each keeps
+ * `drewOn` in step with its `usedMemory`; a turn naming a memory that is gone loses it.
+ */
+async function followingSources(
+  input: ChangeSet,
+  reader: StoreReader,
+  after: After,
+  memories: readonly Memory[],
+  storedMemory: (id: Id) => Promise<Memory | undefined>,
+  dropped: string[],
+): Promise<Turn[]> {
+  const changed = new Set<Id>();
+  for (const m of memories) {
+    const before = await storedMemory(m.id);
+    if (before && sourceChanged(before, m)) changed.add(m.id);
+  }
+  const deletedTurns = new Set(input.deleteTurns ?? []);
+  const out = new Map<Id, { turn: Turn; own: boolean }>();
+  for (const id of [...after.deleted.memories, ...after.deleted.segments, ...changed]) {
+    for (const t of await reader.turnsDrewOn(id)) if (!deletedTurns.has(t.id)) out.set(t.id, { turn: t, own: false });
+  }
+  for (const t of input.turns ?? []) {
+    if (await after.session(t.sessionId)) out.set(t.id, { turn: t.usedMemory ? keepRemoved(t, await reader.turn(t.id)) : t, own: true });
+    else dropped.push(`turn ${t.id}: session ${t.sessionId} is gone`);
+  }
+  const turns: Turn[] = [];
+  for (const { turn, own } of out.values()) {
+    if (!own && (after.deleted.sessions.has(turn.sessionId) || !(await after.session(turn.sessionId)))) continue;
+    const sources = turnSources(turn);
+    const deleted = new Set<Id>();
+    for (const id of sources) if (!(await after.unit(id))) deleted.add(id);
+    const next = followTurn(turn, { deleted, changed });
+    if (!own && next === turn) continue;
+    const drewOn = next === turn ? sources : turnSources(next);
+    const written: Turn = { ...next };
+    if (drewOn.length > 0) written.drewOn = drewOn;
+    else delete written.drewOn;
+    turns.push(written);
+  }
+  return turns;
 }
 
 /**

@@ -284,6 +284,8 @@ function idbReader(tx: WriteTx): StoreReader {
     },
     vectorKeysOf: (id) => tx.objectStore('vectors').getAllKeys(unitRange(id)),
     supersededBy: (id) => tx.objectStore('memories').index('bySupersededBy').getAll(id),
+    turn: (id) => tx.objectStore('turns').get(id),
+    turnsDrewOn: (id) => tx.objectStore('turns').index('byDrewOn').getAll(id),
   };
 }
 

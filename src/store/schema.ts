@@ -15,6 +15,7 @@ import type {
   Turn,
   VectorRecord,
 } from '../memory/types';
+import { turnSources } from '../memory/derived';
 
 export const DB_NAME = 'tealeaf';
 /** The demo lives in a database of its own: it never mixes with the user's memory. */
@@ -33,7 +34,7 @@ export interface TealeafSchema extends DBSchema {
   turns: {
     key: Id;
     value: Turn;
-    indexes: { bySession: Id; bySessionIndex: [Id, number]; byTime: Millis };
+    indexes: { bySession: Id; bySessionIndex: [Id, number]; byTime: Millis; byDrewOn: Id };
   };
   memories: {
     key: Id;
@@ -133,7 +134,23 @@ const addVectorPacks: Migration = (db) => {
   db.createObjectStore('vectorPacks', { keyPath: ['modelId', 'pack'] });
 };
 
+/**
+ * v3: replies are found by the memories they drew on (`Turn.drewOn`, multi-entry), so a deleted
+ * or edited memory takes the notes built from it along (src/memory/derived.ts). Existing turns
+ * get the field here.
+ */
+const addDrewOn: Migration = async (_db, tx) => {
+  const turns = tx.objectStore('turns');
+  turns.createIndex('byDrewOn', 'drewOn', { multiEntry: true });
+  for (let cursor = await turns.openCursor(); cursor; cursor = await cursor.continue()) {
+    const turn = cursor.value as Turn;
+    if (!turn.usedMemory && !turn.versions) continue;
+    const drewOn = turnSources(turn);
+    if (drewOn.length > 0) await cursor.update({ ...turn, drewOn });
+  }
+};
+
 /** Ordered; the database version is MIGRATIONS.length. Add a version by appending a function. */
-export const MIGRATIONS: readonly Migration[] = [createAllStores, addVectorPacks];
+export const MIGRATIONS: readonly Migration[] = [createAllStores, addVectorPacks, addDrewOn];
 
 export const DB_VERSION = MIGRATIONS.length;

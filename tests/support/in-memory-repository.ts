@@ -65,6 +65,8 @@ export class InMemoryRepository implements Repository {
       vectorKeysOf: async (id) =>
         [...this.vectors.values()].filter((v) => v.unitId === id).map((v) => [v.unitId, v.modelId] as [Id, string]),
       supersededBy: async (id) => [...this.memories.values()].filter((m) => m.supersededBy === id),
+      turn: async (id) => this.turns.get(id),
+      turnsDrewOn: async (id) => [...this.turns.values()].filter((t) => t.drewOn?.includes(id)),
     };
   }
 

@@ -16,6 +16,7 @@ import type { MemorySettings } from '../settings';
 import { compareChronological, isOlder } from '../order';
 import { labellingMessages, parseRelationLabels, relationLabelSchema } from './labelling';
 import { cosine, wordOverlap } from '../text';
+import { pastNote } from '../past';
 
 export interface LinkCandidate {
   id: Id;
@@ -111,7 +112,13 @@ export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
     const messages = labellingMessages(
       { text: memory.text, time: memory.time, excerpt: await excerpt(memory) },
       await Promise.all(
-        candidates.map(async (c) => ({ text: c.text, time: c.time, excerpt: await excerpt(c), earlier: isOlder(c, memory) })),
+        // A candidate that stopped being true is labelled as the past it is.
+        candidates.map(async (c) => ({
+          text: `${c.text}${pastNote(c, input.lookup)}`,
+          time: c.time,
+          excerpt: await excerpt(c),
+          earlier: isOlder(c, memory),
+        })),
       ),
     );
     modelCalls = 1;

@@ -1,9 +1,11 @@
 // LD-Agent's persona banks (seed 001): the generator sees what it knows about the user and what it
 // has said about itself on every turn, not only the traits the query happens to retrieve. Current
-// traits only (superseded ones reach the prompt through timelines when they matter), newest first,
+// traits only (superseded or marked "no longer true": isPast, the one rule for "true now"; past
+// ones reach the prompt through timelines, with their dates, when they matter), newest first,
 // under a small word budget of their own, leaving out those already in the retrieved material.
 import { countWords } from '../retrieval/tokenize';
 import type { Id, Memory } from '../types';
+import { isPast } from '../past';
 
 export interface PersonaBank {
   user: Memory[];
@@ -31,7 +33,7 @@ export function personaBank(memories: Iterable<Memory>, options: PersonaBankOpti
     if (q.length >= 4 * CANDIDATES) q.sort(newestFirst).length = CANDIDATES;
   };
   for (const m of memories) {
-    if (m.supersededBy || options.exclude?.has(m.id)) continue;
+    if (isPast(m) || options.exclude?.has(m.id)) continue;
     if (m.kind === 'user-trait') keep(queues[0], m);
     else if (m.kind === 'assistant-trait') keep(queues[1], m);
   }

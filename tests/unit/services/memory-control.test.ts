@@ -151,16 +151,30 @@ describe('memory switches', () => {
 });
 
 describe('temporary chat', () => {
-  it('is answered (memory included) but nothing of it is in the store, during or after', async () => {
+  it('is answered without memory, and nothing of it is in the store, during or after', async () => {
     const repo = await IdbRepository.open({ factory: freshFactory() });
     const llm = new ScriptedModel(answer);
     let prepared = 0;
+    let memoryless = 0;
     const chat = new ChatService({
       repo,
       getModel: () => llm,
       idleGapMs: () => 3_600_000,
       saveEveryMs: 0,
-      preparer: { prepare: async ({ history }) => (prepared++, { messages: history.map((t) => ({ role: t.role, content: t.text })) }) },
+      // The memory preparer retrieves (and says so); a temporary chat must never reach it.
+      preparer: {
+        prepare: async ({ history }) => (
+          prepared++,
+          {
+            messages: [
+              { role: 'system', content: 'You remember: the user is moving to Oslo.' },
+              ...history.map((t) => ({ role: t.role, content: t.text })),
+            ],
+            usedMemory: { memoryIds: ['m1'], segmentIds: [], timelines: [], scores: [] },
+          }
+        ),
+      },
+      memoryless: { prepare: async ({ history }) => (memoryless++, { messages: history.map((t) => ({ role: t.role, content: t.text })) }) },
     });
     await chat.send('A real chat first');
     await chat.startTemporary();
@@ -168,8 +182,12 @@ describe('temporary chat', () => {
     await chat.send('Something I want forgotten');
     await chat.send('And this too');
     expect(chat.turns.map((t) => t.text)).toEqual(['Something I want forgotten', 'ok', 'And this too', 'ok']);
-    expect(prepared).toBe(3);
     await chat.regenerate();
+    // Only the real chat's reply used memory; the temporary replies (and the regenerated one) did not.
+    expect([prepared, memoryless]).toEqual([1, 3]);
+    expect(chat.turns.filter((t) => t.usedMemory)).toEqual([]);
+    const prompts = llm.calls.filter((c) => c.kind === 'chat').map((c) => c.messages.map((m) => m.content).join('\n'));
+    expect(prompts.map((p) => p.includes('Oslo'))).toEqual([true, false, false, false]);
     const counts = await repo.countAll();
     // Only the real chat (2 turns) and its memorising job: the temporary one wrote nothing.
     expect({ sessions: counts.sessions, turns: counts.turns, jobs: counts.jobs }).toEqual({ sessions: 1, turns: 2, jobs: 1 });

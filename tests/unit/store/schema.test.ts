@@ -54,6 +54,7 @@ describe('schema', () => {
           bySession: { keyPath: 'sessionId', unique: false },
           bySessionIndex: { keyPath: ['sessionId', 'index'], unique: true },
           byTime: { keyPath: 'time', unique: false },
+          byDrewOn: { keyPath: 'drewOn', unique: false },
         },
       },
       memories: {
