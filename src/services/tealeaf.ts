@@ -26,7 +26,8 @@ export class Tealeaf {
     readonly repo: IdbRepository,
     readonly space: Space,
   ) {
-    this.settings = new SettingsService(repo);
+    // One state with every tab on the same database (the demo's tabs share only the demo's).
+    this.settings = new SettingsService(repo, { db: this.dbName });
     this.models = new ModelService(this.settings);
     this.memory = new MemoryService(
       repo,
