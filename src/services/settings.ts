@@ -186,9 +186,14 @@ export class SettingsService extends Emitter<{ changed: AppSettings }> {
       const stored = await this.repo.updateSetting(KEY, (current) => patchSettingsRecord(current, patch));
       this.value = sanitiseSettings(stored);
       this.emit('changed', this.value);
-      this.channel?.postMessage({ type: 'settings-changed', db: this.options.db });
+      this.announce();
       return this.value;
     });
+  }
+
+  /** Tells the other tabs to re-read (also after a backup import or delete-all wrote the store). */
+  announce(): void {
+    this.channel?.postMessage({ type: 'settings-changed', db: this.options.db });
   }
 
   /** Stops listening to other tabs (tests; a tab closes its channel when it goes). */

@@ -202,6 +202,7 @@ export class Tealeaf {
     // The rebuild below runs on this page; the progress bar says so instead of looking stuck.
     options.onProgress?.({ phase: 'reloading', done: 0, total: 1 });
     await this.settings.load();
+    this.settings.announce();
     await this.memory.reload();
     await this.chat.refresh();
     this.memory.kick();
@@ -214,6 +215,7 @@ export class Tealeaf {
     // Jobs stop and wait (in every tab) so nothing is written after the wipe; the wipe itself is
     // one transaction over every store.
     await this.memory.exclusive(() => this.repo.wipeAll());
+    this.settings.announce();
     // Everything on this device: the other space too (the demo, or from the demo the user's own).
     const other = await IdbRepository.open({ name: this.space === 'demo' ? DB_NAME : DEMO_DB_NAME });
     try {

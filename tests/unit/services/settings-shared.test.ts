@@ -98,6 +98,19 @@ describe('settings shared by two tabs', () => {
     expect(b.value.memoryCreation).toBe(true);
   });
 
+  it('after a backup import wrote the store, the other tabs re-read it', async () => {
+    const [ra, rb] = await twoConnections();
+    const a = tab(ra, 'tealeaf');
+    const b = tab(rb, 'tealeaf');
+    await Promise.all([a.load(), b.load()]);
+    // What importBackup does: the worker writes the settings store, then this tab reloads.
+    await ra.putSetting('app', { memoryUse: false, systemPrompt: 'From the backup.' });
+    await a.load();
+    a.announce();
+    await until(() => b.value.systemPrompt === 'From the backup.', 'B re-reads');
+    expect(b.value.memoryUse).toBe(false);
+  });
+
   it('a stale tab writing another key does not turn the switches back on', async () => {
     const [ra, rb] = await twoConnections();
     const a = tab(ra, 'tealeaf');
