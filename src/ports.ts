@@ -124,4 +124,9 @@ export interface Repository {
   listJobs(): Promise<Job[]>;
   getSetting<T>(key: string): Promise<T | undefined>;
   putSetting<T>(key: string, value: T): Promise<void>;
+  /**
+   * Reads a setting and writes `fn(stored)` in ONE transaction; returns what was written. Two
+   * writers patching different fields both keep their change (a put of a copy read earlier would not).
+   */
+  updateSetting<T>(key: string, fn: (stored: unknown) => T): Promise<T>;
 }

@@ -102,8 +102,9 @@ export class JobRunner {
     // Re-list after every job: another tab may have queued one meanwhile.
     for (;;) {
       if (signal.aborted) break;
-      // Memory creation switched off: queued jobs wait, persisted, until it is on again.
-      if (!settings.value.memoryCreation) break;
+      // Memory creation switched off (in any tab: read from the store): queued jobs wait,
+      // persisted, until it is on again.
+      if (!(await settings.refresh()).memoryCreation) break;
       // Link against what other tabs wrote meanwhile (their memories, the user's corrections).
       await this.host.catchUp();
       const job = (await repo.listJobs())
@@ -128,6 +129,8 @@ export class JobRunner {
         settings: settings.value.memory,
         segmenter,
         signal,
+        // Read again before each step: a switch-off in another tab starts no further step here.
+        mayStartStep: async () => (await settings.refresh()).memoryCreation,
         onProgress: (j) => this.publish(jobSnapshot(j)),
       });
       if (outcome.status === 'failed')

@@ -261,8 +261,9 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   readonly memoryless = memorylessPreparer(() => this.settings.value.systemPrompt.trim() || undefined);
 
   async prepare(input: Parameters<TurnPreparer['prepare']>[0]): Promise<ReplyPrompt> {
-    // Memory use switched off: the reply sees only this chat, and nothing is retrieved.
-    if (!this.settings.value.memoryUse) return this.memoryless.prepare(input);
+    // Memory use switched off (in any tab: read from the store): the reply sees only this chat,
+    // and nothing is retrieved.
+    if (!(await this.settings.refresh()).memoryUse) return this.memoryless.prepare(input);
     const { history, now, llm, signal } = input;
     const prepared = await prepareTurn({
       dialogue: history.map((t: Turn) => ({ role: t.role, text: t.text, time: t.time })),

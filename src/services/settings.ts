@@ -1,5 +1,6 @@
-// User settings, persisted in the settings store under one key. Unknown or broken values fall back
-// to defaults field by field, so a bad record never stops the app from starting.
+// User settings, persisted in the settings store under one key and shared by every tab: writes
+// patch the stored record, other tabs re-read it. Unknown or broken values fall back to defaults
+// field by field, so a bad record never stops the app from starting.
 import type { Repository } from '../ports';
 import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from '../memory/settings';
 import { Emitter } from './emitter';
@@ -48,64 +49,156 @@ export const DEFAULT_SETTINGS: AppSettings = {
 };
 
 const KEY = 'app';
+/** Tabs tell each other here that they wrote the settings (the message names the database). */
+const CHANNEL = 'tealeaf-settings';
 
-function sanitise(raw: unknown): AppSettings {
-  const r = (raw && typeof raw === 'object' ? raw : {}) as Partial<Record<keyof AppSettings, unknown>>;
-  const mem = (r.memory && typeof r.memory === 'object' ? r.memory : {}) as Record<string, unknown>;
+export type SettingsPatch = Partial<Omit<AppSettings, 'memory'>> & { memory?: Partial<MemorySettings> };
+
+const asRecord = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
+const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : d);
+const optionalText = (v: unknown) => (typeof v === 'string' ? v : undefined);
+const text = (v: unknown) => (typeof v === 'string' ? v : '');
+const flag = (d: boolean) => (v: unknown) => (typeof v === 'boolean' ? v : d);
+
+function readMemory(raw: unknown): MemorySettings {
+  const mem = asRecord(raw);
   const memory = { ...DEFAULT_MEMORY_SETTINGS } as MemorySettings;
   for (const k of Object.keys(DEFAULT_MEMORY_SETTINGS) as Array<keyof MemorySettings>) {
     if (typeof mem[k] === typeof DEFAULT_MEMORY_SETTINGS[k]) (memory as unknown as Record<string, unknown>)[k] = mem[k];
   }
-  const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : d);
-  return {
-    idleGapMinutes: num(r.idleGapMinutes, DEFAULT_SETTINGS.idleGapMinutes),
-    chatModelId: typeof r.chatModelId === 'string' ? r.chatModelId : undefined,
-    embeddingModelId: typeof r.embeddingModelId === 'string' ? r.embeddingModelId : undefined,
-    pendingModelId: typeof r.pendingModelId === 'string' ? r.pendingModelId : undefined,
-    autoLoadModel: typeof r.autoLoadModel === 'boolean' ? r.autoLoadModel : DEFAULT_SETTINGS.autoLoadModel,
-    modelMirror: typeof r.modelMirror === 'string' ? r.modelMirror : '',
-    serverUrl: typeof r.serverUrl === 'string' ? r.serverUrl : '',
-    serverModel: typeof r.serverModel === 'string' ? r.serverModel : undefined,
-    systemPrompt: typeof r.systemPrompt === 'string' ? r.systemPrompt.slice(0, MAX_SYSTEM_PROMPT) : '',
-    temperature:
-      typeof r.temperature === 'number' && r.temperature >= TEMPERATURE_RANGE.min && r.temperature <= TEMPERATURE_RANGE.max
-        ? r.temperature
-        : TEMPERATURE_RANGE.default,
-    memoryUse: typeof r.memoryUse === 'boolean' ? r.memoryUse : true,
-    memoryCreation: typeof r.memoryCreation === 'boolean' ? r.memoryCreation : true,
-    memory,
-  };
+  return memory;
 }
 
+/**
+ * How each field is read from storage. Every key of AppSettings must be here (a type error
+ * otherwise), so a new setting is read, patched and kept like the others and never dropped.
+ */
+const FIELDS: { [K in keyof AppSettings]-?: (v: unknown) => AppSettings[K] } = {
+  idleGapMinutes: (v) => num(v, DEFAULT_SETTINGS.idleGapMinutes),
+  chatModelId: optionalText,
+  embeddingModelId: optionalText,
+  pendingModelId: optionalText,
+  autoLoadModel: flag(DEFAULT_SETTINGS.autoLoadModel),
+  modelMirror: text,
+  serverUrl: text,
+  serverModel: optionalText,
+  systemPrompt: (v) => text(v).slice(0, MAX_SYSTEM_PROMPT),
+  temperature: (v) => (typeof v === 'number' && v >= TEMPERATURE_RANGE.min && v <= TEMPERATURE_RANGE.max ? v : TEMPERATURE_RANGE.default),
+  memoryUse: flag(true),
+  memoryCreation: flag(true),
+  memory: readMemory,
+};
+const FIELD_KEYS = Object.keys(FIELDS) as Array<keyof AppSettings>;
+
+/** The settings in a stored record, field by field; what is missing or broken takes its default. */
+export function sanitiseSettings(raw: unknown): AppSettings {
+  const r = asRecord(raw);
+  const out: Record<string, unknown> = {};
+  for (const k of FIELD_KEYS) out[k] = FIELDS[k](r[k]);
+  return out as unknown as AppSettings;
+}
+
+/**
+ * The stored record with only the patch's keys (and the patch's memory keys) replaced: every other
+ * key stays as its last writer left it, including keys a newer version of the app wrote.
+ */
+export function patchSettingsRecord(stored: unknown, patch: SettingsPatch): Record<string, unknown> {
+  const out = { ...asRecord(stored) };
+  const fields = FIELDS as Record<string, (v: unknown) => unknown>;
+  for (const [k, v] of Object.entries(patch)) if (k !== 'memory' && k in fields) out[k] = fields[k](v);
+  if (patch.memory) {
+    const memory = { ...asRecord(out.memory) };
+    const clean = readMemory({ ...memory, ...patch.memory });
+    for (const k of Object.keys(patch.memory) as Array<keyof MemorySettings>) if (k in clean) memory[k] = clean[k];
+    out.memory = memory;
+  }
+  return out;
+}
+
+export interface SettingsOptions {
+  /**
+   * The database the settings live in. Given, the service hears other tabs' writes to the same
+   * database (a tab showing the demo hears only the demo's) and re-reads when the tab is shown again.
+   */
+  db?: string;
+}
+
+/**
+ * The settings as one state shared by every tab and job: a write patches the stored record in one
+ * transaction and tells the other tabs, which re-read it; `changed` fires for both.
+ */
 export class SettingsService extends Emitter<{ changed: AppSettings }> {
   value: AppSettings = structuredClone(DEFAULT_SETTINGS);
-
-  constructor(private readonly repo: Repository) {
-    super();
-  }
-
-  async load(): Promise<AppSettings> {
-    this.value = sanitise(await this.repo.getSetting<unknown>(KEY));
-    // Also after an import: the views show the imported settings at once.
-    this.emit('changed', this.value);
-    return this.value;
-  }
-
-  /** Updates run one after another: each starts from the one before (two quick edits both stay). */
+  private readonly channel?: BroadcastChannel;
+  /** Reads and writes run one after another: a read never overwrites a newer write's value. */
   private queue: Promise<unknown> = Promise.resolve();
 
-  update(patch: Partial<Omit<AppSettings, 'memory'>> & { memory?: Partial<MemorySettings> }): Promise<AppSettings> {
-    const run = this.queue
-      .catch(() => undefined)
-      .then(async () => {
-        const next = sanitise({ ...this.value, ...patch, memory: { ...this.value.memory, ...(patch.memory ?? {}) } });
-        await this.repo.putSetting(KEY, next);
-        this.value = next;
-        this.emit('changed', next);
-        return next;
+  constructor(
+    private readonly repo: Repository,
+    private readonly options: SettingsOptions = {},
+  ) {
+    super();
+    const db = options.db;
+    if (db === undefined) return;
+    if (typeof BroadcastChannel !== 'undefined') {
+      this.channel = new BroadcastChannel(CHANNEL);
+      this.channel.onmessage = (event: MessageEvent<{ type?: string; db?: string }>) => {
+        if (event.data?.type === 'settings-changed' && event.data.db === db) void this.refresh().catch(() => undefined);
+      };
+    }
+    // A message missed (a tab asleep, no BroadcastChannel): read again when the tab is looked at.
+    if (typeof document !== 'undefined')
+      document.addEventListener('visibilitychange', () => {
+        if (document.visibilityState === 'visible') void this.refresh().catch(() => undefined);
       });
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.catch(() => undefined).then(fn);
     this.queue = run;
     return run;
+  }
+
+  load(): Promise<AppSettings> {
+    return this.serial(async () => {
+      this.value = sanitiseSettings(await this.repo.getSetting<unknown>(KEY));
+      // Also after an import: the views show the imported settings at once.
+      this.emit('changed', this.value);
+      return this.value;
+    });
+  }
+
+  /** Reads the stored settings (another tab may have written them); `changed` fires if they differ. */
+  refresh(): Promise<AppSettings> {
+    return this.serial(async () => {
+      const next = sanitiseSettings(await this.repo.getSetting<unknown>(KEY));
+      if (JSON.stringify(next) !== JSON.stringify(this.value)) {
+        this.value = next;
+        this.emit('changed', next);
+      }
+      return this.value;
+    });
+  }
+
+  /** Writes only the keys in `patch` (memory switches one by one) and tells the other tabs. */
+  update(patch: SettingsPatch): Promise<AppSettings> {
+    return this.serial(async () => {
+      const stored = await this.repo.updateSetting(KEY, (current) => patchSettingsRecord(current, patch));
+      this.value = sanitiseSettings(stored);
+      this.emit('changed', this.value);
+      this.announce();
+      return this.value;
+    });
+  }
+
+  /** Tells the other tabs to re-read (also after a backup import or delete-all wrote the store). */
+  announce(): void {
+    this.channel?.postMessage({ type: 'settings-changed', db: this.options.db });
+  }
+
+  /** Stops listening to other tabs (tests; a tab closes its channel when it goes). */
+  close(): void {
+    this.channel?.close();
   }
 
   get idleGapMs(): number {

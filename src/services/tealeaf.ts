@@ -26,7 +26,8 @@ export class Tealeaf {
     readonly repo: IdbRepository,
     readonly space: Space,
   ) {
-    this.settings = new SettingsService(repo);
+    // One state with every tab on the same database (the demo's tabs share only the demo's).
+    this.settings = new SettingsService(repo, { db: this.dbName });
     this.models = new ModelService(this.settings);
     this.memory = new MemoryService(
       repo,
@@ -202,6 +203,7 @@ export class Tealeaf {
     // The rebuild below runs on this page; the progress bar says so instead of looking stuck.
     options.onProgress?.({ phase: 'reloading', done: 0, total: 1 });
     await this.settings.load();
+    this.settings.announce();
     await this.memory.reload();
     await this.chat.refresh();
     this.memory.kick();
@@ -214,6 +216,7 @@ export class Tealeaf {
     // Jobs stop and wait (in every tab) so nothing is written after the wipe; the wipe itself is
     // one transaction over every store.
     await this.memory.exclusive(() => this.repo.wipeAll());
+    this.settings.announce();
     // Everything on this device: the other space too (the demo, or from the demo the user's own).
     const other = await IdbRepository.open({ name: this.space === 'demo' ? DB_NAME : DEMO_DB_NAME });
     try {

@@ -246,6 +246,15 @@ export class IdbRepository implements Repository {
     });
   }
 
+  async updateSetting<T>(key: string, fn: (stored: unknown) => T): Promise<T> {
+    return runWrite(this.db, ['settings'], async (tx) => {
+      const store = tx.objectStore('settings');
+      const value = fn((await store.get(key))?.value);
+      await store.put({ key, value });
+      return value;
+    });
+  }
+
   async deleteSetting(key: string): Promise<void> {
     await runWrite(this.db, ['settings'], async (tx) => {
       await tx.objectStore('settings').delete(key);

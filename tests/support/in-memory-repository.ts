@@ -134,4 +134,9 @@ export class InMemoryRepository implements Repository {
   async putSetting<T>(key: string, value: T): Promise<void> {
     this.settings.set(key, copy(value));
   }
+  async updateSetting<T>(key: string, fn: (stored: unknown) => T): Promise<T> {
+    const value = fn(copy(this.settings.get(key)));
+    this.settings.set(key, copy(value));
+    return copy(value);
+  }
 }

@@ -57,6 +57,8 @@ export interface MemoriseDeps {
   includeNotes?: boolean;
   onProgress?: (job: Job) => void;
   signal?: AbortSignal;
+  /** Asked before each step: false (memory creation switched off) leaves the job waiting at it. */
+  mayStartStep?: () => Promise<boolean>;
   now?: () => Millis;
 }
 
@@ -412,6 +414,7 @@ export async function runMemoriseJob(job: Job, deps: MemoriseDeps): Promise<Memo
     if (needsModel(step, deps.settings) && !deps.llm) {
       return outcome('pending', `waiting for a language model (step ${step})`);
     }
+    if (deps.mayStartStep && !(await deps.mayStartStep())) return outcome('pending', `memory creation is off (step ${step})`);
     try {
       current = await run.runStep(step, current);
     } catch (err) {
