@@ -12,6 +12,7 @@ import {
   answerDialog,
   assertNoOffHost,
   deleteOpenMemory,
+  exportBackup,
   importLocomo,
   leaveDemo,
   newChat,
@@ -46,7 +47,7 @@ async function twoChats(page) {
   });
 }
 
-test('export, delete everything (said after the reload, once), import twice: each says what it did in chats and memories', async () => {
+test('an export says which file it saved and what it holds, in chats and memories', async () => {
   const profile = tempProfile();
   const h = await launch({ profile });
   try {
@@ -57,7 +58,7 @@ test('export, delete everything (said after the reload, once), import twice: eac
     assert.equal(db.sessions.length, 2);
     assert.notEqual(db.turns.length, db.sessions.length);
 
-    // Export: the file's name and what it holds, counted in the file itself.
+    // The file's name and what it holds, counted in the file itself.
     await page.getByTestId('nav-settings').click();
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
     const file = join(profile, 'backup.json');
@@ -75,9 +76,19 @@ test('export, delete everything (said after the reload, once), import twice: eac
     await page.setViewportSize({ width: 375, height: 760 });
     await exported.scrollIntoViewIfNeeded();
     await shot(page, 'confirm-export-375');
-    await page.setViewportSize({ width: 1280, height: 800 });
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
 
-    // Delete everything: the page reloads, and then says what went.
+test('after "Delete everything" the reloaded page says what was deleted, once', async () => {
+  const h = await launch();
+  try {
+    const { page } = h;
+    await twoChats(page);
+    await page.getByTestId('nav-settings').click();
     const before = await readDb(page, ['sessions', 'memories']);
     await page.getByTestId('delete-all').click();
     await Promise.all([page.waitForEvent('load'), answerDialog(page)]);
@@ -95,7 +106,32 @@ test('export, delete everything (said after the reload, once), import twice: eac
     await page.waitForTimeout(1_000);
     assert.equal(await toast(page, 'Everything was deleted').count(), 0, 'said once');
 
-    // Import into the emptied store: what came back, counted in the store afterwards.
+    // Again at 375 px, models too, with nothing left to delete: the words say so.
+    await page.setViewportSize({ width: 375, height: 760 });
+    await page.getByTestId('delete-all').click();
+    await Promise.all([page.waitForEvent('load'), answerDialog(page, { check: true })]);
+    await toast(page, 'Everything was deleted (there were no chats or memories). Downloaded models were deleted too.').waitFor();
+    await shot(page, 'confirm-deleted-everything-375');
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test('an import says what came back and what was skipped and why, in chats, messages and memories', async () => {
+  const profile = tempProfile();
+  const h = await launch({ profile });
+  try {
+    const { page } = h;
+    await twoChats(page);
+    const file = await exportBackup(page, join(profile, 'backup.json'));
+    const before = await readDb(page, ['sessions', 'memories']);
+    await page.getByTestId('delete-all').click();
+    await Promise.all([page.waitForEvent('load'), answerDialog(page)]);
+    await page.getByTestId('import-file').waitFor();
+
+    // Into the emptied store: what came back, counted in the store afterwards.
     const settingsBefore = (await readDb(page, ['settings'])).settings.map((s) => s.key);
     await startImport(page, file);
     const done = page.getByTestId('import-done');
@@ -128,15 +164,6 @@ test('export, delete everything (said after the reload, once), import twice: eac
     await page.setViewportSize({ width: 375, height: 760 });
     await done.scrollIntoViewIfNeeded();
     await shot(page, 'confirm-import-375');
-
-    // Delete everything at 375 px: the words after the reload, on a phone.
-    await page.getByTestId('delete-all').click();
-    await Promise.all([page.waitForEvent('load'), answerDialog(page, { check: true })]);
-    await toast(
-      page,
-      `Everything was deleted: ${chats(again.sessions.length)} and ${memories(again.memories.length)}. Downloaded models were deleted too.`,
-    ).waitFor();
-    await shot(page, 'confirm-deleted-everything-375');
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {
@@ -144,20 +171,25 @@ test('export, delete everything (said after the reload, once), import twice: eac
   }
 });
 
-test('the Undo bar words a memory as the list does; "Open →" moves focus to the source turn', async () => {
+/** A memorised chat; the Memory view shows its ginkgo memory selected. Returns it as stored and as listed. */
+async function ginkgoSelected(page) {
+  const db = await twoChats(page);
+  const stored = db.memories.find((m) => m.text.includes('ginkgo'));
+  assert.match(stored.text, /^The user said: /, 'stored in the third person');
+  // The list shows it in the second person; select it there.
+  await openMemory(page, 'ginkgo');
+  const listed = await text(page.locator('.tl button.item .text').filter({ hasText: 'ginkgo' }).first());
+  assert.equal(listed, 'You said: My favourite tree is the ginkgo');
+  const title = await text(page.locator('aside[aria-label="Memory details"] h3').first());
+  assert.equal(title, listed, 'the detail panel words it the same');
+  return { stored, listed };
+}
+
+test('"Open →" moves focus to the source turn, in view and named', async () => {
   const h = await launch();
   try {
     const { page } = h;
-    const db = await twoChats(page);
-    const stored = db.memories.find((m) => m.text.includes('ginkgo'));
-    assert.match(stored.text, /^The user said: /, 'stored in the third person');
-
-    // The list shows it in the second person; select it there.
-    await openMemory(page, 'ginkgo');
-    const listed = await text(page.locator('.tl button.item .text').filter({ hasText: 'ginkgo' }).first());
-    assert.equal(listed, 'You said: My favourite tree is the ginkgo');
-    const title = await text(page.locator('aside[aria-label="Memory details"] h3').first());
-    assert.equal(title, listed, 'the detail panel words it the same');
+    const { stored } = await ginkgoSelected(page);
 
     // "Open →": the chat shows the turn, and focus is on it (not on the page's body).
     await page.locator('aside[aria-label="Memory details"] ul.sources button.source').first().click();
@@ -174,9 +206,19 @@ test('the Undo bar words a memory as the list does; "Open →" moves focus to th
     });
     assert.ok(inView, 'the focused turn is in view');
     assert.equal(await page.locator(':focus').getAttribute('aria-label'), 'You said', 'read out as what the user said');
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
 
+test('the Undo bar (and its "is back") words a memory as the list does', async () => {
+  const h = await launch();
+  try {
+    const { page } = h;
+    const { stored, listed } = await ginkgoSelected(page);
     // Delete it: the Undo bar quotes the words the list showed.
-    await openMemory(page, 'ginkgo');
     await deleteOpenMemory(page);
     const bar = page.getByTestId('undo-bar');
     await bar.waitFor();
@@ -253,7 +295,7 @@ test('deleting a chat says what happened to its memories, as the store has it', 
   }
 });
 
-test('a LoCoMo import says what it brought in chats and memories, also when run again; leaving and removing the demo say so after the reload', async () => {
+test('a LoCoMo import says what it brought in chats and memories, also when run again', async () => {
   const h = await launch();
   try {
     const { page } = h;
@@ -275,8 +317,19 @@ test('a LoCoMo import says what it brought in chats and memories, also when run 
     assert.equal((await readDb(page, ['sessions'])).sessions.length, db.sessions.length);
     await page.setViewportSize({ width: 375, height: 760 });
     await shot(page, 'confirm-locomo-375');
-    await page.setViewportSize({ width: 1280, height: 800 });
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
 
+test('leaving and removing the demo say so after the reload', async () => {
+  const h = await launch();
+  try {
+    const { page } = h;
+    await importLocomo(page, server.url, FIXTURE);
+    const db = await readDb(page, ['sessions']);
     // Leave the demo: said after the reload.
     await openDemo(page, { button: 'open-demo', timeout: 30_000 });
     await leaveDemo(page);
