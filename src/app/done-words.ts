@@ -68,7 +68,7 @@ export function importedWords(r: { added: RecordCounts; skipped: RecordCounts },
       k.memories > 0 ? memories(k.memories) : '',
     ].filter(Boolean);
     if (skipped.length > 0)
-      sentences.push(`Skipped ${listWords(skipped)}: ${k.sessions + k.turns + k.memories === 1 ? 'it was' : 'they were'} already here.`);
+      sentences.push(`Skipped ${listWords(skipped)}: ${k.sessions + k.turns + k.memories === 1 ? 'it was' : 'they were'} already there.`);
     // Merge keeps the settings in use; the backup's come only where there were none.
     if (k.settings > 0) sentences.push('Your settings were kept (the backup’s were not applied).');
     else if (a.settings > 0) sentences.push('The backup’s settings were applied.');
@@ -93,7 +93,7 @@ export function chatDeletedWords(title: string, memoriesDeleted: number, memorie
 
 /** After a LoCoMo conversation was imported through the memorise pipeline. */
 export function locomoImportedWords(r: { sessions: number; turns: number; memories: number; edges: number; skipped: number }): string {
-  const already = r.skipped > 0 ? `${chats(r.skipped)} of this conversation ${r.skipped === 1 ? 'was' : 'were'} already here` : '';
+  const already = r.skipped > 0 ? `${chats(r.skipped)} of this conversation ${r.skipped === 1 ? 'was' : 'were'} already there` : '';
   if (r.sessions === 0) return `Nothing new was imported${already ? `: ${already}` : ''}.`;
   const links = r.edges > 0 ? ` and ${count(r.edges, 'link', 'links')}` : '';
   return `Imported ${chats(r.sessions)} (${messages(r.turns)}), remembered as ${memories(r.memories)}${links}${already ? `; ${already}` : ''}.`;

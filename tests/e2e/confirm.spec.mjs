@@ -154,7 +154,7 @@ test('an import says what came back and what was skipped and why, in chats, mess
     await done.filter({ hasText: 'Nothing new' }).waitFor();
     assert.equal(
       await text(done),
-      `Nothing new was restored. Skipped ${chats(back.sessions.length)}, ${messages(back.turns.length)} and ${memories(back.memories.length)}: they were already here. Your settings were kept (the backup’s were not applied).`,
+      `Nothing new was restored. Skipped ${chats(back.sessions.length)}, ${messages(back.turns.length)} and ${memories(back.memories.length)}: they were already there. Your settings were kept (the backup’s were not applied).`,
     );
     const again = await readDb(page, ['sessions', 'turns', 'memories']);
     assert.deepEqual(
@@ -312,7 +312,7 @@ test('a LoCoMo import says what it brought in chats and memories, also when run 
     await note.filter({ hasText: 'Nothing new' }).waitFor({ timeout: 60_000 });
     assert.equal(
       await text(note.locator('span')),
-      `${name}: Nothing new was imported: ${chats(db.sessions.length)} of this conversation were already here.`,
+      `${name}: Nothing new was imported: ${chats(db.sessions.length)} of this conversation were already there.`,
     );
     assert.equal((await readDb(page, ['sessions'])).sessions.length, db.sessions.length);
     await page.setViewportSize({ width: 375, height: 760 });

@@ -69,28 +69,28 @@ describe('importedWords: what came back, what was skipped and why, never record 
       'Restored 4 chats (14 messages) and 6 memories. The backup’s settings were applied.',
     ],
     [
-      'merge where some was already here',
+      'merge where some was already there',
       { added: counts({ sessions: 1, turns: 2, memories: 1 }), skipped: counts({ sessions: 3, turns: 12, memories: 5, settings: 1 }) },
       'merge',
-      'Restored 1 chat (2 messages) and 1 memory. Skipped 3 chats, 12 messages and 5 memories: they were already here. Your settings were kept (the backup’s were not applied).',
+      'Restored 1 chat (2 messages) and 1 memory. Skipped 3 chats, 12 messages and 5 memories: they were already there. Your settings were kept (the backup’s were not applied).',
     ],
     [
       'merge of the same file again',
       { added: counts({}), skipped: counts({ sessions: 4, turns: 14, memories: 6, settings: 1 }) },
       'merge',
-      'Nothing new was restored. Skipped 4 chats, 14 messages and 6 memories: they were already here. Your settings were kept (the backup’s were not applied).',
+      'Nothing new was restored. Skipped 4 chats, 14 messages and 6 memories: they were already there. Your settings were kept (the backup’s were not applied).',
     ],
     [
-      'merge of one memory already here',
+      'merge of one memory already there',
       { added: counts({ sessions: 2, turns: 4 }), skipped: counts({ memories: 1 }) },
       'merge',
-      'Restored 2 chats (4 messages). Skipped 1 memory: it was already here.',
+      'Restored 2 chats (4 messages). Skipped 1 memory: it was already there.',
     ],
     [
       'merge of messages into chats the user has',
       { added: counts({ turns: 3 }), skipped: counts({ sessions: 1 }) },
       'merge',
-      'Restored 3 messages in chats you had. Skipped 1 chat: it was already here.',
+      'Restored 3 messages in chats you had. Skipped 1 chat: it was already there.',
     ],
     [
       'replace',
@@ -142,15 +142,15 @@ describe('locomoImportedWords', () => {
     ],
     [
       { sessions: 1, turns: 1, memories: 1, edges: 0, skipped: 2 },
-      'Imported 1 chat (1 message), remembered as 1 memory; 2 chats of this conversation were already here.',
+      'Imported 1 chat (1 message), remembered as 1 memory; 2 chats of this conversation were already there.',
     ],
     [
       { sessions: 0, turns: 0, memories: 0, edges: 0, skipped: 5 },
-      'Nothing new was imported: 5 chats of this conversation were already here.',
+      'Nothing new was imported: 5 chats of this conversation were already there.',
     ],
     [
       { sessions: 0, turns: 0, memories: 0, edges: 0, skipped: 1 },
-      'Nothing new was imported: 1 chat of this conversation was already here.',
+      'Nothing new was imported: 1 chat of this conversation was already there.',
     ],
   ])('%j', (r, words) => {
     expect(locomoImportedWords(r)).toBe(words);
