@@ -7,6 +7,9 @@ import type { JobSnapshot } from '../services/jobs';
 import type { EvaluationSnapshot } from '../services/evaluation';
 import type { AppSettings } from '../services/settings';
 import type { Tealeaf } from '../services/tealeaf';
+import { sayAfterReload, takeAfterReload } from './after-reload';
+import { chatDeletedWords, DEMO_WORDS, legacyDemoRemovedWords } from './done-words';
+import { focusTurn } from './chat/focus-turn';
 
 export type View = 'chat' | 'memory' | 'evaluate' | 'models' | 'settings';
 const VIEWS: View[] = ['chat', 'memory', 'evaluate', 'models', 'settings'];
@@ -85,6 +88,9 @@ export class AppState {
     };
     fromHash();
     window.addEventListener('hashchange', fromHash);
+    // What the action that reloaded this page did ("Everything was deleted: ...").
+    const said = takeAfterReload();
+    if (said) this.tell(said);
   }
 
   attach(t: Tealeaf): void {
@@ -137,12 +143,14 @@ export class AppState {
 
   leaveDemo = () => {
     this.tealeaf?.leaveDemo();
+    sayAfterReload(DEMO_WORDS.left);
     location.reload();
   };
 
   removeDemo = async () => {
     try {
       await this.tealeaf?.removeDemo();
+      sayAfterReload(DEMO_WORDS.removed);
       location.reload();
     } catch (e) {
       this.toast('error', `Could not remove the demo: ${e instanceof Error ? e.message : String(e)}`);
@@ -150,19 +158,25 @@ export class AppState {
   };
 
   removeLegacyDemo = async () => {
+    const found = this.legacyDemo;
     try {
       await this.tealeaf?.removeLegacyDemo();
       this.legacyDemo = null;
-      this.toast('info', 'The demo records were removed from your memory.');
+      this.tell(found ? legacyDemoRemovedWords(found) : 'The demo records were removed from your memory.');
     } catch (e) {
       this.toast('error', `Could not remove the demo records: ${e instanceof Error ? e.message : String(e)}`);
     }
   };
 
-  toast(kind: Toast['kind'], message: string): void {
+  toast(kind: Toast['kind'], message: string, ms = 5000): void {
     const id = ++this.toastId;
     this.toasts = [...this.toasts.filter((t) => t.message !== message), { id, kind, message }];
-    if (kind === 'info') setTimeout(() => this.dismiss(id), 5000);
+    if (kind === 'info') setTimeout(() => this.dismiss(id), ms);
+  }
+
+  /** Says that a big action is done (done-words.ts): longer than a passing notice, to be read. */
+  tell(message: string): void {
+    this.toast('info', message, 12_000);
   }
 
   dismiss(id: number): void {
@@ -225,11 +239,8 @@ export class AppState {
     });
     if (!answer.ok) return false;
     try {
-      await t.deleteChat(sessionId, { deleteMemories: n > 0 && answer.checked });
-      this.toast(
-        'info',
-        n > 0 && !answer.checked ? `Chat deleted; its ${n === 1 ? 'memory was' : 'memories were'} kept.` : 'Chat deleted.',
-      );
+      const { memoriesDeleted } = await t.deleteChat(sessionId, { deleteMemories: n > 0 && answer.checked });
+      this.tell(chatDeletedWords(session.title, memoriesDeleted, t.memory.memoriesOfSession(sessionId)));
       return true;
     } catch (e) {
       this.toast('error', `Could not delete the chat: ${errorText(e)}`);
@@ -265,5 +276,7 @@ export class AppState {
     await this.tealeaf?.chat.open(turn.sessionId);
     this.go('chat');
     this.focusTurnId = turnId;
+    // Keyboard and screen reader users land on the turn too, not on the page's body.
+    void focusTurn(turnId);
   }
 }

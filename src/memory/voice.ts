@@ -126,7 +126,17 @@ export function secondPerson(text: string): string {
   return s;
 }
 
-/** What the views show for a memory: notes are instructions to Tealeaf and stay as written. */
+/**
+ * What the views show for a memory: notes are instructions to Tealeaf and stay as written. The one
+ * wording of a memory: every place that shows one (explorer, toasts, notices, "why these") goes
+ * through here, so a memory reads the same everywhere.
+ */
 export function displayText(m: Pick<Memory, 'kind' | 'text'>): string {
   return m.kind === 'note' ? m.text : secondPerson(m.text);
+}
+
+/** A display copy of the memory, its text as displayText words it (the stored record is untouched). */
+export function shownMemory<M extends Pick<Memory, 'kind' | 'text'>>(m: M): M {
+  const text = displayText(m);
+  return text === m.text ? m : { ...m, text };
 }

@@ -1,6 +1,6 @@
 // The composition root: opens the store and wires chat, memory, models and settings together.
 import { IdbRepository } from '../store/repository';
-import type { BackupRunOptions } from '../store/backup-client';
+import type { BackupRunOptions, ExportResult } from '../store/backup-client';
 import { BLOCKED_MESSAGE, deleteTealeafDb } from '../store/db';
 import { DB_NAME, DEMO_DB_NAME } from '../store/schema';
 import { currentSpace, demoSettings, findLegacyDemo, setSpace, type LegacyDemo, type Space } from './space';
@@ -84,10 +84,12 @@ export class Tealeaf {
    * Deletes a chat (see MemoryService.deleteSession). A reply still streaming into it is stopped
    * and saved first, so nothing writes to it afterwards.
    */
-  async deleteChat(sessionId: string, options: { deleteMemories: boolean }): Promise<void> {
+  async deleteChat(sessionId: string, options: { deleteMemories: boolean }): Promise<{ memoriesDeleted: number }> {
     await this.chat.release(sessionId);
-    await this.memory.deleteSession(sessionId, options);
+    const applied = await this.memory.deleteSession(sessionId, options);
     await this.chat.forget(sessionId);
+    // What was really deleted: an unfinished chat takes its partial memories along, box or not.
+    return { memoriesDeleted: applied.deleteMemories?.length ?? 0 };
   }
 
   /**
@@ -186,7 +188,7 @@ export class Tealeaf {
    * Everything as one versioned JSON file (vectors optional: they can be recomputed), built in a
    * worker so the page stays responsive; cancellable.
    */
-  async exportBackup(includeVectors: boolean, options: BackupRunOptions = {}): Promise<Blob> {
+  async exportBackup(includeVectors: boolean, options: BackupRunOptions = {}): Promise<ExportResult> {
     const { exportBackupInWorker } = await import('../store/backup-client');
     return exportBackupInWorker({ ...options, includeVectors, db: this.dbName });
   }
@@ -210,20 +212,25 @@ export class Tealeaf {
     return summary;
   }
 
-  /** Deletes every conversation, memory and setting; model downloads too when asked. */
-  async deleteAllData(includeModels: boolean): Promise<void> {
+  /**
+   * Deletes every conversation, memory and setting; model downloads too when asked. Returns what
+   * the user's own memory held (counted by the wipes) and whether the demo held anything.
+   */
+  async deleteAllData(includeModels: boolean): Promise<DeletedData> {
     this.chat.stop();
     // Jobs stop and wait (in every tab) so nothing is written after the wipe; the wipe itself is
     // one transaction over every store.
-    await this.memory.exclusive(() => this.repo.wipeAll());
+    const here = await this.memory.exclusive(() => this.repo.wipeAll());
     this.settings.announce();
     // Everything on this device: the other space too (the demo, or from the demo the user's own).
     const other = await IdbRepository.open({ name: this.space === 'demo' ? DB_NAME : DEMO_DB_NAME });
+    let there: Awaited<ReturnType<IdbRepository['wipeAll']>>;
     try {
-      await other.wipeAll();
+      there = await other.wipeAll();
     } finally {
       other.close();
     }
+    const [own, demo] = this.space === 'demo' ? [there, here] : [here, there];
     setSpace('own');
     if (typeof caches !== 'undefined') {
       const names = await caches.keys();
@@ -235,6 +242,7 @@ export class Tealeaf {
           .map((n) => caches.delete(n)),
       );
     }
+    return { chats: own.sessions, memories: own.memories, demo: demo.sessions + demo.memories > 0 };
   }
 
   /** Everything after first paint: history, memory index, model probe. */
@@ -267,6 +275,13 @@ async function seedDemo(repo: IdbRepository): Promise<void> {
   if (await repo.getSession(demoSessionId(1))) return;
   const demo = buildDemo(Date.now());
   await repo.apply({ sessions: demo.sessions, turns: demo.turns, memories: demo.memories, edges: demo.edges });
+}
+
+/** What "Delete everything" deleted: the user's own chats and memories, and whether a demo was there. */
+export interface DeletedData {
+  chats: number;
+  memories: number;
+  demo: boolean;
 }
 
 /** An import was asked for while the demo is shown. */

@@ -7,13 +7,14 @@ import {
   type BackupControl,
   type BackupReply,
   type BackupRequest,
+  type ExportResult,
   type ImportMode,
   type ImportSummary,
 } from './backup-messages';
 import { StorageFullError } from './errors';
 
 export { BackupCancelledError, BackupError, isBackupCancelled, isBackupError } from './backup-messages';
-export type { BackupControl, BackupPhase, BackupProgress, ImportMode, ImportSummary } from './backup-messages';
+export type { BackupControl, BackupPhase, BackupProgress, ExportResult, ImportMode, ImportSummary } from './backup-messages';
 
 /** The part of a Worker this module uses; tests pass one that runs the worker's code in-process. */
 export interface BackupWorkerPort {
@@ -94,11 +95,11 @@ export function importBackupInWorker(file: Blob, mode: ImportMode, options: Back
   return run({ type: 'import', file, mode, db: options.db }, (r) => (r.type === 'imported' ? r.summary : undefined), options);
 }
 
-/** Everything as one versioned JSON file, built in a worker. */
-export function exportBackupInWorker(options: BackupRunOptions & { includeVectors: boolean }): Promise<Blob> {
+/** Everything as one versioned JSON file, built in a worker, with how many records it holds. */
+export function exportBackupInWorker(options: BackupRunOptions & { includeVectors: boolean }): Promise<ExportResult> {
   return run(
     { type: 'export', includeVectors: options.includeVectors, db: options.db },
-    (r) => (r.type === 'exported' ? r.file : undefined),
+    (r) => (r.type === 'exported' ? { file: r.file, counts: r.counts } : undefined),
     options,
   );
 }

@@ -12,6 +12,12 @@ export interface ImportSummary {
 
 export type ImportMode = 'merge' | 'replace';
 
+/** A finished export: the file and how many records of each collection it holds. */
+export interface ExportResult {
+  file: Blob;
+  counts: BackupCounts;
+}
+
 /**
  * Import: reading (bytes of the file), parsing (0 or 1), checking (records), writing (records).
  * Export: collecting (records read from the store). reloading: the page rebuilds its memory
@@ -68,7 +74,8 @@ export type BackupRequest =
 export type BackupReply =
   | { type: 'progress'; progress: BackupProgress }
   | { type: 'imported'; summary: ImportSummary }
-  | { type: 'exported'; file: Blob }
+  /** counts: records of each collection in the file, for the confirmation the user reads. */
+  | { type: 'exported'; file: Blob; counts: BackupCounts }
   | { type: 'cancelled' }
   /** kind: which error the page rebuilds, so its type and message survive the worker boundary. */
   | { type: 'failed'; kind: 'backup' | 'storage-full' | 'other'; message: string; issues?: string[] };

@@ -1,7 +1,7 @@
 // What the backup worker does with each request, apart from the worker itself (backup.worker.ts),
 // so that Node tests can run it against fake-indexeddb. One request per worker: the page starts a
 // worker for each import or export and ends it afterwards.
-import { BACKUP_LIMITS, exportBackupParts, importBackup } from './backup';
+import { BACKUP_LIMITS, exportBackupFile, importBackup } from './backup';
 import {
   BackupCancelledError,
   BackupError,
@@ -43,8 +43,8 @@ export function createBackupWorker(deps: BackupWorkerDeps): (request: BackupRequ
         deps.post({ type: 'imported', summary });
       } else {
         db = await deps.openDb(request.db);
-        const parts = await exportBackupParts(db, { includeVectors: request.includeVectors, ...control });
-        deps.post({ type: 'exported', file: new Blob(parts, { type: 'application/json' }) });
+        const { parts, counts } = await exportBackupFile(db, { includeVectors: request.includeVectors, ...control });
+        deps.post({ type: 'exported', file: new Blob(parts, { type: 'application/json' }), counts });
       }
     } catch (e) {
       deps.post(replyFor(e));

@@ -92,6 +92,11 @@ const EXPORT_PART_CHARS = 1 << 20;
  * half as U+FFFD).
  */
 export async function exportBackupParts(db: TealeafDb, options: ExportOptions = {}): Promise<string[]> {
+  return (await exportBackupFile(db, options)).parts;
+}
+
+/** exportBackupParts with how many records of each collection the file holds (for the user). */
+export async function exportBackupFile(db: TealeafDb, options: ExportOptions = {}): Promise<{ parts: string[]; counts: BackupCounts }> {
   const reporter = new Reporter(options);
   const collections = BACKUP_COLLECTIONS.filter((c) => c !== 'vectors' || options.includeVectors);
   const tx = db.transaction([...collections]);
@@ -138,7 +143,9 @@ export async function exportBackupParts(db: TealeafDb, options: ExportOptions = 
   emit('}}');
   await tx.done;
   if (pending.length > 0) parts.push(pending.join(''));
-  return parts;
+  const counted = zeroCounts();
+  collections.forEach((c, i) => (counted[c] = counts[i] ?? 0));
+  return { parts, counts: counted };
 }
 
 function storeKeyOf(name: (typeof BACKUP_COLLECTIONS)[number], record: unknown): IDBValidKey {

@@ -261,10 +261,15 @@ export class IdbRepository implements Repository {
     });
   }
 
-  /** Empties every store (settings and jobs included) in one transaction. */
-  async wipeAll(): Promise<void> {
-    await runWrite(this.db, STORE_NAMES, async (tx) => {
+  /**
+   * Empties every store (settings and jobs included) in one transaction. Returns how many records
+   * each store held, counted in that transaction: what the user is told was deleted.
+   */
+  async wipeAll(): Promise<Record<StoreName, number>> {
+    return runWrite(this.db, STORE_NAMES, async (tx) => {
+      const counts = await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).count()));
       await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).clear()));
+      return Object.fromEntries(STORE_NAMES.map((name, i) => [name, counts[i]])) as Record<StoreName, number>;
     });
   }
 

@@ -170,6 +170,12 @@ test("demo records an earlier version put into the user's memory are offered for
 
     await page.getByTestId('remove-legacy-demo').click();
     await offer.waitFor({ state: 'detached' });
+    // It says what went, counted as the store held it.
+    const [chats, memories] = [db.sessions, db.memories].map((rs) => rs.filter((r) => r.id.startsWith('demo:')).length);
+    await page
+      .getByTestId('toast-info')
+      .filter({ hasText: `Removed the old demo from your memory: ${chats} chats and ${memories} memories.` })
+      .waitFor();
     db = await readDb(page, ['sessions', 'memories', 'edges', 'turns'], { db: 'tealeaf' });
     for (const store of ['sessions', 'memories', 'edges', 'turns']) {
       assert.ok(

@@ -125,6 +125,8 @@ test('when the start fails anyway, the failure screen offers a backup and delete
     await h.page.waitForLoadState('load');
     await h.page.getByTestId('composer').waitFor({ timeout: 30_000 });
     assert.equal(await fatal.count(), 0);
+    // The reloaded page says what happened.
+    await h.page.getByTestId('toast-info').filter({ hasText: 'Everything was deleted. Downloaded models were kept.' }).waitFor();
     assertNoOffHost(h);
   } finally {
     await h.dispose();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { displayText, secondPerson } from '../../../src/memory/voice';
+import { displayText, secondPerson, shownMemory } from '../../../src/memory/voice';
 
 describe('secondPerson: memories read as "you", for display only', () => {
   it.each([
@@ -49,5 +49,26 @@ describe('displayText', () => {
     const note = 'If the user wants to run before the six weeks are over, remind them of the advice.';
     expect(displayText({ kind: 'note', text: note })).toBe(note);
     expect(displayText({ kind: 'user-trait', text: 'The user loves tea.' })).toBe('You love tea.');
+  });
+});
+
+describe('one wording of a memory everywhere', () => {
+  it('the scripted model\'s "The user said: ..." reads "You said: ..."', () => {
+    expect(displayText({ kind: 'event', text: 'The user said: My favourite tree is the ginkgo' })).toBe(
+      'You said: My favourite tree is the ginkgo',
+    );
+  });
+
+  it('shownMemory is a display copy worded by displayText; the stored record is not changed', () => {
+    const stored = { id: 'm1', kind: 'user-trait' as const, text: 'The user loves tea.', sessionId: 's1' };
+    const shown = shownMemory(stored);
+    expect(shown).toEqual({ ...stored, text: displayText(stored) });
+    expect(shown.text).toBe('You love tea.');
+    expect(stored.text).toBe('The user loves tea.');
+    // Nothing to rewrite (a note, or words already in the second person): the same object.
+    const note = { kind: 'note' as const, text: 'If the user asks, remind them of the advice.' };
+    expect(shownMemory(note)).toBe(note);
+    const already = { kind: 'event' as const, text: 'You love swimming.' };
+    expect(shownMemory(already)).toBe(already);
   });
 });

@@ -11,7 +11,14 @@ import { IdbRepository } from '../../../src/store/repository';
 import { openTealeafDb } from '../../../src/store/db';
 import type { TealeafDb } from '../../../src/store/db';
 import { STORE_NAMES } from '../../../src/store/schema';
-import { BACKUP_LIMITS, exportBackup, exportBackupParts, importBackup, serializeBackup } from '../../../src/store/backup';
+import {
+  BACKUP_COLLECTIONS,
+  BACKUP_LIMITS,
+  exportBackup,
+  exportBackupParts,
+  importBackup,
+  serializeBackup,
+} from '../../../src/store/backup';
 import { createBackupWorker } from '../../../src/store/backup-worker-core';
 import { exportBackupInWorker, importBackupInWorker, type BackupRunOptions, type BackupWorkerPort } from '../../../src/store/backup-client';
 import {
@@ -108,12 +115,14 @@ describe('round trip through the worker: store -> file (Blob) -> store', () => {
       fc.asyncProperty(appDataArb, async (d) => {
         const a = await openStore();
         await fill(a.repo, d);
-        const blob = await exportBackupInWorker(via(a, { includeVectors: true }));
+        const { file: blob, counts: told } = await exportBackupInWorker(via(a, { includeVectors: true }));
         const text = await blob.text();
         // The worker's file is the text exportBackup + serializeBackup make: one format.
         const direct = JSON.parse(serializeBackup(await exportBackup(a.repo.db, { includeVectors: true }))) as { exportedAt: number };
-        const file = JSON.parse(text) as { exportedAt: number };
+        const file = JSON.parse(text) as { exportedAt: number; data: Record<string, unknown[] | undefined> };
         expect(file).toEqual({ ...direct, exportedAt: file.exportedAt });
+        // The counts the user is told are those of the file itself, collection by collection.
+        expect(told).toEqual(Object.fromEntries(BACKUP_COLLECTIONS.map((c) => [c, file.data[c]?.length ?? 0])));
 
         const b = await openStore();
         const c = await openStore();
@@ -127,7 +136,7 @@ describe('round trip through the worker: store -> file (Blob) -> store', () => {
         expect(await dump(c.repo.db)).toBe(await dump(a.repo.db));
 
         // Exported again, the same file (but for the time of export).
-        const again = await (await exportBackupInWorker(via(b, { includeVectors: true }))).text();
+        const again = await (await exportBackupInWorker(via(b, { includeVectors: true }))).file.text();
         expect(again.replace(/"exportedAt":\d+/, '')).toBe(text.replace(/"exportedAt":\d+/, ''));
         for (const s of [a, b, c]) s.repo.close();
 
@@ -172,7 +181,8 @@ describe('round trip through the worker: store -> file (Blob) -> store', () => {
     expect(parts.length).toBeGreaterThan(1);
     for (const p of parts) expect(p.isWellFormed()).toBe(true);
     expect(parts.join('')).toBe(serializeBackup(await exportBackup(a.repo.db, { now: () => 5 })));
-    const blob = await exportBackupInWorker(via(a, { includeVectors: false }));
+    const { file: blob, counts } = await exportBackupInWorker(via(a, { includeVectors: false }));
+    expect(counts).toMatchObject({ sessions: sessions.length, memories: memories.length, vectors: 0 });
     const b = await openStore();
     await importBackupInWorker(blob, 'replace', via(b));
     expect(await dump(b.repo.db)).toBe(await dump(a.repo.db));

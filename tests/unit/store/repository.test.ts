@@ -119,7 +119,8 @@ describe('IdbRepository reads and writes', () => {
       ],
     });
     expect((await repo.listJobsByStatus('pending')).map((j) => j.id)).toEqual(['j1']);
-    expect(await repo.countAll()).toEqual({
+    const before = await repo.countAll();
+    expect(before).toEqual({
       sessions: 2,
       turns: 2,
       memories: 2,
@@ -130,7 +131,9 @@ describe('IdbRepository reads and writes', () => {
       settings: 1,
       vectorPacks: 0,
     });
-    await repo.wipeAll();
+    // The wipe says what it deleted (the words after "Delete everything" come from it).
+    expect(await repo.wipeAll()).toEqual(before);
+    expect(await repo.wipeAll()).toEqual(Object.fromEntries(Object.keys(before).map((k) => [k, 0])));
     expect(Object.values(await repo.countAll()).every((n) => n === 0)).toBe(true);
   });
 });
