@@ -354,6 +354,7 @@ export class ModelService extends Emitter<ModelEvents> {
     this.setServer({ url, state: 'connecting', error: undefined });
     const listed = await listServerModels(url);
     this.setServer(listed);
+    if (listed.state === 'listed' && this.server && listed.url === this.settings.value.serverUrl) void this.reconnectServer();
     if (listed.state === 'listed' && this.settings.value.serverUrl !== listed.url) await this.settings.update({ serverUrl: listed.url });
   }
 
