@@ -64,7 +64,10 @@ async function expectWords(page, title, want, what, { timeout = 30_000 } = {}) {
   assert.equal(await listWord(page, title), want.label, `${what}: the chat list`);
   const job = page.getByTestId('job-badge');
   if (want.job === null) assert.equal(await job.count(), 0, `${what}: no job badge in the header`);
-  else assert.equal((await job.textContent()).trim(), want.job ?? want.label, `${what}: the header's job badge`);
+  else {
+    assert.equal(await job.count(), 1, `${what}: a job badge in the header`);
+    assert.equal((await job.textContent()).trim(), want.job ?? want.label, `${what}: the header's job badge`);
+  }
   const ended = page.getByTestId('ended-note');
   if (want.ended === null) assert.equal(await ended.count(), 0, `${what}: no ended line`);
   else assert.match((await ended.textContent()).replace(/\s+/g, ' ').trim(), want.ended, `${what}: the ended line`);
@@ -374,13 +377,20 @@ test('a model server that stops answering is "not reachable", its error is shown
       .filter({ hasText: exactly('waiting for the model server') })
       .waitFor();
 
-    // Reconnect while it is still down: still not reachable.
+    // Reconnect while it is still down: still not reachable, and the job still waits untouched.
     await page.getByTestId('reconnect').click();
+    await page.waitForTimeout(500);
     await status.filter({ hasText: 'Model server not reachable' }).waitFor({ timeout: 10_000 });
+    db = await readDb(page, ['jobs']);
+    assert.deepEqual(
+      db.jobs.map((j) => [j.status, j.attempts]),
+      [['pending', 0]],
+    );
 
     // The server is back on the same address: Reconnect, the chat is memorised and replies work.
     fake = await startFakeOpenAiServer({ delayMs: 1, port });
-    await page.getByTestId('reconnect').click();
+    // This time through the failed reply's own Reconnect (the header's was tried above).
+    await page.getByTestId('reply-reconnect').click();
     await status.filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
     assert.match(await page.getByTestId('model-dot').getAttribute('class'), /^dot ok\b/);
     await page
