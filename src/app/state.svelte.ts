@@ -62,6 +62,10 @@ export class AppState {
   evaluation = $state<EvaluationSnapshot>({ state: 'idle' });
   settings = $state<AppSettings | null>(null);
   memories = $state<Map<string, Memory>>(new Map());
+  /** The live memory has been read once (before that, how many memories a chat made is unknown). */
+  memoryLoaded = $state(false);
+  /** Why a reply failed, by turn id: shown with the reply (this tab only). */
+  replyErrors = $state<Record<string, string>>({});
   /** Memory ids (and timelines) the explorer should highlight, from a reply's chips. */
   explorerFocus = $state<{ memoryIds: string[]; timelines: Timeline[]; turnId: string } | null>(null);
   /** A turn to scroll to and flash once the chat shows it. */
@@ -106,7 +110,9 @@ export class AppState {
     });
     t.chat.on('busy', ({ phase }) => (this.phase = phase));
     t.chat.on('temporary', (on) => (this.temporary = on));
-    t.chat.on('error', ({ message }) => this.toast('error', message));
+    t.chat.on('error', ({ message, turnId }) =>
+      turnId ? (this.replyErrors = { ...this.replyErrors, [turnId]: message }) : this.toast('error', message),
+    );
     t.chat.on('notice', ({ message }) => this.toast('info', message));
     t.models.on('state', (m) => (this.models = m));
     t.models.on('error', ({ message }) => this.toast('error', message));
@@ -115,6 +121,7 @@ export class AppState {
     t.evaluation.on('state', (e) => (this.evaluation = e));
     t.memory.on('graph', () => {
       this.memories = new Map(t.memory.memories);
+      this.memoryLoaded = true;
       this.graphVersion++;
     });
     t.memory.on('error', ({ message }) => this.toast('error', message));
@@ -250,6 +257,10 @@ export class AppState {
   newChat = () => this.tealeaf?.chat.newChat() ?? Promise.resolve();
   temporaryChat = () => this.tealeaf?.chat.startTemporary() ?? Promise.resolve();
   endSession = () => this.tealeaf?.chat.endCurrent() ?? Promise.resolve();
+  /** "Try again now" on a chat whose memorising failed. */
+  retryMemorising = (jobId: string) => this.tealeaf?.memory.retryFailedJobs(jobId) ?? Promise.resolve();
+  /** Asks the model server that stopped answering again. */
+  reconnect = () => this.tealeaf?.models.reconnectServer() ?? Promise.resolve();
   openSession = async (id: string) => {
     await this.tealeaf?.chat.open(id);
     this.go('chat');

@@ -19,7 +19,7 @@ export type ChatEvents = {
   /** One streaming reply changed (cheap, frequent). */
   turn: Turn;
   busy: { phase: 'idle' | 'remembering' | 'replying' };
-  error: { message: string };
+  error: { message: string; /** the reply that failed, shown with its reason */ turnId?: string };
   /** A session ended and a memorising job was queued. */
   ended: { session: Session; job: Job };
   /** Something the user should know that is not an error (e.g. a new chat started). */
@@ -409,7 +409,7 @@ export class ChatService extends Emitter<ChatEvents> {
     } catch (e) {
       const stopped = abort.signal.aborted;
       update({ ...turn, status: stopped ? 'stopped' : 'error' });
-      if (!stopped) this.emit('error', { message: errorText(e) });
+      if (!stopped) this.emit('error', { message: errorText(e), turnId: turn.id });
     } finally {
       this.abort = undefined;
       await saver.last(turn);

@@ -37,6 +37,8 @@ export class JobRunner {
   private controller?: AbortController;
   private run?: Promise<void>;
   private published: JobSnapshot[] = [];
+  /** The memorise job this runner works on now. */
+  private activeId?: Id;
 
   constructor(private readonly host: JobRunnerHost) {}
 
@@ -80,8 +82,10 @@ export class JobRunner {
             const embedder = getEmbedder();
             if ((ran || embedded) && embedder && !controller.signal.aborted) await repo.listVectors(embedder.modelId);
           } catch (e) {
-            // Stopped on purpose (import, delete-all): not a failure to report.
+            // Stopped on purpose (import, delete-all, memory creation off, the model server gone):
+            // not a failure to report; the list shows the job as waiting again.
             if (!controller.signal.aborted) throw e;
+            await this.publishJobs();
           } finally {
             if (this.controller === controller) this.controller = undefined;
           }
@@ -115,11 +119,13 @@ export class JobRunner {
       if (!llm) break; // memorising needs the model; jobs wait, persisted, until one is loaded
       tried.add(job.id);
       // Shown as under way from its first step on (the record says "running" only after it).
+      this.activeId = job.id;
       this.publish(jobSnapshot({ ...job, status: 'running' }));
       // Topic ranges come from the summarising call; no separate segmentation call.
       const segmenter: Segmenter = ({ turns, ranges, signal }) => segmentSession(turns, { ranges, signal });
       const live = this.host.live();
-      const outcome = await runMemoriseJob(job, {
+      // A failure is not told here: the chat, its list entry and the header show it, with "Try again now".
+      await runMemoriseJob(job, {
         repo,
         llm,
         embedder: this.host.getEmbedder(),
@@ -132,11 +138,7 @@ export class JobRunner {
         // Read again before each step: a switch-off in another tab starts no further step here.
         mayStartStep: async () => (await settings.refresh()).memoryCreation,
         onProgress: (j) => this.publish(jobSnapshot(j)),
-      });
-      if (outcome.status === 'failed')
-        this.host.error(
-          `Could not memorise a session: ${outcome.job.lastError ?? 'unknown error'}. It will be retried next time Tealeaf opens.`,
-        );
+      }).finally(() => (this.activeId = undefined));
       // Segments written by the job join the index here (memories were added by the job itself).
       for (const s of job.sessionId ? await repo.listSegmentsBySession(job.sessionId) : []) {
         if (!live.segments.has(s.id)) {
@@ -171,12 +173,18 @@ export class JobRunner {
 
   async publishJobs(): Promise<void> {
     const jobs = await this.host.repo.listJobs();
-    this.published = jobs.filter((j) => j.status !== 'done').map(jobSnapshot);
+    this.published = jobs.filter((j) => j.status !== 'done').map((j) => this.marked(jobSnapshot(j)));
     this.host.jobs(this.published);
   }
 
   /** A job's progress replaces its entry in the list published last: every job stays listed. */
   private publish(snap: JobSnapshot): void {
-    this.host.jobs((this.published = withJob(this.published, snap)));
+    this.host.jobs((this.published = withJob(this.published, this.marked(snap))));
+  }
+
+  /** The job this runner works on now is marked active (and shown as running between attempts). */
+  private marked(snap: JobSnapshot): JobSnapshot {
+    if (snap.id !== this.activeId) return snap;
+    return { ...snap, active: true, status: snap.status === 'pending' ? 'running' : snap.status };
   }
 }

@@ -11,6 +11,8 @@ export interface JobSnapshot {
   progress: string;
   label: string;
   lastError?: string;
+  /** This tab's runner is working on it now (a stored "running" may be a closed tab's). */
+  active?: boolean;
 }
 
 const STEP_LABEL: Record<string, string> = {

@@ -168,11 +168,17 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     return Array.isArray(log) ? log : [];
   }
 
-  /** Jobs that failed last time get a fresh round of attempts when the app opens again. */
-  async retryFailedJobs(): Promise<void> {
-    const failed = (await this.repo.listJobs()).filter((j) => j.status === 'failed');
+  /**
+   * Jobs that failed last time get a fresh round of attempts when the app opens again; with `id`,
+   * that one failed job now ("Try again now"), and the runner starts on it.
+   */
+  async retryFailedJobs(id?: Id): Promise<void> {
+    const failed = (await this.repo.listJobs()).filter((j) => j.status === 'failed' && (id === undefined || j.id === id));
     if (failed.length)
       await this.repo.apply({ jobs: failed.map((j) => ({ ...j, status: 'pending', attempts: 0, updatedAt: Date.now() })) });
+    if (id === undefined) return;
+    await this.publishJobs();
+    this.kick();
   }
 
   /**
@@ -339,8 +345,9 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   }
 
   /**
-   * Memory creation was switched off: the job running now stops at once (it wrote nothing of the
-   * step it was in and resumes from its recorded step when creation is on again).
+   * Memory creation was switched off, or the model server stopped answering: the job running now
+   * stops at once (it wrote nothing of the step it was in and resumes from its recorded step when
+   * creation is on again, or the model is back).
    */
   pauseJobs(): void {
     this.runner.cancel();

@@ -50,6 +50,8 @@ export interface ServerSnapshot {
   /** The model in use through the server, if any. */
   model?: string;
   error?: string;
+  /** Set while the server in use does not answer: why, in words (cleared by a reconnect that works). */
+  lost?: string;
 }
 
 /** The chat model id that means "the model server's model" in settings and snapshots. */

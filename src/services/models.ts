@@ -16,7 +16,7 @@ import { ERROR_TITLES, SERVER_CHOICE_ID, type ModelsSnapshot, type ServerSnapsho
 import { exclusiveDownload, isAbort } from './download-lock';
 import { buildCpuModels, chatChoices, extraChatModels, mirrorOf, transformersEnv } from './model-env';
 import { EmbedderSlot } from './embedder-slot';
-import { listServerModels } from './server-probe';
+import { listServerModels, probeServer, watchServer } from './server-probe';
 
 export { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
 
@@ -28,6 +28,8 @@ type ModelEvents = {
   llm: LanguageModel | undefined;
   /** The embedder became ready. */
   embedder: Embedder | undefined;
+  /** The model server in use stopped answering (why, in words); `llm` follows with undefined. */
+  unreachable: { message: string };
 };
 
 export { registerChatModel, type ExtraChatModel } from './model-env';
@@ -41,7 +43,8 @@ export class ModelService extends Emitter<ModelEvents> {
     builtin: { availability: 'checking' },
   };
   private llm?: LlmRuntime;
-  private server?: LocalServerModel;
+  /** The model server's model in use (watched: see serverLost). */
+  private server?: LanguageModel;
   private builtin?: BuiltinModel;
   /** Set while this tab waits for another tab's model download. */
   private waitingForTab?: AbortController;
@@ -64,7 +67,7 @@ export class ModelService extends Emitter<ModelEvents> {
 
   get languageModel(): LanguageModel | undefined {
     if (this.test) return this.test;
-    if (this.server) return this.server;
+    if (this.server) return this.snapshot.server.lost === undefined ? this.server : undefined;
     if (this.builtin) return this.builtin;
     if (this.engine === 'cpu') return this.cpu && this.cpu.state.status === 'ready' ? this.cpu : undefined;
     return this.llm && this.llm.state.status === 'ready' ? this.llm : undefined;
@@ -317,7 +320,7 @@ export class ModelService extends Emitter<ModelEvents> {
     this.builtin = undefined;
     if (!this.server) return;
     this.server = undefined;
-    this.setServer({ model: undefined });
+    this.setServer({ model: undefined, lost: undefined });
   }
 
   /**
@@ -348,50 +351,57 @@ export class ModelService extends Emitter<ModelEvents> {
 
   /** Asks the model server at `url` (on this computer only) which models it has. */
   async connectServer(url: string): Promise<void> {
-    let base: string;
-    try {
-      base = normaliseServerUrl(url);
-    } catch (e) {
-      this.setServer({ url, state: 'error', models: [], error: errorText(e) });
-      return;
-    }
-    this.setServer({ url: base, state: 'connecting', error: undefined });
-    const listed = await listServerModels(base);
+    this.setServer({ url, state: 'connecting', error: undefined });
+    const listed = await listServerModels(url);
     this.setServer(listed);
-    if (listed.state === 'listed' && this.settings.value.serverUrl !== base) await this.settings.update({ serverUrl: base });
+    if (listed.state === 'listed' && this.server && listed.url === this.settings.value.serverUrl) void this.reconnectServer();
+    if (listed.state === 'listed' && this.settings.value.serverUrl !== listed.url) await this.settings.update({ serverUrl: listed.url });
   }
 
   /**
    * Chats and memorises through the server's `model` from now on. Memory jobs resume with it; a
-   * reply being written keeps the model it started with.
+   * reply being written keeps the model it started with. The server is asked first: one that does
+   * not answer (e.g. stopped before this reload) is shown as not reachable, never as ready.
    */
   async useServerModel(model: string): Promise<void> {
-    const url = this.snapshot.server.url || this.settings.value.serverUrl;
-    let server: LocalServerModel;
+    let url: string;
     try {
-      server = new LocalServerModel({ baseUrl: url, model });
+      url = normaliseServerUrl(this.snapshot.server.url || this.settings.value.serverUrl);
     } catch (e) {
       this.setServer({ state: 'error', error: errorText(e) });
       return;
     }
+    const lost = await probeServer(url);
+    const server: LanguageModel = watchServer(new LocalServerModel({ baseUrl: url, model }), url, (why) => this.serverLost(server, why));
     this.cancelLoadingQuietly();
     this.test = undefined;
     this.builtin = undefined;
     this.server = server;
     this.set({ error: undefined, loadedId: SERVER_CHOICE_ID, loadedLabel: `${model} (model server on this computer)` });
-    this.setServer({
-      url: normaliseServerUrl(url),
-      model,
-      error: undefined,
-      models: this.snapshot.server.models.length ? this.snapshot.server.models : [model],
-    });
-    await this.settings.update({
-      chatModelId: SERVER_CHOICE_ID,
-      serverUrl: normaliseServerUrl(url),
-      serverModel: model,
-      pendingModelId: undefined,
-    });
-    this.emit('llm', server);
+    const models = this.snapshot.server.models.length ? this.snapshot.server.models : [model];
+    this.setServer({ url, model, error: undefined, lost, models });
+    await this.settings.update({ chatModelId: SERVER_CHOICE_ID, serverUrl: url, serverModel: model, pendingModelId: undefined });
+    if (lost === undefined) this.emit('llm', server);
+  }
+
+  /** The server in use stopped answering: nothing chats or memorises through it until a reconnect works. */
+  private serverLost(server: LanguageModel, message: string): void {
+    if (this.server !== server || this.snapshot.server.lost !== undefined) return;
+    this.setServer({ lost: message });
+    this.emit('unreachable', { message });
+    this.emit('llm', undefined);
+  }
+
+  /** Asks the server in use again; once it answers, chat and memorising go on through it. */
+  async reconnectServer(): Promise<void> {
+    const server = this.server;
+    const { lost, state, url } = this.snapshot.server;
+    if (!server || lost === undefined || state === 'connecting') return;
+    this.setServer({ state: 'connecting' });
+    const still = await probeServer(url);
+    if (this.server !== server) return;
+    this.setServer({ state, lost: still });
+    if (still === undefined) this.emit('llm', server);
   }
 
   /** A web-llm download in progress stops when the user picks the server instead. */

@@ -62,6 +62,9 @@ export class Tealeaf {
     this.models.on('llm', (llm) => {
       if (llm) this.memory.kick();
     });
+    // The model server stopped answering: the job stops before its failing step counts as an
+    // attempt, and waits (not "failed") until a reconnect brings the model back.
+    this.models.on('unreachable', () => this.memory.pauseJobs());
     // An embedding model is ready: attach its vectors (rebuild on a switch), embed what is missing.
     this.models.on('embedder', () => void this.memory.embedderChanged());
   }

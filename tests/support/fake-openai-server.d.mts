@@ -15,4 +15,4 @@ export interface FakeOpenAiServer {
   set(patch: Partial<FakeServerConfig>): FakeServerConfig;
   close(): Promise<void>;
 }
-export function startFakeOpenAiServer(initial?: Partial<FakeServerConfig>): Promise<FakeOpenAiServer>;
+export function startFakeOpenAiServer(initial?: Partial<FakeServerConfig> & { port?: number }): Promise<FakeOpenAiServer>;

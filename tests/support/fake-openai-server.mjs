@@ -11,6 +11,8 @@
 //   delayMs:     pause between streamed pieces
 //   models:      ids listed by GET /v1/models
 //   replies:     [{ when, say }]: a chat whose last user message contains `when` answers `say`
+// `port` (start only) listens on that port: a test closes the server and starts it again on the
+// same address, as a model server that was stopped and restarted.
 import { createServer } from 'node:http';
 
 const encoder = new TextEncoder();
@@ -77,7 +79,7 @@ function pieces(bytes) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-export async function startFakeOpenAiServer(initial = {}) {
+export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {}) {
   const config = {
     allowOrigin: '*',
     status: 0,
@@ -159,7 +161,10 @@ export async function startFakeOpenAiServer(initial = {}) {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  await new Promise((ok, fail) => {
+    server.once('error', fail);
+    server.listen(wanted, '127.0.0.1', ok);
+  });
   const { port } = server.address();
   return {
     url: `http://127.0.0.1:${port}`,

@@ -10,7 +10,8 @@
 // Optional: "jsonDelayMs" slows every JSON call (trust e2e tests close the tab mid-job), and
 // "note" replaces the refined timeline note (to place hostile text there), and "recordCalls"
 // leaves one localStorage key per JSON call ('tealeaf-test-call:<title>:...'), shared by all tabs,
-// so a test can count how many runners summarised a session; "keywords" answers the re-query call.
+// so a test can count how many runners summarised a session; "keywords" answers the re-query call;
+// "failJson" makes every JSON call fail with that message (memorising fails, as with a broken model).
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../src/ports';
 
 export const SCRIPTED_MODEL_ID = 'tealeaf-test-scripted';
@@ -20,6 +21,8 @@ interface Script {
   delayMs?: number;
   /** Make the next chat call fail with this message (then clear it). */
   failWith?: string;
+  /** Make every JSON call (memorising) fail with this message, until the script changes. */
+  failJson?: string;
   /** Milliseconds each JSON call waits before answering (default 5). */
   jsonDelayMs?: number;
   /** Text of every refined timeline note (default: a fixed sentence). */
@@ -86,6 +89,7 @@ export class ScriptedModel implements LanguageModel {
     if (s.recordCalls)
       localStorage.setItem(`tealeaf-test-call:${title || 'untitled'}:${Date.now()}:${Math.random().toString(36).slice(2)}`, '1');
     await sleep(s.jsonDelayMs ?? 5);
+    if (s.failJson) throw new Error(s.failJson);
     const text = messages.map((m) => m.content).join('\n');
     switch (title) {
       case 'session_memories':
