@@ -110,14 +110,17 @@ test('memory creation off in tab A while tab B memorises: B starts no further st
   const { h, a, b } = await twoTabs();
   try {
     // A slow summarising call: the switch goes off in A while B's job waits on it.
-    await startChat(b, server.url, { delayMs: 1, jsonDelayMs: 2500, recordCalls: true });
+    // Long enough that the switch in A lands while the call is still out, on a busy machine too.
+    await startChat(b, server.url, { delayMs: 1, jsonDelayMs: 9000, recordCalls: true });
     await a.goto(`${server.url}/`);
     await say(b, 'I adopted a puppy named Biscuit last week');
     await b.getByTestId('end-session').click();
     await until(async () => (await recordedCalls(b)).session_memories === 1, 'the summarising call');
+    const asked = Date.now();
     await switchOff(a, 'creation');
+    assert.ok(Date.now() - asked < 8000, 'the switch landed while the summarising call was out');
     // Past the summarising call's answer, and time for every later step.
-    await b.waitForTimeout(4000);
+    await b.waitForTimeout(11_000);
     let db = await readDb(b, ['sessions', 'jobs', 'memories', 'segments']);
     assert.equal(db.jobs.length, 1);
     assert.equal(db.jobs[0].step, 'summarise', 'the job waits at the step it was in');
