@@ -46,7 +46,8 @@ test('"not enough" searches again with the model’s keywords, "enough" does not
     const db = await readDb(page, ['memories']);
     const bike = db.memories.find((m) => /canal/.test(m.text));
     assert.ok(second.usedMemory.memoryIds.includes(bike.id), 'and the second search found the bike memory');
-    assert.ok(second.usedMemory.reflectedOn.length > 0, 'with what the reflection was shown');
+    // Stored with what the reflection was shown (here: nothing the first search found).
+    assert.deepEqual(second.usedMemory.reflectedOn, []);
 
     const check = async (p) => {
       for (const chip of await p.getByTestId('remembered').all()) await chip.click();
@@ -78,6 +79,69 @@ test('"not enough" searches again with the model’s keywords, "enough" does not
     await page.getByTestId('session-item').filter({ hasText: 'daily commute' }).first().click();
     await page.getByTestId('remembered').last().waitFor();
     await check(page);
+    // On a phone the sentence wraps inside the details.
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.locator('[data-testid="remembered-requery"][data-state="searched"]').scrollIntoViewIfNeeded();
+    await shot(page, 'recall-why-requery-375');
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test('self-reflection switched off in Settings: no judgement and no second search, also after a reload', async () => {
+  const profile = tempProfile();
+  let h = await launch({ profile });
+  try {
+    let { page } = h;
+    await startChat(page, server.url, { delayMs: 1, keywords: ['bike', 'canal'], keywordsWhen: 'commute' });
+    await say(page, 'I ride my bike to work every day along the canal');
+    await endAndRemember(page);
+
+    await page.getByTestId('nav-settings').click();
+    const toggle = page.getByTestId('switch-reflection');
+    assert.equal(await toggle.isChecked(), true, 'on by default');
+    await toggle.uncheck();
+    const switchIn = (db) => db.settings.find((x) => x.key === 'app')?.value.memory.reflectiveRequery;
+    const stored = async (p) => switchIn(await readDb(p, ['settings']));
+    for (let i = 0; (await stored(page)) !== false; i++) {
+      assert.ok(i < 100, 'the switch is stored off');
+      await page.waitForTimeout(50);
+    }
+    await toggle.scrollIntoViewIfNeeded();
+    await shot(page, 'settings-reflection-off');
+    await page.setViewportSize({ width: 375, height: 800 });
+    await toggle.scrollIntoViewIfNeeded();
+    await shot(page, 'settings-reflection-off-375');
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    const ask = async (p, text, foundNothing) => {
+      await p.getByTestId('nav-chat').click();
+      await newChat(p);
+      await say(p, text);
+      const r = await replyTo(p, text);
+      // The same turn that searched again with the switch on: now not judged, one search only.
+      assert.equal(r.usedMemory?.reflected, undefined, 'not judged');
+      assert.equal(r.usedMemory?.requery, undefined, 'no second search');
+      if (!foundNothing) return;
+      const db = await readDb(p, ['memories']);
+      const bike = db.memories.find((m) => /canal/.test(m.text));
+      assert.ok(!(r.usedMemory?.memoryIds ?? []).includes(bike.id), 'the keywords found nothing, as none were asked for');
+    };
+    await ask(page, 'How is the daily commute going?', true);
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+    await h.close();
+
+    h = await launch({ profile });
+    page = h.page;
+    await startChat(page, server.url, { delayMs: 1, keywords: ['bike', 'canal'], keywordsWhen: 'commute' });
+    await page.getByTestId('nav-settings').click();
+    assert.equal(await page.getByTestId('switch-reflection').isChecked(), false, 'kept off after a reload');
+    assert.equal(await stored(page), false);
+    // (Found first now: the earlier question was remembered, and its timeline holds the bike memory.)
+    await ask(page, 'And how was the commute this week?', false);
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {
