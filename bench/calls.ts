@@ -4,12 +4,18 @@
 //     mapped to the transcript's turn labels) and no topics (LoCoMo has no topic annotation), so
 //     the segment step uses the fallback splitter;
 //   - relation labelling answers SameTopic when the two memories share enough words, else None;
-//   - refinement answers one short note per timeline; the reply is a fixed sentence.
+//   - the refinement call answers one short note per timeline, and its self-reflection (asked in
+//     the same call, also with no timelines when refinement is off) stands in for the model's
+//     judgement with a rule: "enough" when at least half of the content words of the last user
+//     message occur in what the call was shown, else "not enough" with the missing words as
+//     keywords (so the re-query rate measures this rule on LoCoMo, not a model);
+//   - the reply is a fixed sentence.
 // For each session, every turn of speaker A (the "user") is first replayed through prepareTurn
 // against the memory of the earlier sessions (refinement + reply = the turn's calls), then the
 // session ends and is memorised (construction calls).
 // Usage: npx tsx bench/calls.ts --data <path to your LoCoMo json> [--json]
 //        [--similarity] (relation-aware linking off) [--no-refine] [--plain] (plain top-k)
+//        [--no-requery] (self-reflection off)
 //        [--no-segments] (no segmentation step, memories only in the index)
 // As in the app (MemoryService), session end also segments the session along the topics of the
 // summarising call (no call of its own; here none are given, so the fallback splitter runs) and
@@ -26,7 +32,7 @@ import { RefineCache } from '../src/memory/recall/refine';
 import { withDefaults } from '../src/memory/settings';
 import { prepareTurn, type DialogueTurn } from '../src/memory/recall/turn';
 import { seedFrom } from '../src/memory/rng';
-import { wordOverlap } from '../src/memory/text';
+import { contentWords, wordOverlap } from '../src/memory/text';
 import { InMemoryRepository } from '../tests/support/in-memory-repository';
 import { createHybridIndex } from '../src/memory/retrieval/hybrid';
 import type { Id, Memory } from '../src/memory/types';
@@ -47,7 +53,8 @@ if (!dataPath) {
 class CountingModel implements LanguageModel {
   readonly modelId = 'bench-scripted';
   calls = 0;
-  /** Self-reflection re-query calls (weak first retrievals). */
+  /** Calls that asked the self-reflection, and those that answered "not enough" with keywords. */
+  reflections = 0;
   requeries = 0;
   /** Observations and turn labels of the session being memorised. */
   current: { session: LocomoSession; labelOf: Map<string, string> } | undefined;
@@ -59,7 +66,6 @@ class CountingModel implements LanguageModel {
 
   async json(messages: ChatMessage[], schema: JsonSchema, _o?: GenerateOptions): Promise<string> {
     this.calls++;
-    if (schema.title === 'memory_search_keywords') this.requeries++;
     const prompt = messages.map((m) => m.content).join('\n');
     switch (schema.title) {
       case 'session_memories': {
@@ -80,18 +86,27 @@ class CountingModel implements LanguageModel {
         }));
         return JSON.stringify({ labels });
       }
-      case 'timeline_notes': {
+      case 'timeline_notes':
+      case 'memory_reflection': {
         const lines = prompt.split('\n').filter((l) => /^\d+\. \[/.test(l));
-        return JSON.stringify({
-          notes: lines.map((l, i) => ({
-            timeline: i + 1,
-            note: l
-              .replace(/^\d+\. /, '')
-              .split(/\s+/)
-              .slice(0, 16)
-              .join(' '),
-          })),
-        });
+        const notes = lines.map((l, i) => ({
+          timeline: i + 1,
+          note: l
+            .replace(/^\d+\. /, '')
+            .split(/\s+/)
+            .slice(0, 16)
+            .join(' '),
+        }));
+        const props = (schema as { properties?: Record<string, unknown> }).properties ?? {};
+        if (!('enough' in props)) return JSON.stringify({ notes });
+        this.reflections++;
+        const [conversation = '', ...found] = messages[1]!.content.split('\n\n');
+        const asked = [...new Set(contentWords([...conversation.matchAll(/^user: (.*)$/gm)].at(-1)?.[1] ?? ''))];
+        const shown = new Set(contentWords(found.join('\n')));
+        const missing = asked.filter((w) => !shown.has(w));
+        const enough = missing.length * 2 <= asked.length;
+        if (!enough) this.requeries++;
+        return JSON.stringify({ notes, enough, keywords: enough ? [] : missing.slice(0, 8) });
       }
       default:
         return '{}';
@@ -105,6 +120,7 @@ async function main(): Promise<void> {
     relationAwareLinking: !flag('--similarity'),
     refinement: !flag('--no-refine'),
     retrievalMode: flag('--plain') ? 'plain-topk' : 'timelines',
+    reflectiveRequery: !flag('--no-requery'),
   });
   const repo = new InMemoryRepository();
   const index = createHybridIndex();
@@ -167,6 +183,8 @@ async function main(): Promise<void> {
     constructionCalls,
     turns,
     turnCalls: Number((turnCalls / Math.max(1, turns)).toFixed(3)),
+    // Turns whose refinement call also judged the memory found, and turns that searched again.
+    reflectionsPerTurn: Number((llm.reflections / Math.max(1, turns)).toFixed(3)),
     requeriesPerTurn: Number((llm.requeries / Math.max(1, turns)).toFixed(3)),
     promptTokensPerTurn: Math.round(promptTokens / Math.max(1, turns)),
   };
@@ -178,7 +196,7 @@ async function main(): Promise<void> {
       `construction calls ${constructionCalls} (target <= sessions + memories = ${result.sessions + result.newMemories}; paper: ${result.sessions + 3 * result.newMemories})`,
     );
     console.log(
-      `turns ${turns}, model calls per turn ${result.turnCalls} (target <= 2; of which re-queries ${result.requeriesPerTurn}), prompt tokens per turn ~${result.promptTokensPerTurn} (chars/4)`,
+      `turns ${turns}, model calls per turn ${result.turnCalls} (target <= 2), self-reflection on ${result.reflectionsPerTurn} of turns, re-query on ${result.requeriesPerTurn} (no call of its own), prompt tokens per turn ~${result.promptTokensPerTurn} (chars/4)`,
     );
   }
 }

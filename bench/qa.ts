@@ -72,7 +72,7 @@ if (asJson) {
   console.log(`J ${summary.j} · F1 ${summary.f1}`);
   for (const [cat, r] of Object.entries(summary.byCategory)) console.log(`  ${cat.padEnd(12)} J ${r.j} · F1 ${r.f1} (n=${r.n})`);
   console.log(
-    `memory tokens per question ~${summary.memoryTokensPerQuestion} · model calls per question ${summary.modelCallsPerQuestion} (+ ${summary.memoriseCalls} while memorising)`,
+    `memory tokens per question ~${summary.memoryTokensPerQuestion} · model calls per question ${summary.modelCallsPerQuestion} (+ ${summary.memoriseCalls} while memorising) · re-query on ${summary.requeryRate} of questions`,
   );
   console.log(
     `answer latency p50 ${summary.latencyMs.p50} ms · p95 ${summary.latencyMs.p95} ms · calls asked ${calls.fresh}, from cache ${calls.cached}`,

@@ -1,7 +1,7 @@
 // Derived text follows its sources. A reply stores what it drew on (`usedMemory`): the memories,
 // the passages of past chats (segments), the timelines and the notes the model wrote about them
-// ("refined"), shown under the reply and kept in backups. Those notes repeat what the memories
-// said. When a memory or a passage is deleted, what was built from it goes too; when a memory is
+// ("refined") and the keywords of a second search it wrote after reading them ("requery"), shown
+// under the reply and kept in backups. Those notes and keywords repeat what the memories said. When a memory or a passage is deleted, what was built from it goes too; when a memory is
 // edited or stops being true, a note written from its old words is dropped (the memory itself is
 // shown as it is now). Each turn records the memories and passages it drew on (`drewOn`, indexed
 // by the store), so finding the replies built from one is a lookup.
@@ -14,6 +14,7 @@ export function usedMemoryIds(u: UsedMemory): Id[] {
   for (const id of u.personaIds ?? []) ids.add(id);
   for (const t of u.timelines) for (const id of t.memoryIds) ids.add(id);
   for (const s of u.scores) if (s.unitKind !== 'turn') ids.add(s.unitId);
+  for (const id of u.reflectedOn ?? []) ids.add(id);
   return [...ids];
 }
 
@@ -72,6 +73,17 @@ export function followSources(u: UsedMemory, c: SourceChange): UsedMemory {
     if (persona.length) next.personaIds = persona;
     else delete next.personaIds;
   }
+  // The re-query's keywords were written from what the reflection was shown: they go with any of
+  // it; the record that a second search ran stays.
+  if (u.reflectedOn?.some((id) => c.deleted.has(id) || c.changed.has(id))) return withoutKeywords(next);
+  return next;
+}
+
+/** `usedMemory` without the self-reflection's keywords (and the sources they were written from). */
+function withoutKeywords(u: UsedMemory): UsedMemory {
+  const next = { ...u };
+  delete next.requery;
+  delete next.reflectedOn;
   return next;
 }
 
@@ -127,6 +139,9 @@ export function keepRemoved(incoming: Turn, stored: Turn | undefined): Turn {
   a.timelines.forEach((t, i) => {
     if (a.refined?.[i] && blank.get(key(t))) for (const id of t.memoryIds) changed.add(id);
   });
-  if (deleted.size === 0 && changed.size === 0) return incoming;
-  return { ...incoming, usedMemory: followSources(a, { deleted, changed }) };
+  // Keywords the stored copy lost (a source of theirs changed) stay lost.
+  const lostKeywords = a.requery !== undefined && b.requery === undefined && b.reflected === 'searched';
+  if (deleted.size === 0 && changed.size === 0 && !lostKeywords) return incoming;
+  const followed = followSources(a, { deleted, changed });
+  return { ...incoming, usedMemory: lostKeywords ? withoutKeywords(followed) : followed };
 }

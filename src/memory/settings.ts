@@ -51,7 +51,11 @@ export interface MemorySettings {
    * happened (0 = off; off by default: on LoCoMo it costs recall, see BENCHMARKS.md).
    */
   timeDecayHalfLifeDays: number;
-  /** Self-reflection re-query (seed 002): a weak first retrieval gets one keyword-writing call. */
+  /**
+   * Self-reflection (seed 002): the refinement call also judges whether what was found is enough
+   * to answer; if not, its keywords search again (no call of its own; with refinement off, or no
+   * timelines, the call runs for the judgement alone).
+   */
   reflectiveRequery: boolean;
   /**
    * LD-Agent's topic nouns: the overlap of the query's nouns with each unit's is fused with the

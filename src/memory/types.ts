@@ -190,6 +190,20 @@ export interface UsedMemory {
   scores: RetrievalScore[];
   /** Current traits the persona banks put in the prompt (not retrieved for this query). */
   personaIds?: Id[];
-  /** The first retrieval was weak: the keywords a second search used (self-reflection). */
+  /**
+   * Self-reflection (seed 002), when it ran and was read: what was found first was enough, or not
+   * and a second search ran ('searched'), or not but the model wrote no keywords. Absent on replies
+   * stored before it ran in the refinement call.
+   */
+  reflected?: ReflectionOutcome;
+  /** The keywords the second search used. (Stored alone, without `reflected`, by older versions.) */
   requery?: string;
+  /**
+   * The memories and passages the reflection was shown when it wrote `requery`: the keywords were
+   * written from them, so they go when one of them is deleted or changes (src/memory/derived.ts).
+   */
+  reflectedOn?: Id[];
 }
+
+export const REFLECTION_OUTCOMES = ['enough', 'searched', 'no-keywords'] as const;
+export type ReflectionOutcome = (typeof REFLECTION_OUTCOMES)[number];

@@ -2,7 +2,7 @@
 // is an error) and the encoding of vectors. What the app can store must fit these (round trip is
 // a law: src/memory/limits.ts sets both).
 import { z } from 'zod';
-import { RELATIONS } from '../memory/types';
+import { REFLECTION_OUTCOMES, RELATIONS } from '../memory/types';
 import type { Edge, Id, Memory, Segment, Session, Setting, Turn, VectorRecord } from '../memory/types';
 import { MAX_TEXT, MAX_TIME, MIN_TIME } from '../memory/limits';
 import { BACKUP_COLLECTIONS } from './backup-messages';
@@ -148,7 +148,9 @@ const usedMemorySchema = z.strictObject({
     }),
   ),
   personaIds: list(refId).optional(),
+  reflected: z.enum(REFLECTION_OUTCOMES).optional(),
   requery: text.optional(),
+  reflectedOn: list(refId).optional(),
 });
 
 const turnStatus = z.enum(['complete', 'streaming', 'interrupted', 'stopped', 'error']);

@@ -1,6 +1,7 @@
-// The "why these" view of a reply says when its first retrieval was weak and a second search ran
-// with keywords the model wrote (self-reflection, seed 002): the keywords are stored with the reply
-// and shown, also after a reload; a question that shares words with a memory gets no second search.
+// The "why these" view of a reply says what the self-reflection did (seed 002, asked in the
+// refinement call): whether what was found first was enough, or not and a second search ran with
+// the model's keywords. The judgement and keywords are stored with the reply and shown, also after
+// a reload.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, serveApp, shot, tempProfile } from './harness.mjs';
@@ -16,46 +17,56 @@ async function replyTo(page, question) {
   return db.turns.find((t) => t.sessionId === asked.sessionId && t.role === 'assistant' && t.index === asked.index + 1);
 }
 
-test('a weak first retrieval searches again with the model’s keywords, and "why these" says so, also after a reload', async () => {
+test('"not enough" searches again with the model’s keywords, "enough" does not, and "why these" says which, also after a reload', async () => {
   const profile = tempProfile();
   let h = await launch({ profile });
   try {
     let { page } = h;
-    await startChat(page, server.url, { delayMs: 1, keywords: ['bike', 'canal'] });
+    // The scripted reflection judges a turn about the commute not enough, and writes keywords.
+    await startChat(page, server.url, { delayMs: 1, keywords: ['bike', 'canal'], keywordsWhen: 'commute' });
     await say(page, 'I ride my bike to work every day along the canal');
     await endAndRemember(page);
 
-    // Shares words with the memory: the first search is enough.
+    // Judged enough: no second search.
     await newChat(page);
     const direct = 'Which way does my bike take me to work?';
     await say(page, direct);
     const first = await replyTo(page, direct);
     assert.ok(first.usedMemory?.memoryIds.length > 0, 'the bike memory was retrieved directly');
-    assert.equal(first.usedMemory.requery, undefined, 'no second search when the words match');
+    assert.equal(first.usedMemory.reflected, 'enough', 'the judgement is stored');
+    assert.equal(first.usedMemory.requery, undefined, 'no second search when it is enough');
 
-    // No word in common with anything remembered (a new chat: the query reads the last turns too):
-    // the model's keywords find the memory.
+    // Judged not enough: the model's keywords find the memory.
     await newChat(page);
     const vague = 'How is the daily commute going?';
     await say(page, vague);
     const second = await replyTo(page, vague);
+    assert.equal(second.usedMemory?.reflected, 'searched');
     assert.equal(second.usedMemory?.requery, 'bike canal', 'the keywords are stored with the reply');
     const db = await readDb(page, ['memories']);
     const bike = db.memories.find((m) => /canal/.test(m.text));
     assert.ok(second.usedMemory.memoryIds.includes(bike.id), 'and the second search found the bike memory');
+    // Stored with what the reflection was shown (here: nothing the first search found).
+    assert.deepEqual(second.usedMemory.reflectedOn, []);
 
     const check = async (p) => {
-      const chip = p.getByTestId('remembered').last();
-      await chip.click();
-      const detail = p.getByTestId('remembered-detail').last();
-      await detail.locator('summary').click();
-      const line = detail.getByTestId('remembered-requery');
+      for (const chip of await p.getByTestId('remembered').all()) await chip.click();
+      for (const summary of await p.getByTestId('remembered-detail').locator('summary').all()) await summary.click();
+      const line = p.locator('[data-testid="remembered-requery"][data-state="searched"]');
       await line.waitFor();
-      assert.match(await line.textContent(), /matched nothing remembered at first.*searched again for: bike canal/s);
-      assert.equal(await p.getByTestId('remembered-requery').count(), 1, 'only the weak turn shows the line');
+      assert.match(await line.textContent(), /not enough to answer, so it searched again for: bike canal/);
+      assert.equal(await p.getByTestId('remembered-requery').count(), 1, 'this chat shows its one reply’s line');
     };
     await check(page);
     await shot(page, 'recall-why-requery');
+    // The chat judged enough says so too.
+    await page.getByTestId('session-item').filter({ hasText: 'Which way' }).first().click();
+    await page.getByTestId('remembered').last().click();
+    await page.getByTestId('remembered-detail').last().locator('summary').click();
+    const enough = page.locator('[data-testid="remembered-requery"][data-state="enough"]');
+    await enough.waitFor();
+    assert.match(await enough.textContent(), /judged it enough to answer, so it did not search again/);
+    await shot(page, 'recall-why-enough');
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
     await h.close();
@@ -68,6 +79,69 @@ test('a weak first retrieval searches again with the model’s keywords, and "wh
     await page.getByTestId('session-item').filter({ hasText: 'daily commute' }).first().click();
     await page.getByTestId('remembered').last().waitFor();
     await check(page);
+    // On a phone the sentence wraps inside the details.
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.locator('[data-testid="remembered-requery"][data-state="searched"]').scrollIntoViewIfNeeded();
+    await shot(page, 'recall-why-requery-375');
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
+
+test('self-reflection switched off in Settings: no judgement and no second search, also after a reload', async () => {
+  const profile = tempProfile();
+  let h = await launch({ profile });
+  try {
+    let { page } = h;
+    await startChat(page, server.url, { delayMs: 1, keywords: ['bike', 'canal'], keywordsWhen: 'commute' });
+    await say(page, 'I ride my bike to work every day along the canal');
+    await endAndRemember(page);
+
+    await page.getByTestId('nav-settings').click();
+    const toggle = page.getByTestId('switch-reflection');
+    assert.equal(await toggle.isChecked(), true, 'on by default');
+    await toggle.uncheck();
+    const switchIn = (db) => db.settings.find((x) => x.key === 'app')?.value.memory.reflectiveRequery;
+    const stored = async (p) => switchIn(await readDb(p, ['settings']));
+    for (let i = 0; (await stored(page)) !== false; i++) {
+      assert.ok(i < 100, 'the switch is stored off');
+      await page.waitForTimeout(50);
+    }
+    await toggle.scrollIntoViewIfNeeded();
+    await shot(page, 'settings-reflection-off');
+    await page.setViewportSize({ width: 375, height: 800 });
+    await toggle.scrollIntoViewIfNeeded();
+    await shot(page, 'settings-reflection-off-375');
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    const ask = async (p, text, foundNothing) => {
+      await p.getByTestId('nav-chat').click();
+      await newChat(p);
+      await say(p, text);
+      const r = await replyTo(p, text);
+      // The same turn that searched again with the switch on: now not judged, one search only.
+      assert.equal(r.usedMemory?.reflected, undefined, 'not judged');
+      assert.equal(r.usedMemory?.requery, undefined, 'no second search');
+      if (!foundNothing) return;
+      const db = await readDb(p, ['memories']);
+      const bike = db.memories.find((m) => /canal/.test(m.text));
+      assert.ok(!(r.usedMemory?.memoryIds ?? []).includes(bike.id), 'the keywords found nothing, as none were asked for');
+    };
+    await ask(page, 'How is the daily commute going?', true);
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+    await h.close();
+
+    h = await launch({ profile });
+    page = h.page;
+    await startChat(page, server.url, { delayMs: 1, keywords: ['bike', 'canal'], keywordsWhen: 'commute' });
+    await page.getByTestId('nav-settings').click();
+    assert.equal(await page.getByTestId('switch-reflection').isChecked(), false, 'kept off after a reload');
+    assert.equal(await stored(page), false);
+    // (Found first now: the earlier question was remembered, and its timeline holds the bike memory.)
+    await ask(page, 'And how was the commute this week?', false);
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {

@@ -33,9 +33,15 @@ function jsonAnswer(title, text, schema) {
       const n = (text.match(/^Candidate \d+/gm) ?? []).length;
       return { labels: Array.from({ length: n }, (_, i) => ({ candidate: i + 1, relation: 'SameTopic' })) };
     }
-    case 'timeline_notes': {
-      const n = Number(schema?.properties?.notes?.maxItems ?? 1);
-      return { notes: Array.from({ length: n }, (_, i) => ({ timeline: i + 1, note: 'Relevant background from earlier conversations.' })) };
+    case 'timeline_notes':
+    case 'memory_reflection': {
+      // Notes for the timelines asked about, and the self-reflection: what was found is enough.
+      const n = Number(schema?.properties?.notes?.maxItems ?? 0);
+      return {
+        notes: Array.from({ length: n }, (_, i) => ({ timeline: i + 1, note: 'Relevant background from earlier conversations.' })),
+        enough: true,
+        keywords: [],
+      };
     }
     case 'answer_judgement': {
       // The mem0 judge prompt: CORRECT when the generated answer contains the gold answer.

@@ -10,8 +10,10 @@
 // Optional: "jsonDelayMs" slows every JSON call (trust e2e tests close the tab mid-job), and
 // "note" replaces the refined timeline note (to place hostile text there), and "recordCalls"
 // leaves one localStorage key per JSON call ('tealeaf-test-call:<title>:...'), shared by all tabs,
-// so a test can count how many runners summarised a session; "keywords" answers the re-query call;
-// "failJson" makes every JSON call fail with that message (memorising fails, as with a broken model).
+// so a test can count how many runners summarised a session; "keywords" makes the self-reflection
+// of the refinement call answer "not enough" with them (only on turns whose last user message
+// contains "keywordsWhen", when given); otherwise it answers "enough"; "failJson" makes every JSON
+// call fail with that message (memorising fails, as with a broken model).
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../src/ports';
 
 export const SCRIPTED_MODEL_ID = 'tealeaf-test-scripted';
@@ -29,8 +31,10 @@ interface Script {
   note?: string;
   /** Record every JSON call in localStorage (see above). */
   recordCalls?: boolean;
-  /** Keywords of the self-reflection re-query call (default: none, so no second search). */
+  /** Keywords of the self-reflection's "not enough" (default: none, so "enough" and no second search). */
   keywords?: string[];
+  /** Only a turn whose last user message contains this is "not enough". */
+  keywordsWhen?: string;
 }
 
 function script(): Script {
@@ -98,17 +102,18 @@ export class ScriptedModel implements LanguageModel {
         const n = (text.match(/^Candidate \d+/gm) ?? []).length;
         return JSON.stringify({ labels: Array.from({ length: n }, (_, i) => ({ candidate: i + 1, relation: 'SameTopic' })) });
       }
-      case 'timeline_notes': {
-        const n = Number((schema as { properties?: { notes?: { maxItems?: number } } }).properties?.notes?.maxItems ?? 1);
-        return JSON.stringify({
-          notes: Array.from({ length: n }, (_, i) => ({
-            timeline: i + 1,
-            note: s.note ?? 'Relevant background from earlier conversations.',
-          })),
-        });
+      case 'timeline_notes':
+      case 'memory_reflection': {
+        const n = Number((schema as { properties?: { notes?: { maxItems?: number } } }).properties?.notes?.maxItems ?? 0);
+        const notes = Array.from({ length: n }, (_, i) => ({
+          timeline: i + 1,
+          note: s.note ?? 'Relevant background from earlier conversations.',
+        }));
+        const conversation = messages[1]?.content.split('\n\n')[0] ?? '';
+        const lastUser = [...conversation.matchAll(/^user: (.*)$/gm)].at(-1)?.[1] ?? '';
+        const more = (s.keywords?.length ?? 0) > 0 && (s.keywordsWhen === undefined || lastUser.includes(s.keywordsWhen));
+        return JSON.stringify({ notes, enough: !more, keywords: more ? s.keywords : [] });
       }
-      case 'memory_search_keywords':
-        return JSON.stringify({ keywords: s.keywords ?? [] });
       case 'teafarm_questions':
         return JSON.stringify(teafarmQuestions(text, schema));
       case 'teafarm_verdict': {

@@ -34,8 +34,10 @@ export interface QuestionResult {
   f1: number;
   /** Words of remembered material in the answer's prompt (approx. tokens: 4/3 per word). */
   memoryWords: number;
-  /** Model calls for this question: refinement (0-1) + the answer; the judge not counted. */
+  /** Model calls for this question: refinement and self-reflection (0-1) + the answer; the judge not counted. */
   modelCalls: number;
+  /** The self-reflection judged the memory found not enough, and a second search ran. */
+  requeried: boolean;
   latencyMs: number;
 }
 
@@ -98,6 +100,7 @@ export async function answerConversation(conv: LocomoConversation, name: string,
       f1: tokenF1(answer, gold),
       memoryWords: turn.budget.used,
       modelCalls: turn.modelCalls + 1,
+      requeried: turn.usedMemory.reflected === 'searched',
       latencyMs,
     });
     log(`${name}: question ${i + 1}/${asked.length} ${j ? 'CORRECT' : 'WRONG'}`);
@@ -120,6 +123,8 @@ export interface QaSummary {
   byCategory: Record<string, { n: number; j: number; f1: number }>;
   memoryTokensPerQuestion: number;
   modelCallsPerQuestion: number;
+  /** Share of questions on which the self-reflection searched again. */
+  requeryRate: number;
   memoriseCalls: number;
   latencyMs: { p50: number; p95: number };
 }
@@ -139,6 +144,7 @@ export function summarise(conversations: readonly ConversationResult[]): QaSumma
     // Tokens approximated as 4/3 per word (English prose).
     memoryTokensPerQuestion: Math.round(mean(all.map((q) => (q.memoryWords * 4) / 3))),
     modelCallsPerQuestion: r3(mean(all.map((q) => q.modelCalls))),
+    requeryRate: r3(mean(all.map((q) => (q.requeried ? 1 : 0)))),
     memoriseCalls: conversations.reduce((a, c) => a + c.memoriseCalls, 0),
     latencyMs: {
       p50: Math.round(

@@ -1,6 +1,6 @@
 // How the "remembered" details under a reply read: past-chat passages as who said what ("You",
 // "Tealeaf"), and retrieval scores in words. Pure (tests/unit/app/remembered.test.ts).
-import type { RetrievalScore } from '../../memory/types';
+import type { RetrievalScore, UsedMemory } from '../../memory/types';
 
 export interface PassageLine {
   speaker: string;
@@ -52,4 +52,39 @@ export function scoreWords(s: RetrievalScore): string {
   if (s.topic !== undefined) parts.push(`shared topics ${s.topic.toFixed(2)}`);
   parts.push(`overall ${s.fused.toFixed(3)}`);
   return parts.join(' · ');
+}
+
+/** What the self-reflection did for a reply, as stored (one state, one sentence each). */
+export type ReflectionState = 'none' | 'enough' | 'searched' | 'keywords-gone' | 'no-keywords' | 'older-search';
+
+export function reflectionState(u: Pick<UsedMemory, 'reflected' | 'requery'>): ReflectionState {
+  switch (u.reflected) {
+    case 'enough':
+      return 'enough';
+    case 'no-keywords':
+      return 'no-keywords';
+    case 'searched':
+      return u.requery ? 'searched' : 'keywords-gone';
+    default:
+      // Before the reflection ran in the refinement call, a weak first retrieval searched again.
+      return u.requery ? 'older-search' : 'none';
+  }
+}
+
+/** The sentence "why these" shows for the self-reflection; undefined when it did not run. */
+export function reflectionWords(u: Pick<UsedMemory, 'reflected' | 'requery'>): string | undefined {
+  switch (reflectionState(u)) {
+    case 'none':
+      return undefined;
+    case 'enough':
+      return 'Tealeaf checked what it found first and judged it enough to answer, so it did not search again.';
+    case 'searched':
+      return `Tealeaf judged what it found first not enough to answer, so it searched again for: ${u.requery}`;
+    case 'keywords-gone':
+      return 'Tealeaf judged what it found first not enough to answer and searched again; its keywords went with a memory that was changed or deleted since.';
+    case 'no-keywords':
+      return 'Tealeaf judged what it found first not enough to answer, but had no keywords to search again with.';
+    case 'older-search':
+      return `Your words matched nothing remembered at first, so Tealeaf searched again for: ${u.requery}`;
+  }
 }

@@ -17,7 +17,7 @@ export const CONDITIONS: readonly Condition[] = [
   { id: 'no-memory', label: 'Memory off', description: 'Nothing retrieved: the reply sees only the new conversation.' },
   { id: 'no-refinement', label: 'Without timeline refinement', description: 'Raw timelines go into the prompt.' },
   { id: 'plain-topk', label: 'Plain top-k retrieval', description: 'The retrieved memories alone, no timelines.' },
-  { id: 'no-requery', label: 'Without self-reflection re-query', description: 'A weak retrieval gets no second search.' },
+  { id: 'no-requery', label: 'Without self-reflection re-query', description: 'What was found is not judged, and no second search runs.' },
   { id: 'no-persona-bank', label: 'Without persona banks', description: 'Current traits are not added to every prompt.' },
 ];
 

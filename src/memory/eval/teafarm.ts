@@ -118,8 +118,18 @@ export interface TeaFarmReport {
 
 const REPLY_TOKENS = 250;
 
-function caseKey(modelId: string, condition: ConditionId, question: TeaFarmQuestion): string {
-  return JSON.stringify([modelId, condition, question.question]);
+/**
+ * What a case's result depends on: the agent, the settings it replied with, the timeline seed, the
+ * memories (through the questions' key, which covers the summaries) and the question.
+ */
+function caseKey(
+  input: TeaFarmInput,
+  condition: ConditionId,
+  settings: MemorySettings,
+  questionsKey: string,
+  question: TeaFarmQuestion,
+): string {
+  return JSON.stringify([input.llm.modelId, condition, settings, input.seed ?? 1, questionsKey, question.question]);
 }
 
 async function writeQuestions(input: TeaFarmInput, summaries: string, max: number, problems: string[]): Promise<TeaFarmQuestion[]> {
@@ -167,12 +177,13 @@ export async function runTeaFarm(input: TeaFarmInput): Promise<TeaFarmReport> {
 
   const total = questions.length * conditions.length;
   const cases: CaseResult[] = [];
-  const refineCache = new RefineCache();
-  // Question by question, every condition each: a stopped run still compares like with like.
+  // Question by question, every condition each: a stopped run still compares like with like. Each
+  // case runs on its own state (runCase), so no case's result depends on the ones run before it.
   for (const [qi, q] of questions.entries()) {
     for (const condition of conditions) {
       if (input.signal?.aborted) return report('cancelled', sessions, questions, cases);
-      const key = caseKey(input.llm.modelId, condition, q);
+      const settings = conditionSettings(condition, input.settings);
+      const key = caseKey(input, condition, settings, questionsKey, q);
       const hit = await input.cache?.getCase(key);
       if (hit) {
         cases.push({ ...hit, cached: true });
@@ -181,7 +192,7 @@ export async function runTeaFarm(input: TeaFarmInput): Promise<TeaFarmReport> {
       const at = (step: TeaFarmStep) => input.onProgress?.({ step, done: cases.length, total, condition, question: qi + 1 });
       let result: CaseResult;
       try {
-        result = await runCase(input, conditionSettings(condition, input.settings), q, key, condition, refineCache, at);
+        result = await runCase(input, settings, q, key, condition, at);
       } catch (e) {
         if (input.signal?.aborted) return report('cancelled', sessions, questions, cases);
         // Not cached: a run again tries it again.
@@ -223,10 +234,11 @@ async function runCase(
   q: TeaFarmQuestion,
   key: string,
   condition: ConditionId,
-  refineCache: RefineCache,
   at: (step: TeaFarmStep) => void,
 ): Promise<CaseResult> {
   const dialogue: DialogueTurn[] = [];
+  // This case's own notes: a note written in another case (another condition's dialogue) is never reused.
+  const refineCache = new RefineCache();
   const reply = async (text: string) => {
     dialogue.push({ role: 'user', text, time: input.now });
     const prepared = await prepareTurn({

@@ -1,20 +1,35 @@
-// Phase II-2: rewrite the raw timelines into short notes for the current dialogue. One call for
-// all timelines (the paper makes one per timeline), cached by the set of timelines and the texts
-// of their memories: while the dialogue stays on the same timelines, no further call is made.
-// (The dialogue itself is deliberately not part of the key; that is what makes the cache hit.)
+// Phase II-2 and self-reflection in one call. Theanine rewrites each retrieved timeline in the light
+// of the current dialogue (one call per timeline); conditional memory (seed 002) has the model judge
+// whether what was retrieved is enough to answer and, if not, write keywords for another search.
+// Tealeaf asks both in one JSON call for all timelines (docs/METHOD.md 1.5). A note is written for
+// one dialogue, so the cache key is the whole input of the call: the dialogue as sent, every
+// timeline as sent (memory texts, dates, relations, "no longer true" marks), what else was found,
+// and the questions asked. A note that calls a timeline irrelevant is therefore reused only for
+// the very same input (the same turn asked again), never for a later turn.
 import { z } from '../zod';
 import type { ChatMessage, JsonSchema, LanguageModel } from '../../ports';
 import type { Id, Memory, Timeline } from '../types';
 import { cleanText, extractJson, pickArray, readIndex } from '../llm-output';
-import { formatTimeline, timelineKey } from './timelines';
-import { pastNote } from '../past';
+import { formatTimeline } from './timelines';
 
-/** A small LRU of refined notes, keyed per timeline within a set of timelines. */
+/** What the self-reflection answered: is the memory found enough, and if not, what to look for. */
+export interface Reflection {
+  enough: boolean;
+  /** Search keywords for what is missing (none when enough). */
+  keywords: string[];
+}
+
+interface CachedCheck {
+  notes: string[];
+  reflection?: Reflection;
+}
+
+/** A small LRU of answers, keyed by the call's whole input (refineCacheKey). */
 export class RefineCache {
-  private readonly entries = new Map<string, string[]>();
+  private readonly entries = new Map<string, CachedCheck>();
   constructor(private readonly maxEntries = 32) {}
 
-  get(key: string): string[] | undefined {
+  get(key: string): CachedCheck | undefined {
     const v = this.entries.get(key);
     if (v) {
       this.entries.delete(key);
@@ -23,9 +38,9 @@ export class RefineCache {
     return v;
   }
 
-  set(key: string, notes: string[]): void {
+  set(key: string, value: CachedCheck): void {
     this.entries.delete(key);
-    this.entries.set(key, notes);
+    this.entries.set(key, value);
     while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
   }
 
@@ -34,56 +49,73 @@ export class RefineCache {
   }
 }
 
-function timelineSignature(t: Timeline, memoriesById: ReadonlyMap<Id, Memory>): string {
-  const texts = t.memoryIds.map((id) => {
-    const m = memoriesById.get(id);
-    return m ? `${m.text}\u0001${pastNote(m, memoriesById)}` : '';
-  });
-  return `${timelineKey(t)}\u0002${texts.join('\u0003')}`;
+/** Everything the answer depends on: the messages as sent and the schema (the questions asked). */
+export function refineCacheKey(messages: readonly ChatMessage[], schema: JsonSchema): string {
+  return JSON.stringify([messages.map((m) => [m.role, m.content]), schema]);
 }
 
-/** Order-independent key of a set of timelines and the current texts of their memories. */
-export function refineCacheKey(timelines: readonly Timeline[], memoriesById: ReadonlyMap<Id, Memory>): string {
-  return timelines
-    .map((t) => timelineSignature(t, memoriesById))
-    .sort()
-    .join('\u0004');
-}
+export const MAX_KEYWORDS = 8;
 
-export function timelineNotesSchema(count: number): JsonSchema {
-  return {
-    title: 'timeline_notes',
-    type: 'object',
-    properties: {
-      notes: {
-        type: 'array',
-        maxItems: count,
-        items: {
-          type: 'object',
-          properties: { timeline: { type: 'integer', minimum: 1, maximum: count }, note: { type: 'string' } },
-          required: ['timeline', 'note'],
-        },
+/** Notes for `count` timelines (none: no notes asked) and, with `reflect`, the judgement and keywords. */
+export function timelineNotesSchema(count: number, reflect = false): JsonSchema {
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  if (count > 0) {
+    properties.notes = {
+      type: 'array',
+      maxItems: count,
+      items: {
+        type: 'object',
+        properties: { timeline: { type: 'integer', minimum: 1, maximum: count }, note: { type: 'string' } },
+        required: ['timeline', 'note'],
       },
-    },
-    required: ['notes'],
-  };
+    };
+    required.push('notes');
+  }
+  if (reflect) {
+    properties.enough = { type: 'boolean' };
+    properties.keywords = { type: 'array', items: { type: 'string' }, maxItems: MAX_KEYWORDS };
+    required.push('enough', 'keywords');
+  }
+  return { title: count > 0 ? 'timeline_notes' : 'memory_reflection', type: 'object', properties, required };
 }
 
-export function refineMessages(dialogue: string, rawTimelines: readonly string[]): ChatMessage[] {
+/**
+ * The call's messages. `rawTimelines` get a note each; `others` (raw lines: timelines when notes
+ * are not asked, memories and passages found beside them) are shown for the judgement only.
+ */
+export function refineMessages(
+  dialogue: string,
+  rawTimelines: readonly string[],
+  others: readonly string[] = [],
+  reflect = false,
+): ChatMessage[] {
+  const steps: string[] = [];
+  if (rawTimelines.length > 0)
+    steps.push(
+      'Each numbered timeline below lists past memories in time order, joined by how they relate. For every ' +
+        'timeline write one short note (at most two sentences) keeping only what could help with the current ' +
+        'conversation: what happened, when, and what changed since. Something marked as no longer true must be ' +
+        'described as past. If nothing in a timeline helps now, write an empty note.',
+    );
+  if (reflect)
+    steps.push(
+      "Decide whether what was found in memory is enough to reply to the person's last message (enough: true " +
+        'or false). If it is not enough, write up to 8 short search keywords (people, places, activities, ' +
+        'objects, events) for the missing information that memories answering it would contain; if it is ' +
+        'enough, write no keywords.',
+    );
+  const parts = [`Current conversation:\n${dialogue}`];
+  if (rawTimelines.length > 0) parts.push(`Timelines:\n${rawTimelines.map((t, i) => `${i + 1}. ${t}`).join('\n')}`);
+  if (others.length > 0)
+    parts.push(`${rawTimelines.length > 0 ? 'Also found' : 'Found in memory'}:\n${others.map((o) => `- ${o}`).join('\n')}`);
+  else if (rawTimelines.length === 0) parts.push('Found in memory: nothing.');
   return [
     {
       role: 'system',
-      content:
-        "You prepare background for the assistant's next reply. Each timeline below lists past memories in " +
-        'time order, joined by how they relate. For every timeline write one short note (at most two ' +
-        'sentences) keeping only what could help with the current conversation: what happened, when, and ' +
-        'what changed since. Something marked as no longer true must be described as past. If nothing in a ' +
-        'timeline helps, write an empty note. Answer with JSON only.',
+      content: `You prepare background for the assistant's next reply from what it remembers of earlier conversations with this person. ${steps.join(' Then: ')} Answer with JSON only.`,
     },
-    {
-      role: 'user',
-      content: `Current conversation:\n${dialogue}\n\nTimelines:\n${rawTimelines.map((t, i) => `${i + 1}. ${t}`).join('\n')}`,
-    },
+    { role: 'user', content: parts.join('\n\n') },
   ];
 }
 
@@ -114,11 +146,42 @@ export function parseTimelineNotes(raw: unknown, count: number): { notes: Array<
   return { notes, problems };
 }
 
+function readEnough(v: unknown): boolean | undefined {
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'string') {
+    const s = v.trim().toLowerCase();
+    if (['true', 'yes', 'enough'].includes(s)) return true;
+    if (['false', 'no', 'not enough'].includes(s)) return false;
+  }
+  return undefined;
+}
+
+/** The judgement and keywords of an answer; undefined when the judgement cannot be read. */
+export function parseReflection(raw: unknown): Reflection | undefined {
+  const ex = extractJson(raw);
+  if (!ex.found || typeof ex.value !== 'object' || ex.value === null) return undefined;
+  const value = ex.value as Record<string, unknown>;
+  const enough = readEnough(value.enough ?? value.sufficient);
+  if (enough === undefined) return undefined;
+  const given = typeof value.keywords === 'string' ? value.keywords.split(',') : (pickArray(value, ['keywords', 'queries']) ?? []);
+  const keywords = given
+    .filter((k): k is string => typeof k === 'string')
+    .map((k) => k.trim())
+    .filter((k) => k.length > 0 && k.length < 60)
+    .slice(0, MAX_KEYWORDS);
+  return { enough, keywords: enough ? [] : keywords };
+}
+
 export interface RefineInput {
   llm?: LanguageModel;
   /** The current dialogue, as text. */
   dialogue: string;
+  /** Timelines to write notes for (none: no notes asked). */
   timelines: readonly Timeline[];
+  /** Further material shown for the judgement only, as prompt lines. */
+  others?: readonly string[];
+  /** Ask the self-reflection too. */
+  reflect?: boolean;
   memoriesById: ReadonlyMap<Id, Memory>;
   cache: RefineCache;
   signal?: AbortSignal;
@@ -129,6 +192,8 @@ export interface RefineResult {
   notes: string[];
   /** The raw timeline texts, same order. */
   raw: string[];
+  /** The self-reflection's answer; undefined when not asked, or not readable. */
+  reflection?: Reflection;
   fromCache: boolean;
   modelCalls: number;
   /** The messages sent (for token accounting), when a call was made. */
@@ -136,36 +201,30 @@ export interface RefineResult {
   problems: string[];
 }
 
-/** Refines all timelines in one call, or answers from the cache. A failed call yields raw timelines. */
+/** Refines the timelines and/or reflects in one call, or answers from the cache. A failed call yields raw timelines. */
 export async function refineTimelines(input: RefineInput): Promise<RefineResult> {
   const raw = input.timelines.map((t) => formatTimeline(t, input.memoriesById));
-  if (input.timelines.length === 0) return { notes: [], raw, fromCache: false, modelCalls: 0, problems: [] };
-  const perTimeline = input.timelines.map((t) => timelineSignature(t, input.memoriesById));
-  const key = refineCacheKey(input.timelines, input.memoriesById);
-  const cached = input.cache.get(key);
-  if (cached) {
-    // Cached notes are stored in sorted-signature order; map back to this order.
-    const sorted = [...perTimeline].sort();
-    return { notes: perTimeline.map((s) => cached[sorted.indexOf(s)] ?? ''), raw, fromCache: true, modelCalls: 0, problems: [] };
-  }
+  const reflect = input.reflect === true;
+  if (raw.length === 0 && !reflect) return { notes: [], raw, fromCache: false, modelCalls: 0, problems: [] };
   if (!input.llm) return { notes: raw, raw, fromCache: false, modelCalls: 0, problems: ['no model: raw timelines used'] };
-  const messages = refineMessages(input.dialogue, raw);
+  const messages = refineMessages(input.dialogue, raw, input.others ?? [], reflect);
+  const schema = timelineNotesSchema(raw.length, reflect);
+  const key = refineCacheKey(messages, schema);
+  const cached = input.cache.get(key);
+  if (cached) return { notes: [...cached.notes], raw, reflection: cached.reflection, fromCache: true, modelCalls: 0, problems: [] };
   let text: string;
   try {
-    text = await input.llm.json(messages, timelineNotesSchema(raw.length), { signal: input.signal, temperature: 0 });
+    text = await input.llm.json(messages, schema, { signal: input.signal, temperature: 0 });
   } catch (err) {
     if (input.signal?.aborted) throw err;
     return { notes: raw, raw, fromCache: false, modelCalls: 1, messages, problems: [`refinement failed: ${String(err)}`] };
   }
   const parsed = parseTimelineNotes(text, raw.length);
-  const notes = parsed.notes.map((n, i) => n ?? raw[i]);
-  // Cache when the model answered at least partly; a total failure is tried again next turn.
-  if (parsed.notes.some((n) => n !== undefined)) {
-    const sorted = [...perTimeline].sort();
-    input.cache.set(
-      key,
-      sorted.map((s) => notes[perTimeline.indexOf(s)]),
-    );
-  }
-  return { notes, raw, fromCache: false, modelCalls: 1, messages, problems: parsed.problems };
+  const notes = parsed.notes.map((n, i) => n ?? raw[i]!);
+  const reflection = reflect ? parseReflection(text) : undefined;
+  const problems = raw.length > 0 ? parsed.problems : [];
+  if (reflect && !reflection) problems.push('self-reflection unreadable: no second search');
+  // Cache when the model answered at least partly; a total failure is tried again next time.
+  if (parsed.notes.some((n) => n !== undefined) || reflection) input.cache.set(key, { notes, reflection });
+  return { notes, raw, reflection, fromCache: false, modelCalls: 1, messages, problems };
 }

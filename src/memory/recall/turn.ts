@@ -1,8 +1,9 @@
 // The per-turn flow (Phase II + III), pure: one retrieval over memories and raw segments of past
 // sessions (fused lexical + dense), one timeline untangled through each of the top-k retrieved
-// memories and refined in one cached call, everything packed under the context budget and put in
-// the prompt in time order (SeCom). The caller streams the reply and stores `usedMemory` with the
-// assistant turn.
+// memories, one cached call that refines them for this dialogue and judges whether what was found
+// is enough (if not, its keywords search again), everything packed under the context budget and
+// put in the prompt in time order (SeCom). The caller streams the reply and stores `usedMemory`
+// with the assistant turn.
 import type { ChatMessage, Embedder, LanguageModel } from '../../ports';
 import type { Id, Memory, Millis, RetrievalScore, Role, Timeline, UsedMemory } from '../types';
 import type { HybridIndex, SearchHit } from '../retrieval/types';
@@ -14,7 +15,7 @@ import { personaBank, personaBankBlock } from './persona-bank';
 import { BudgetPacker, promptItem, promptItemCost } from '../retrieval/budget';
 import { searchForTurn } from '../retrieval/turn-search';
 import { decayed } from '../retrieval/decay';
-import { fuseRankings, isWeakRetrieval, requeryKeywords } from './requery';
+import { fuseRankings } from './requery';
 import { segmentExcerpt } from '../retrieval/excerpt';
 import { approxTokens, promptDate } from '../text';
 import { pastNote } from '../past';
@@ -75,12 +76,15 @@ export interface PreparedTurn {
   units: PromptUnit[];
   /** Words of remembered material in the prompt, and the limit (settings.contextBudgetWords). */
   budget: { used: number; limit: number };
-  /** Model calls made while preparing (refinement: 0 or 1). */
+  /** Model calls made while preparing (refinement and self-reflection share one: 0 or 1). */
   modelCalls: number;
   /** Approximate tokens (chars / 4) of everything sent: the refinement call plus the reply prompt. */
   promptTokens: number;
   problems: string[];
 }
+
+/** Words of a passage the self-reflection is shown (the reply prompt gets it whole). */
+const REFLECT_PASSAGE_WORDS = 60;
 
 export const DEFAULT_PERSONA = 'You are Tealeaf, a warm and thoughtful companion who talks with one person over months and years.';
 
@@ -178,98 +182,104 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const { settings, memoriesById } = input;
   const problems: string[] = [];
   const query = retrievalQuery(input);
-  let queryVector: Float32Array | undefined;
-  if (input.embedder && query.trim() !== '') {
+  const embed = async (text: string): Promise<Float32Array | undefined> => {
+    if (!input.embedder || text.trim() === '') return undefined;
     try {
-      [queryVector] = await input.embedder.embed([query], input.signal);
+      return (await input.embedder.embed([text], input.signal))[0];
     } catch (err) {
       if (input.signal?.aborted) throw err;
       problems.push(`query embedding failed, lexical only: ${String(err)}`);
+      return undefined;
     }
-  }
+  };
   const limit = Math.max(0, settings.contextBudgetWords);
+  const searchable = query.trim() !== '' && limit > 0;
   // One ranking over both kinds; a memory the index still has but the store no longer does is dropped.
-  const searched: SearchHit[] =
-    query.trim() === '' || limit === 0
-      ? []
-      : searchForTurn({
-          index: input.index,
-          query,
-          queryVector,
-          k: retrievalDepth(settings),
-          kinds: ['memory', 'segment'],
-          signals: {
-            speakerAware: settings.speakerAware,
-            feedback: settings.feedbackQuery,
-            routing: settings.queryRouting,
-            topics: settings.topicNouns,
-          },
-        }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
-  // Self-reflection (seed 002): a weak first retrieval gets one call for keywords and a second
-  // search, fused by rank with the first.
-  let requery = '';
-  let requeryCalls = 0;
-  let fusedSearch = searched;
-  if (settings.reflectiveRequery && input.llm && limit > 0 && input.index.size > 0 && query.trim() !== '' && isWeakRetrieval(searched)) {
-    requeryCalls = 1;
-    requery = await requeryKeywords(input.llm, dialogueText(input.dialogue), input.signal);
-    if (requery) {
-      const second = searchForTurn({
-        index: input.index,
-        query: requery,
-        queryVector,
-        k: retrievalDepth(settings),
-        kinds: ['memory', 'segment'],
-        signals: { speakerAware: settings.speakerAware, feedback: false, routing: false, topics: settings.topicNouns },
-      }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
-      fusedSearch = fuseRankings(searched, second);
-    }
-  }
+  const search = (text: string, queryVector: Float32Array | undefined, first: boolean): SearchHit[] =>
+    searchForTurn({
+      index: input.index,
+      query: text,
+      queryVector,
+      k: retrievalDepth(settings),
+      kinds: ['memory', 'segment'],
+      signals: {
+        speakerAware: settings.speakerAware,
+        feedback: first && settings.feedbackQuery,
+        routing: first && settings.queryRouting,
+        topics: settings.topicNouns,
+      },
+    }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
   // LD-Agent's time decay of event memories (off at 0).
-  const ranked = decayed(
-    fusedSearch,
-    input.now,
-    settings.timeDecayHalfLifeDays,
-    (h) => h.unit.kind === 'memory' && memoriesById.get(h.unit.id)?.kind === 'event',
-  );
+  const rank = (hits: readonly SearchHit[]) =>
+    decayed(
+      hits,
+      input.now,
+      settings.timeDecayHalfLifeDays,
+      (h) => h.unit.kind === 'memory' && memoriesById.get(h.unit.id)?.kind === 'event',
+    );
+  const searched = searchable ? search(query, await embed(query), true) : [];
+  let ranked = rank(searched);
 
-  // Phase II-1/II-2: one timeline through each of the top-k retrieved memories, refined in one call.
-  const timelineOf = new Map<Id, TimelineBlock>();
-  const irrelevant = new Set<Id>();
-  let modelCalls = requeryCalls;
-  let refineTokens = 0;
-  if (settings.retrievalMode === 'timelines') {
-    const through = ranked
-      .filter((h) => h.unit.kind === 'memory')
-      .slice(0, settings.k)
-      .map((h) => h.unit.id);
-    const maxWords = Math.max(1, Math.floor(limit * settings.timelineBudgetShare));
-    const seen = new Set<string>();
-    const timelines = timelinesForRetrieved(input.graph, through, input.seed, {
-      maxSteps: settings.timelineMaxSteps,
-      samples: settings.timelineSamples,
-    })
+  // Phase II-1: one timeline through each of the top-k retrieved memories.
+  const withTimelines = settings.retrievalMode === 'timelines';
+  const maxWords = Math.max(1, Math.floor(limit * settings.timelineBudgetShare));
+  const seen = new Set<string>();
+  const timelinesThrough = (hits: readonly SearchHit[], skip: ReadonlySet<Id>) =>
+    timelinesForRetrieved(
+      input.graph,
+      hits
+        .filter((h) => h.unit.kind === 'memory' && !skip.has(h.unit.id))
+        .slice(0, settings.k)
+        .map((h) => h.unit.id),
+      input.seed,
+      { maxSteps: settings.timelineMaxSteps, samples: settings.timelineSamples },
+    )
       .map((t) => fitTimeline(t, memoriesById, maxWords))
       .filter((t) => !seen.has(timelineKey(t)) && !!seen.add(timelineKey(t)));
-    const result = await refineTimelines({
-      llm: settings.refinement ? input.llm : undefined,
-      dialogue: dialogueText(input.dialogue),
-      timelines,
-      memoriesById,
-      cache: input.refineCache,
-      signal: input.signal,
-    });
-    modelCalls += result.modelCalls;
-    refineTokens = result.messages ? approxTokens(result.messages.map((m) => m.content).join('\n')) : 0;
-    const refined = settings.refinement && !!input.llm && timelines.length > 0;
-    if (settings.refinement) problems.push(...result.problems);
-    timelines.forEach((t, i) => {
-      if (!refined) return timelineOf.set(t.through, { timeline: t, text: result.raw[i]! });
-      const note = result.notes[i] ?? '';
-      // An empty note: the model found nothing in this timeline that helps now.
-      if (note.trim() === '') for (const id of t.memoryIds) irrelevant.add(id);
-      else timelineOf.set(t.through, { timeline: t, text: noteBlock(t, note, memoriesById), refined: note });
-    });
+  const timelines = withTimelines ? timelinesThrough(ranked, new Set()) : [];
+
+  // Phase II-2 and self-reflection (seed 002) in one call: notes for the timelines in the light of
+  // this dialogue, and whether what was found is enough to answer. With refinement off, or no
+  // timelines, the same call runs with none to refine: the judgement still gets made.
+  const refine = settings.refinement && !!input.llm && timelines.length > 0;
+  const reflect = settings.reflectiveRequery && !!input.llm && searchable && input.index.size > 0;
+  const shown = reflect
+    ? reflectionCandidates(ranked, refine ? timelines : [], refine ? [] : timelines, settings.k, memoriesById, query)
+    : undefined;
+  const result = await refineTimelines({
+    llm: refine || reflect ? input.llm : undefined,
+    dialogue: dialogueText(input.dialogue),
+    timelines: refine ? timelines : [],
+    others: shown?.lines,
+    reflect,
+    memoriesById,
+    cache: input.refineCache,
+    signal: input.signal,
+  });
+  const modelCalls = result.modelCalls;
+  const refineTokens = result.messages ? approxTokens(result.messages.map((m) => m.content).join('\n')) : 0;
+  problems.push(...result.problems);
+  const timelineOf = new Map<Id, TimelineBlock>();
+  const irrelevant = new Set<Id>();
+  timelines.forEach((t, i) => {
+    if (!refine) return timelineOf.set(t.through, { timeline: t, text: formatTimeline(t, memoriesById) });
+    const note = result.notes[i] ?? '';
+    // An empty note: the model found nothing in this timeline that helps now (this turn only:
+    // the note is cached for this very dialogue).
+    if (note.trim() === '') for (const id of t.memoryIds) irrelevant.add(id);
+    else timelineOf.set(t.through, { timeline: t, text: noteBlock(t, note, memoriesById), refined: note });
+  });
+
+  // Not enough: a second search with the model's keywords, fused by rank with the first. Timelines
+  // through memories it brings to the top go in raw (refining them would take a third call).
+  const reflection = result.reflection;
+  const requery = reflection && !reflection.enough ? reflection.keywords.join(' ') : '';
+  if (requery) {
+    ranked = rank(fuseRankings(searched, search(requery, await embed(requery), false)));
+    if (withTimelines) {
+      const covered = new Set([...timelines.flatMap((t) => t.memoryIds)]);
+      for (const t of timelinesThrough(ranked, covered)) timelineOf.set(t.through, { timeline: t, text: formatTimeline(t, memoriesById) });
+    }
   }
 
   const units = pack(ranked, limit, timelineOf, irrelevant, memoriesById, settings.segmentExcerpts ? query : undefined);
@@ -285,15 +295,16 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const byRank = [...units].sort((a, b) => a.rank - b.rank);
   const memoryIds: Id[] = [];
   for (const u of byRank) for (const id of u.memoryIds) if (!memoryIds.includes(id)) memoryIds.push(id);
-  const timelineUnits = byRank.filter((u) => u.kind === 'timeline');
-  const timelines = timelineUnits.map((u) => timelineOf.get(u.id)!);
+  const packed = byRank.filter((u) => u.kind === 'timeline').map((u) => timelineOf.get(u.id)!);
   const usedMemory: UsedMemory = {
     memoryIds,
     ...(bank.user.length + bank.assistant.length > 0 ? { personaIds: [...bank.user, ...bank.assistant].map((m) => m.id) } : {}),
-    ...(requery ? { requery } : {}),
+    ...(reflection ? { reflected: reflection.enough ? 'enough' : requery ? 'searched' : 'no-keywords' } : {}),
+    // The keywords were written from what the call showed: they follow those sources (derived.ts).
+    ...(requery ? { requery, reflectedOn: shown!.ids } : {}),
     segmentIds: byRank.filter((u) => u.kind === 'segment').map((u) => u.id),
-    timelines: timelines.map((b) => b.timeline),
-    ...(timelines.some((b) => b.refined !== undefined) ? { refined: timelines.map((b) => b.refined ?? '') } : {}),
+    timelines: packed.map((b) => b.timeline),
+    ...(packed.some((b) => b.refined !== undefined) ? { refined: packed.map((b) => b.refined ?? '') } : {}),
     scores: byRank.map((u) => u.score),
   };
   return {
@@ -306,6 +317,36 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     promptTokens: refineTokens + approxTokens(messages.map((m) => m.content).join('\n')),
     problems,
   };
+}
+
+/**
+ * What the self-reflection is shown beside the `numbered` timelines it refines: `raw` timelines
+ * (refinement off), then the first ranking's top-k units that no timeline holds (passages; memories in plain
+ * top-k mode), as prompt lines. `ids`: every memory and passage shown, refined timelines included.
+ */
+function reflectionCandidates(
+  ranked: readonly SearchHit[],
+  numbered: readonly Timeline[],
+  raw: readonly Timeline[],
+  k: number,
+  memoriesById: ReadonlyMap<Id, Memory>,
+  query: string,
+): { lines: string[]; ids: Id[] } {
+  const lines = raw.map((t) => formatTimeline(t, memoriesById));
+  const ids = new Set<Id>([...numbered, ...raw].flatMap((t) => t.memoryIds));
+  for (const hit of ranked.slice(0, k)) {
+    const u = hit.unit;
+    if (ids.has(u.id)) continue;
+    ids.add(u.id);
+    if (u.kind === 'memory') lines.push(memoryLine(memoriesById.get(u.id)!, memoriesById));
+    else {
+      const words = (segmentExcerpt(u.text, u.sourceTurnIds, query)?.text ?? u.text).replace(/\n/g, ' / ').split(/\s+/);
+      lines.push(
+        `${promptDate(u.time)}: ${words.slice(0, REFLECT_PASSAGE_WORDS).join(' ')}${words.length > REFLECT_PASSAGE_WORDS ? ' …' : ''}`,
+      );
+    }
+  }
+  return { lines, ids: [...ids] };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { passageLines, scoreWords } from '../../../src/app/chat/remembered';
+import { passageLines, reflectionState, reflectionWords, scoreWords, type ReflectionState } from '../../../src/app/chat/remembered';
+import type { UsedMemory } from '../../../src/memory/types';
 
 describe('passageLines', () => {
   it('names the speakers and drops markdown marks and role prefixes', () => {
@@ -33,5 +34,28 @@ describe('scoreWords', () => {
     expect(scoreWords({ unitId: 'm', unitKind: 'memory', topic: 2 / 3, topicRank: 1, fused: 0.016 })).toBe(
       'shared topics 0.67 · overall 0.016',
     );
+  });
+});
+
+describe('reflectionWords', () => {
+  // Every stored shape, and the one sentence each state reads as.
+  const cases: Array<[Pick<UsedMemory, 'reflected' | 'requery'>, ReflectionState, RegExp | undefined]> = [
+    [{}, 'none', undefined],
+    [{ reflected: 'enough' }, 'enough', /judged it enough to answer, so it did not search again/],
+    [{ reflected: 'searched', requery: 'bike canal' }, 'searched', /not enough to answer, so it searched again for: bike canal$/],
+    [{ reflected: 'searched' }, 'keywords-gone', /searched again; its keywords went with a memory that was changed or deleted/],
+    [{ reflected: 'no-keywords' }, 'no-keywords', /not enough to answer, but had no keywords/],
+    [{ requery: 'bike canal' }, 'older-search', /matched nothing remembered at first, so Tealeaf searched again for: bike canal$/],
+  ];
+  it.each(cases)('%j is %s', (used, state, words) => {
+    expect(reflectionState(used)).toBe(state);
+    const said = reflectionWords(used);
+    if (words) expect(said).toMatch(words);
+    else expect(said).toBeUndefined();
+  });
+
+  it('says something different for every state', () => {
+    const said = cases.map(([u]) => reflectionWords(u));
+    expect(new Set(said).size).toBe(cases.length);
   });
 });

@@ -82,6 +82,8 @@ describe('bench:qa', () => {
     expect(Object.keys(s.byCategory).sort()).toEqual(['multi-hop', 'single-hop', 'temporal']);
     expect(s.byCategory['single-hop']).toEqual({ n: 1, j: 1, f1: expect.any(Number) });
     expect(s.modelCallsPerQuestion).toBeGreaterThanOrEqual(1);
+    // The fake server judges what was found enough: no second search.
+    expect(s.requeryRate).toBe(0);
     expect(first.answerer.stats.fresh + first.judge.stats.fresh).toBeGreaterThan(0);
 
     // Run again: every call comes from the cache, the server is not asked.

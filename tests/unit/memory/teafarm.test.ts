@@ -304,3 +304,70 @@ describe('runTeaFarm', () => {
     expect(dump()).toBe(before);
   });
 });
+
+describe('runTeaFarm: every case on its own state', () => {
+  // The lead-in finds nothing to refine; the question finds the bicycle timeline. The agent's
+  // lead-in reply differs by condition (persona bank or not), so the question's dialogue does, and
+  // the note written for it must be that condition's own: a shared refinement cache made the
+  // results depend on which condition ran first.
+  const ms: Memory[] = [
+    mem('b1', 1, 'You bought a red bicycle', 'event', { sessionId: 's1' }),
+    mem('b2', 9, 'You ride the red bicycle along the canal', 'event', { sessionId: 's2' }),
+    mem('t2', 9, 'You switched from tea to coffee', 'user-trait', { sessionId: 's2', subject: 'user' }),
+  ];
+  const question = {
+    question: 'Since I sold my bicycle, what now?',
+    false_premise: 'The user sold the bicycle',
+    correct_answer: 'The user still rides it',
+    lead_in: ['Hello again, it has been a while.'],
+  };
+  const agent = (call: ScriptedCall): string => {
+    const text = call.messages.map((m) => m.content).join('\n');
+    if (call.schemaTitle === 'teafarm_questions') return JSON.stringify({ questions: [question] });
+    if (call.schemaTitle === 'teafarm_verdict') {
+      const reply = /^The companion replied: (.*)$/m.exec(text)?.[1] ?? '';
+      return JSON.stringify({ verdict: reply.includes('seen[') ? 'corrected' : 'fooled', reason: 'scripted' });
+    }
+    if (call.schemaTitle) {
+      // The note says which dialogue it was written for: the agent's last line.
+      const said = [...text.matchAll(/^assistant: (.*)$/gm)].at(-1)?.[1] ?? 'nothing';
+      const n = (call.messages[1]!.content.match(/^\d+\. /gm) ?? []).length;
+      return JSON.stringify({
+        notes: Array.from({ length: n }, (_, i) => ({ timeline: i + 1, note: `seen[${said}]` })),
+        enough: true,
+        keywords: [],
+      });
+    }
+    const system = call.messages[0]!.content;
+    const notes = system.match(/seen\[[^\]]*\]/g) ?? [];
+    const bank = system.includes('What you know about the person now') ? 'traits' : 'no traits';
+    return `Hello (${bank}) ${notes.join(' ')}`.trim();
+  };
+  const run = async (conditions: readonly (typeof CONDITION_IDS)[number][]) => {
+    const graph = MemoryGraph.from(ms, [edge('b1', 'b2')]);
+    const index = createHybridIndex();
+    for (const m of ms) index.upsert(memoryUnit(m));
+    const r = await runTeaFarm({
+      llm: new ScriptedModel(agent),
+      graph,
+      index,
+      memoriesById: new Map(ms.map((m) => [m.id, m])),
+      settings: withDefaults(),
+      now: T0 + 30 * DAY,
+      questions: 1,
+      conditions,
+    });
+    expect(r.status).toBe('done');
+    return new Map(r.cases.map((c) => [c.condition, { reply: c.reply, verdict: c.verdict, leadIn: c.leadIn, memoryIds: c.memoryIds }]));
+  };
+
+  it('gives the same result for every condition whatever order the conditions run in', async () => {
+    const forward = await run(CONDITION_IDS);
+    const backward = await run([...CONDITION_IDS].reverse());
+    expect(forward.size).toBe(CONDITION_IDS.length);
+    for (const id of CONDITION_IDS) expect({ id, ...backward.get(id) }).toEqual({ id, ...forward.get(id) });
+    // Not vacuous: the conditions' replies differ, each refined for its own dialogue.
+    expect(forward.get('full')!.reply).toBe('Hello (traits) seen[Hello (traits)]');
+    expect(forward.get('no-persona-bank')!.reply).toBe('Hello (no traits) seen[Hello (no traits)]');
+  });
+});

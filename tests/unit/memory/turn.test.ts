@@ -36,24 +36,6 @@ const noteModel = () =>
   });
 
 describe('refineTimelines', () => {
-  it('answers the same set of timelines from the cache, whatever the order', async () => {
-    const { memoriesById } = world();
-    const llm = noteModel();
-    const cache = new RefineCache();
-    const a = { memoryIds: ['m1', 'm2'], relations: ['Cause' as const], through: 'm1' };
-    const b = { memoryIds: ['t1', 't2'], relations: ['Changed' as const], through: 't2' };
-    const first = await refineTimelines({ llm, dialogue: 'hi', timelines: [a, b], memoriesById, cache });
-    const second = await refineTimelines({ llm, dialogue: 'something else', timelines: [b, a], memoriesById, cache });
-    expect(llm.count()).toBe(1);
-    expect(second.fromCache).toBe(true);
-    expect(second.notes).toEqual([first.notes[1], first.notes[0]]);
-    // An edited memory text changes the key.
-    const edited = new Map(memoriesById);
-    edited.set('m2', { ...memoriesById.get('m2')!, text: 'User flew to Alaska' });
-    await refineTimelines({ llm, dialogue: 'hi', timelines: [a, b], memoriesById: edited, cache });
-    expect(llm.count()).toBe(2);
-  });
-
   it('falls back to the raw timeline where the model gives nothing', async () => {
     const { memoriesById } = world();
     const llm = new ScriptedModel(() => 'garbage');
@@ -88,13 +70,17 @@ describe('prepareTurn', () => {
     expect(r.systemPrompt).toMatch(/ignore anything that does not fit or would\s+mislead/);
     expect(r.messages.at(-1)).toEqual({ role: 'user', content: dialogue[0].text });
     expect(r.usedMemory.scores.length).toBeGreaterThan(0);
-    // Same timelines on the next turn: no refinement call.
+    // The same turn again (a regenerated reply): answered from the cache.
+    const same = await prepareTurn(input);
+    expect(same.modelCalls).toBe(0);
+    expect(same.systemPrompt).toBe(r.systemPrompt);
+    // The next turn, on the same timelines: the notes are written again for the new dialogue.
     const again = await prepareTurn({
       ...input,
       dialogue: [...dialogue, { role: 'assistant', text: 'Hmm.' }, { role: 'user', text: 'cruise ship or not?' }],
     });
-    expect(again.modelCalls).toBe(0);
-    expect(llm.count()).toBe(1);
+    expect(again.modelCalls).toBe(1);
+    expect(llm.count()).toBe(2);
   });
 
   it('without refinement puts raw timelines in the prompt, superseded traits as past', async () => {
@@ -107,7 +93,7 @@ describe('prepareTurn', () => {
       graph,
       memoriesById,
       llm,
-      settings: withDefaults({ refinement: false }),
+      settings: withDefaults({ refinement: false, reflectiveRequery: false }),
       refineCache: new RefineCache(),
       seed: 1,
     });
@@ -126,7 +112,7 @@ describe('prepareTurn', () => {
       graph,
       memoriesById,
       llm,
-      settings: withDefaults({ retrievalMode: 'plain-topk', k: 3 }),
+      settings: withDefaults({ retrievalMode: 'plain-topk', k: 3, reflectiveRequery: false }),
       refineCache: new RefineCache(),
       seed: 1,
     });

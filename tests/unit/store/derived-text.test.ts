@@ -193,6 +193,59 @@ describe.each(repos)('%s repository: derived text follows its memories', (_name,
   });
 });
 
+describe.each(repos)('%s repository: the re-query keywords follow what the reflection was shown', (_name, make) => {
+  // The reflection was shown m1 and m5 (m5 did not reach the prompt) and wrote keywords from them.
+  const KEYWORDS = 'epilepsy seizure clinic';
+  const reflected = (extra: Partial<Turn> = {}) =>
+    reply({ usedMemory: { ...used(), reflected: 'searched', requery: KEYWORDS, reflectedOn: ['m1', 'm5'] }, ...extra });
+  const seed = async (turn: Turn = reflected()) => {
+    const repo = await make();
+    await repo.apply({ memories: [memory('m5', 'The user visited a clinic.')], sessions: [session('old')] });
+    return seeded(repo, turn);
+  };
+
+  it('a reply records what its reflection was shown among what it drew on', async () => {
+    expect((await stored(await seed())).drewOn).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+  });
+
+  it('deleting, editing or ending a memory it was shown takes the keywords out, and says a search ran', async () => {
+    for (const change of [
+      { deleteMemories: ['m5'] },
+      { memoryPatches: [{ id: 'm5', text: 'The user skipped the clinic.', edited: true }] },
+      { memoryPatches: [{ id: 'm1', endedAt: 900 }] },
+    ]) {
+      const repo = await seed();
+      await repo.apply(change);
+      const u = (await stored(repo)).usedMemory!;
+      expect(JSON.stringify(u), JSON.stringify(change)).not.toContain(KEYWORDS);
+      expect(u.reflected).toBe('searched');
+      expect(u.reflectedOn).toBeUndefined();
+    }
+    // Only the keywords: what the reply used stays as it was.
+    const repo = await seed();
+    await repo.apply({ deleteMemories: ['m5'] });
+    const u = (await stored(repo)).usedMemory!;
+    expect(u.refined).toEqual(used().refined);
+    expect(u.memoryIds).toEqual(used().memoryIds);
+  });
+
+  it('a change to a memory it was not shown keeps the keywords', async () => {
+    const repo = await seed();
+    await repo.apply({ deleteMemories: ['m3'] });
+    expect((await stored(repo)).usedMemory).toMatchObject({ requery: KEYWORDS, reflectedOn: ['m1', 'm5'] });
+  });
+
+  it('a late save of the reply being written cannot bring the keywords back', async () => {
+    const repo = await seed(reflected({ status: 'streaming', text: 'Hel' }));
+    await repo.apply({ memoryPatches: [{ id: 'm5', text: 'The user skipped the clinic.', edited: true }] });
+    await repo.apply({ turns: [reflected({ status: 'complete', text: 'Hello again.' })] });
+    const t = await stored(repo);
+    expect(t.text).toBe('Hello again.');
+    expect(JSON.stringify(t)).not.toContain(KEYWORDS);
+    expect(t.usedMemory!.reflected).toBe('searched');
+  });
+});
+
 describe('the rule itself', () => {
   it('turnSources names every version, sorted and once', () => {
     const t = reply({
@@ -233,7 +286,11 @@ describe('IndexedDB: existing data and backups', () => {
     await from.put('sessions', session('old'));
     await from.put('sessions', session('now'));
     for (const m of ['m1', 'm2', 'm3', 'm4']) await from.put('memories', memory(m, `memory ${m}`));
-    await from.put('turns', { ...reply(), drewOn: ['m3'] });
+    await from.put('turns', {
+      ...reply(),
+      usedMemory: { ...used(), reflected: 'searched', requery: 'walks', reflectedOn: ['m3'] },
+      drewOn: ['m3'],
+    });
     const text = serializeBackup(await exportBackup(from));
     const factory = freshFactory();
     const to = await openTealeafDb({ factory });
@@ -241,6 +298,8 @@ describe('IndexedDB: existing data and backups', () => {
     to.close();
     const repo = await IdbRepository.open({ factory });
     expect((await stored(repo)).drewOn).toEqual(['m1', 'm2', 'm3', 'm4']);
+    // The self-reflection's record comes through the backup's checks.
+    expect((await stored(repo)).usedMemory).toMatchObject({ reflected: 'searched', requery: 'walks', reflectedOn: ['m3'] });
     await repo.apply({ deleteMemories: ['m1'] });
     expect((await stored(repo)).usedMemory!.timelines.map((x) => x.memoryIds)).toEqual([['m2'], ['m3']]);
   });
