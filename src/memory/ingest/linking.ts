@@ -1,7 +1,9 @@
 // Phase I (docs/METHOD.md, section 1.3): link one new memory into the graph.
 // 1. Associative candidates: top-j memories by hybrid similarity. Excluded: the memory itself and
-//    memories of the same batch (session) that are not older than it. Those newer batch members
-//    consider this memory when they are linked themselves, so each pair is looked at once.
+//    the other memories of its batch (session): the paper takes candidates from G^t, the graph as
+//    it was before the session (Algorithm 1). With the sameSessionCandidates switch, older batch
+//    members may be candidates too (newer ones consider this memory when their own turn comes, so
+//    each pair is looked at once).
 // 2. Relation-aware labelling of all j candidates in ONE model call (labelling.ts), or, with the
 //    switch off, SameTopic for every candidate above a similarity threshold (no call).
 // 3. For each connected component holding a labelled candidate, link only to the most recent
@@ -12,7 +14,7 @@ import type { LanguageModel } from '../../ports';
 import type { Edge, Id, Memory, Millis, Relation, RelationLabel } from '../types';
 import type { HybridIndex, SearchHit } from '../retrieval/types';
 import type { MemoryGraph } from '../graph';
-import type { MemorySettings } from '../settings';
+import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from '../settings';
 import { compareChronological, isOlder } from '../order';
 import { labellingMessages, parseRelationLabels, relationLabelSchema } from './labelling';
 import { cosine, wordOverlap } from '../text';
@@ -66,11 +68,16 @@ const TRAITS = new Set(['user-trait', 'assistant-trait']);
 export function findCandidates(
   input: Pick<LinkInput, 'memory' | 'graph' | 'index' | 'lookup' | 'vector' | 'batch'>,
   j: number,
+  sameSession: boolean = DEFAULT_MEMORY_SETTINGS.sameSessionCandidates,
 ): SearchHit[] {
   const { memory, graph, index, batch } = input;
   const exclude = new Set<Id>([memory.id]);
   if (batch) {
     for (const id of batch) {
+      if (!sameSession) {
+        exclude.add(id);
+        continue;
+      }
       const other = input.lookup(id);
       if (other && !isOlder(other, memory)) exclude.add(id);
     }
@@ -98,7 +105,7 @@ function supersedes(older: Memory, newer: Memory): boolean {
 export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
   const { memory, graph, settings } = input;
   const problems: string[] = [];
-  const hits = findCandidates(input, settings.j);
+  const hits = findCandidates(input, settings.j, settings.sameSessionCandidates);
   const candidates = hits.map((h) => input.lookup(h.unit.id)!);
   const sims = hits.map((h, i) => similarityOf(input, h, candidates[i]));
   let labels: RelationLabel[];

@@ -248,6 +248,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     const timelines = timelinesForRetrieved(input.graph, through, input.seed, {
       maxSteps: settings.timelineMaxSteps,
       samples: settings.timelineSamples,
+      fromOldest: settings.timelineFromOldest,
     })
       .map((t) => fitTimeline(t, memoriesById, maxWords))
       .filter((t) => !seen.has(timelineKey(t)) && !!seen.add(timelineKey(t)));
