@@ -141,6 +141,35 @@ describe('linkMemory (Phase I, Figure 3)', () => {
       expect(candidates(b1m, true)).toEqual(['b0', 'old']);
     });
 
+    it('off: groups candidates by their components before the session (G^t), not as an earlier memory of it joined them', async () => {
+      // a and b were apart before the session; n1, linked earlier in it, joined them (a -> n1 <- b).
+      const a = mem('a', 1, 'User adopted a dog');
+      const b = mem('b', 2, 'User walks every morning');
+      const n1 = mem('n1', 10, 'User walks the dog', 'event', { sessionId: 'x' });
+      const n2 = mem('n2', 10.5, 'User walks the dog in the park', 'event', { sessionId: 'x' });
+      const plan = async (sameSessionCandidates: boolean) => {
+        const { graph, index, byId } = setup([a, b, n1, n2], [edge('a', 'n1'), edge('b', 'n1')], ['a', 'b']);
+        expect(graph.componentId('a')).toBe(graph.componentId('b'));
+        const llm = labeller({ [a.text]: 'Cause', [b.text]: 'SameTopic' });
+        const settings = withDefaults({ sameSessionCandidates });
+        const out = await linkMemory({
+          memory: n2,
+          graph,
+          index,
+          lookup: (id) => byId.get(id),
+          settings,
+          llm,
+          batch: new Set(['n1', 'n2']),
+          now: 0,
+        });
+        return out.edges.map((e) => `${e.from}>${e.to}`).sort();
+      };
+      // The paper: a and b are two components of G^t, each gets its edge.
+      expect(await plan(false)).toEqual(['a>n2', 'b>n2']);
+      // The graph as it is now: one component, one edge to its most recent candidate.
+      expect(await plan(true)).toEqual(['b>n2']);
+    });
+
     it('decides which edges linkMemory makes', async () => {
       // Similarity linking: both candidates are similar enough to get an edge.
       const plan = async (sameSessionCandidates: boolean) => {
