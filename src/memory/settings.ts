@@ -14,6 +14,11 @@ export interface MemorySettings {
   k: number;
   /** Associative candidates per new memory (Phase I-1). */
   j: number;
+  /**
+   * Phase I-1: older memories of the new memory's own session may be associative candidates.
+   * Off (the paper, Algorithm 1): candidates come from the graph before the session, G^t, only.
+   */
+  sameSessionCandidates: boolean;
   /** Similarity-only linking: minimum cosine similarity when both vectors are known. */
   similarityThreshold: number;
   /** Similarity-only linking without vectors: minimum word-overlap (Dice) similarity. */
@@ -24,6 +29,11 @@ export interface MemorySettings {
   timelineMaxSteps: number;
   /** Random walks tried per retrieved memory to find a timeline not already chosen. */
   timelineSamples: number;
+  /**
+   * Phase II-1: a timeline starts at the oldest memory that leads to the retrieved one (the paper's
+   * m_start, eq. 9). Off: at whichever memory with no incoming edge the backward walk reaches.
+   */
+  timelineFromOldest: boolean;
   /** How many of the latest dialogue turns form the retrieval query. */
   queryTurns: number;
   /**
@@ -70,11 +80,13 @@ export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
   retrievalMode: 'timelines',
   k: 3,
   j: 3,
+  sameSessionCandidates: false,
   similarityThreshold: 0.6,
   lexicalSimilarityThreshold: 0.3,
   maxStepAttempts: 3,
   timelineMaxSteps: 24,
   timelineSamples: 8,
+  timelineFromOldest: true,
   queryTurns: 2,
   contextBudgetWords: 300,
   timelineBudgetShare: 0.15,

@@ -1,18 +1,21 @@
 // Phase I (docs/METHOD.md, section 1.3): link one new memory into the graph.
 // 1. Associative candidates: top-j memories by hybrid similarity. Excluded: the memory itself and
-//    memories of the same batch (session) that are not older than it. Those newer batch members
-//    consider this memory when they are linked themselves, so each pair is looked at once.
+//    the other memories of its batch (session): the paper takes candidates from G^t, the graph as
+//    it was before the session (Algorithm 1). With the sameSessionCandidates switch, older batch
+//    members may be candidates too (newer ones consider this memory when their own turn comes, so
+//    each pair is looked at once).
 // 2. Relation-aware labelling of all j candidates in ONE model call (labelling.ts), or, with the
 //    switch off, SameTopic for every candidate above a similarity threshold (no call).
-// 3. For each connected component holding a labelled candidate, link only to the most recent
-//    labelled candidate in it. Edges go older -> newer; the label was asked in that direction.
+// 3. For each connected component holding a labelled candidate (a component of G^t, as in the
+//    paper), link only to the most recent labelled candidate in it. Edges go older -> newer; the
+//    label was asked in that direction.
 //    (One exception, for persona updates: see "Changed" traits below.)
 // Nothing is written here: the caller commits the returned plan and then updates graph and index.
 import type { LanguageModel } from '../../ports';
 import type { Edge, Id, Memory, Millis, Relation, RelationLabel } from '../types';
 import type { HybridIndex, SearchHit } from '../retrieval/types';
 import type { MemoryGraph } from '../graph';
-import type { MemorySettings } from '../settings';
+import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from '../settings';
 import { compareChronological, isOlder } from '../order';
 import { labellingMessages, parseRelationLabels, relationLabelSchema } from './labelling';
 import { cosine, wordOverlap } from '../text';
@@ -66,11 +69,16 @@ const TRAITS = new Set(['user-trait', 'assistant-trait']);
 export function findCandidates(
   input: Pick<LinkInput, 'memory' | 'graph' | 'index' | 'lookup' | 'vector' | 'batch'>,
   j: number,
+  sameSession: boolean = DEFAULT_MEMORY_SETTINGS.sameSessionCandidates,
 ): SearchHit[] {
   const { memory, graph, index, batch } = input;
   const exclude = new Set<Id>([memory.id]);
   if (batch) {
     for (const id of batch) {
+      if (!sameSession) {
+        exclude.add(id);
+        continue;
+      }
       const other = input.lookup(id);
       if (other && !isOlder(other, memory)) exclude.add(id);
     }
@@ -88,6 +96,23 @@ function similarityOf(input: LinkInput, hit: SearchHit, candidate: Memory): { va
   return { value: wordOverlap(input.memory.text, candidate.text), dense: false };
 }
 
+/** Whether a and b are connected (direction ignored) through memories outside `outside`. */
+function connectedOutside(graph: MemoryGraph, a: Id, b: Id, outside: ReadonlySet<Id>): boolean {
+  const seen = new Set<Id>([a]);
+  const stack: Id[] = [a];
+  while (stack.length > 0) {
+    const id = stack.pop()!;
+    if (id === b) return true;
+    for (const e of [...graph.outgoing(id), ...graph.incoming(id)]) {
+      const next = e.from === id ? e.to : e.from;
+      if (seen.has(next) || outside.has(next)) continue;
+      seen.add(next);
+      stack.push(next);
+    }
+  }
+  return false;
+}
+
 /** Whether a "Changed" edge between these two marks the older one superseded. */
 function supersedes(older: Memory, newer: Memory): boolean {
   if (!TRAITS.has(older.kind) || older.kind !== newer.kind) return false;
@@ -98,7 +123,7 @@ function supersedes(older: Memory, newer: Memory): boolean {
 export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
   const { memory, graph, settings } = input;
   const problems: string[] = [];
-  const hits = findCandidates(input, settings.j);
+  const hits = findCandidates(input, settings.j, settings.sameSessionCandidates);
   const candidates = hits.map((h) => input.lookup(h.unit.id)!);
   const sims = hits.map((h, i) => similarityOf(input, h, candidates[i]));
   let labels: RelationLabel[];
@@ -132,21 +157,33 @@ export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
     );
   }
 
-  // Group labelled candidates by the component they are in now (G^t), keep the most recent.
-  const bestPerComponent = new Map<Id, number>();
+  // Group labelled candidates by connected component and keep the most recent of each. The paper
+  // groups by the components of G^t, the graph before this session (Algorithm 1, line 7); the graph
+  // now also holds the edges linked earlier in this session, which may have joined two of them.
+  // Those edges all touch a memory of the session, so two candidates that share a component now
+  // shared one in G^t only if they are connected without passing through one. With
+  // sameSessionCandidates, G^t is not the reference: the component as it is now.
+  const beforeSession = !settings.sameSessionCandidates ? input.batch : undefined;
+  const groups = new Map<Id, number[][]>();
   labels.forEach((label, i) => {
     if (label === 'None') return;
     const comp = graph.componentId(candidates[i].id);
     if (comp === undefined) return;
-    const current = bestPerComponent.get(comp);
-    if (current === undefined || compareChronological(candidates[i], candidates[current]) > 0) bestPerComponent.set(comp, i);
+    const parts = groups.get(comp) ?? [];
+    const part = beforeSession
+      ? parts.find((p) => connectedOutside(graph, candidates[p[0]].id, candidates[i].id, beforeSession))
+      : parts[0];
+    if (part) part.push(i);
+    else parts.push([i]);
+    groups.set(comp, parts);
   });
+  const mostRecent = (part: number[]) => part.reduce((best, i) => (compareChronological(candidates[i], candidates[best]) > 0 ? i : best));
 
   // One exception to "one edge per component": a trait that the model says Changed into the new
   // trait of the same kind (or vice versa) always gets its Changed edge, even when a more recent
   // labelled memory shares its component. Otherwise a persona update could go unrecorded
   // (docs/METHOD.md, section 4: the old trait is marked superseded, kept, and linked to its new version).
-  const chosen = new Set(bestPerComponent.values());
+  const chosen = new Set([...groups.values()].flatMap((parts) => parts.map(mostRecent)));
   labels.forEach((label, i) => {
     if (label !== 'Changed' || chosen.has(i)) return;
     const [older, newer] = isOlder(candidates[i], memory) ? [candidates[i], memory] : [memory, candidates[i]];

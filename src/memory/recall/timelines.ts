@@ -1,14 +1,18 @@
 // Phase II-1: untangle the component of a retrieved memory into one timeline through it: a
-// directed path from a memory with no incoming edge to one with no outgoing edge. The number of
-// such paths can grow exponentially, so we never enumerate them: a seeded random walk goes
-// backwards to a source and forwards to a sink (cost: the path's length), a bounded number of
-// walks is tried to find a path not already chosen for another retrieved memory, and each side
-// of the walk stops after maxSteps memories (a very long timeline would not fit a prompt anyway).
+// directed path from a start to a memory with no outgoing edge. As in the paper (eq. 9-10) the
+// timeline starts at the oldest memory that leads to the retrieved one (timelineStart); with the
+// timelineFromOldest switch off, at whichever memory with no incoming edge a backward walk reaches.
+// The number of such paths can grow exponentially, so we never enumerate them: a seeded random walk
+// goes backwards to the start and forwards to a sink (cost: the path's length), a bounded number of
+// walks is tried to find a path not already chosen for another retrieved memory, and each side of
+// the walk stops after maxSteps memories (a very long timeline would not fit a prompt anyway).
 import type { Edge, Id, Memory, Relation, Timeline } from '../types';
 import type { MemoryGraph } from '../graph';
 import { seededRng, type Rng } from '../rng';
 import { promptDate } from '../text';
 import { pastNote } from '../past';
+import { compareChronological, type Dated } from '../order';
+import { DEFAULT_MEMORY_SETTINGS } from '../settings';
 
 export interface UntangleOptions {
   rng?: Rng;
@@ -19,6 +23,64 @@ export interface UntangleOptions {
   maxSteps?: number;
   /** Walks tried to find an unchosen timeline. */
   samples?: number;
+  /** Start at the oldest memory leading to the retrieved one (the paper; settings.timelineFromOldest). */
+  fromOldest?: boolean;
+}
+
+/** Ancestors looked at, at most, when finding where a timeline starts (bounds the cost per timeline). */
+export const MAX_ANCESTORS = 4096;
+
+/** Where the timelines through a memory start, and how far each memory on the way is from there. */
+export interface TimelineOrigin {
+  start: Id;
+  /** Fewest edges from `start` to each memory that lies on a path from it to the retrieved one. */
+  hops: ReadonlyMap<Id, number>;
+}
+
+function older(a: Dated | undefined, b: Dated | undefined): Dated | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return compareChronological(a, b) <= 0 ? a : b;
+}
+
+/**
+ * The paper's m_start (eq. 9) is the oldest memory of the component. Edges run older -> newer, so
+ * it has no incoming edge, but it need not lead to the retrieved memory (two older branches that
+ * meet later); the paper's set of timelines (eq. 10) is then empty. Tealeaf starts at the oldest
+ * memory that does lead to it (within maxSteps edges): the same memory whenever the paper's set is
+ * not empty.
+ */
+export function timelineStart(graph: MemoryGraph, through: Id, maxSteps: number): TimelineOrigin {
+  // Backwards, breadth first: the ancestors within maxSteps edges.
+  const ancestors = new Set<Id>([through]);
+  let frontier: Id[] = [through];
+  let start = graph.dated(through);
+  for (let depth = 0; depth < maxSteps && frontier.length > 0 && ancestors.size < MAX_ANCESTORS; depth++) {
+    const next: Id[] = [];
+    for (const id of frontier)
+      for (const e of graph.incoming(id)) {
+        if (ancestors.has(e.from) || ancestors.size >= MAX_ANCESTORS) continue;
+        ancestors.add(e.from);
+        next.push(e.from);
+        start = older(start, graph.dated(e.from));
+      }
+    frontier = next;
+  }
+  // Forwards from the start, among those ancestors: how many edges each lies from it.
+  const from = start?.id ?? through;
+  const hops = new Map<Id, number>([[from, 0]]);
+  frontier = [from];
+  while (frontier.length > 0) {
+    const next: Id[] = [];
+    for (const id of frontier)
+      for (const e of graph.outgoing(id)) {
+        if (!ancestors.has(e.to) || hops.has(e.to)) continue;
+        hops.set(e.to, hops.get(id)! + 1);
+        next.push(e.to);
+      }
+    frontier = next;
+  }
+  return { start: from, hops };
 }
 
 export function timelineKey(t: Pick<Timeline, 'memoryIds'>): string {
@@ -29,13 +91,16 @@ function pick<T>(items: readonly T[], rng: Rng): T {
   return items[Math.min(items.length - 1, Math.floor(rng() * items.length))];
 }
 
-function walk(graph: MemoryGraph, through: Id, rng: Rng, maxSteps: number): Timeline {
+function walk(graph: MemoryGraph, through: Id, rng: Rng, maxSteps: number, origin?: TimelineOrigin): Timeline {
   const back: Id[] = [];
   const backRel: Relation[] = [];
   const seen = new Set<Id>([through]);
   let cur = through;
   for (let step = 0; step < maxSteps; step++) {
-    const options = graph.incoming(cur).filter((e: Edge) => !seen.has(e.from));
+    // Towards the origin: only memories it reaches within the steps left (one always qualifies).
+    const options = graph
+      .incoming(cur)
+      .filter((e: Edge) => !seen.has(e.from) && (!origin || (origin.hops.get(e.from) ?? Infinity) < maxSteps - step));
     if (options.length === 0) break;
     const e = pick(options, rng);
     back.push(e.from);
@@ -69,9 +134,10 @@ export function untangleTimelines(graph: MemoryGraph, throughId: Id, options: Un
   const maxSteps = options.maxSteps ?? 24;
   const samples = Math.max(1, options.samples ?? 8);
   const avoid = options.avoid;
+  const origin = (options.fromOldest ?? DEFAULT_MEMORY_SETTINGS.timelineFromOldest) ? timelineStart(graph, throughId, maxSteps) : undefined;
   let first: Timeline | undefined;
   for (let i = 0; i < samples; i++) {
-    const t = walk(graph, throughId, rng, maxSteps);
+    const t = walk(graph, throughId, rng, maxSteps, origin);
     if (!avoid || !avoid.has(timelineKey(t))) return t;
     first ??= t;
   }

@@ -232,7 +232,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
         .slice(0, settings.k)
         .map((h) => h.unit.id),
       input.seed,
-      { maxSteps: settings.timelineMaxSteps, samples: settings.timelineSamples },
+      { maxSteps: settings.timelineMaxSteps, samples: settings.timelineSamples, fromOldest: settings.timelineFromOldest },
     )
       .map((t) => fitTimeline(t, memoriesById, maxWords))
       .filter((t) => !seen.has(timelineKey(t)) && !!seen.add(timelineKey(t)));

@@ -61,7 +61,17 @@ interface BenchJson {
   memories: number;
   segments: number;
   best: { mode: string; recall: Record<string, number> };
-  modes: Record<string, unknown>;
+  methodNote: string;
+  atDefaultBudget: {
+    words: number;
+    best: string;
+    modes: Record<
+      string,
+      { recall: number; answerHit: number; recallByCategory: Record<string, number>; avgTimelines?: number; avgModelCalls?: number }
+    >;
+    method: Record<string, { mode: string; over: string; recall: number; answerHit: number }>;
+  };
+  modes: Record<string, { recall: Record<string, number>; avgModelCalls?: Record<string, number> }>;
 }
 
 let fake: FakeOpenAiServer;
@@ -103,6 +113,67 @@ describe('bench:locomo --endpoint and --embedder', () => {
     expect(out.denseNote).toMatch(/lexical/);
     // One memory per observation.
     expect(out.memories).toBe(5);
+    // Refinement needs the model at reply time: without --endpoint there is no such mode, and the
+    // output says what the model-free figures cannot show.
+    expect(Object.keys(out.modes)).not.toContain('turn-refined');
+    expect(out.methodNote).toMatch(/Model-free: links are by similarity.*no refinement/);
+    // Every mode also at the app's default budget, where "best" may differ from the 300 + 1000 pick.
+    expect(out.atDefaultBudget.words).toBe(300);
+    expect(Object.keys(out.atDefaultBudget.modes).sort()).toEqual(Object.keys(out.modes).sort());
+    expect(out.atDefaultBudget.modes.turn!.recall).toBe(out.modes.turn!.recall['300']);
+    expect(Object.keys(out.atDefaultBudget.modes.turn!.recallByCategory).sort()).toEqual(['1', '4']);
+    expect(['turn', 'turn-plain-topk']).toContain(out.atDefaultBudget.best);
+    expect(Object.keys(out.atDefaultBudget.method)).toEqual(['timelines']);
+    const t = out.atDefaultBudget.method.timelines!;
+    expect(t.recall).toBeCloseTo(out.atDefaultBudget.modes.turn!.recall - out.atDefaultBudget.modes['turn-plain-topk']!.recall, 3);
+    expect(out.atDefaultBudget.modes.turn!.avgModelCalls).toBe(0);
+  });
+
+  it("with --endpoint, turn-refined has the model refine every turn's timelines, cached like every call", async () => {
+    const cache = join(dir, 'cache-refined');
+    const args = ['--modes', 'turn', '--endpoint', fake.url, '--model', 'tiny-chat', '--cache', cache];
+    const before = fake.requests.length;
+    const out = await bench(...args);
+    const refineCalls = fake.requests.slice(before).filter((r) => JSON.stringify(r.body).includes('timeline_notes'));
+    expect(Object.keys(out.modes)).toEqual(expect.arrayContaining(['turn', 'turn-plain-topk', 'turn-refined']));
+    // A memorising switch flipped means memorising again through the model: only when named.
+    expect(Object.keys(out.modes)).not.toContain('turn-flip-sameSessionCandidates');
+    expect(out.methodNote).toMatch(/turn-refined: the model behind --endpoint refines/);
+    // Each question's turn asks the model to refine its timelines (one call per budget)...
+    expect(refineCalls.length).toBeGreaterThan(0);
+    expect(JSON.stringify(refineCalls[0]!.body)).toMatch(
+      /What is Caroline researching\?|Where is the necklace from\?|What did Melanie paint\?/,
+    );
+    const refined = out.atDefaultBudget.modes['turn-refined']!;
+    expect(refined.avgTimelines).toBeGreaterThan(0);
+    expect(refined.avgModelCalls).toBeGreaterThan(0);
+    // ...and the other modes ask nothing at reply time.
+    expect(out.atDefaultBudget.modes.turn!.avgModelCalls).toBe(0);
+    expect(out.modes['turn-refined']!.avgModelCalls!['1000']).toBeGreaterThan(0);
+    // What timelines and refinement each add at the default budget.
+    expect(out.atDefaultBudget.method.refinement).toMatchObject({ mode: 'turn-refined', over: 'turn' });
+    expect(out.atDefaultBudget.method.refinement!.recall).toBeCloseTo(refined.recall - out.atDefaultBudget.modes.turn!.recall, 3);
+    expect(out.atDefaultBudget.method.timelines).toMatchObject({ mode: 'turn', over: 'turn-plain-topk' });
+
+    // Again: every call, refinement included, comes from the cache.
+    const asked = fake.requests.length;
+    const again = await bench(...args);
+    expect(fake.requests.length).toBe(asked);
+    expect(again.summariser.calls!.fresh).toBe(0);
+    expect(again.atDefaultBudget).toEqual(out.atDefaultBudget);
+
+    // Named, the memorising switch runs: the conversation is memorised (and labelled) again.
+    const named = await bench(
+      '--modes',
+      'turn-flip-sameSessionCandidates',
+      '--endpoint',
+      fake.url,
+      '--model',
+      'tiny-chat',
+      '--cache',
+      cache,
+    );
+    expect(Object.keys(named.modes)).toContain('turn-flip-sameSessionCandidates');
   });
 
   it("with them: the server's model summarises every session, the test model embeds, and evidence is found through the model's memories", async () => {
@@ -141,7 +212,8 @@ describe('bench:locomo --endpoint and --embedder', () => {
     const asked = fake.requests.length;
     const again = await bench(...args);
     expect(fake.requests.length).toBe(asked);
-    expect(again.summariser.calls).toEqual({ fresh: 0, cached: out.summariser.calls!.fresh });
+    // Calls repeated within the first run (the same refinement at two budgets) were already cached there.
+    expect(again.summariser.calls).toEqual({ fresh: 0, cached: out.summariser.calls!.fresh + out.summariser.calls!.cached });
     expect(again.best.recall).toEqual(out.best.recall);
   });
 

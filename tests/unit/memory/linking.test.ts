@@ -111,18 +111,77 @@ describe('linkMemory (Phase I, Figure 3)', () => {
     expect(plan.superseded.map((m) => [m.id, m.supersededBy])).toEqual([['tea', 'coffee']]);
   });
 
-  it('excludes itself and batch memories that are not older', () => {
+  // Phase I-1: the paper takes candidates from G^t, the graph before the session (Algorithm 1,
+  // line 5); the sameSessionCandidates switch lets older memories of the same session in too.
+  describe('candidates from the same session (sameSessionCandidates)', () => {
     const old = mem('old', 1, 'User likes hiking in the hills');
     const b0 = mem('b0', 5, 'User went hiking in the hills', 'event', { sessionId: 'x' });
     const b1m = mem('b1m', 5, 'User hiking hills again', 'event', { sessionId: 'x' });
     const memories = [old, b0, b1m];
-    const { graph, byId } = setup(memories);
-    const index = createHybridIndex();
-    for (const m of memories) index.upsert(memoryUnit(m));
     const batch = new Set(['b0', 'b1m']);
-    const forB0 = findCandidates({ memory: b0, graph, index, lookup: (id) => byId.get(id), batch }, 3).map((h) => h.unit.id);
-    const forB1 = findCandidates({ memory: b1m, graph, index, lookup: (id) => byId.get(id), batch }, 3).map((h) => h.unit.id);
-    expect(forB0).toEqual(['old']);
-    expect(forB1.sort()).toEqual(['b0', 'old']);
+    function candidates(memory: Memory, sameSession?: boolean) {
+      const { graph, byId } = setup(memories);
+      const index = createHybridIndex();
+      for (const m of memories) index.upsert(memoryUnit(m));
+      return findCandidates({ memory, graph, index, lookup: (id) => byId.get(id), batch }, 3, sameSession)
+        .map((h) => h.unit.id)
+        .sort();
+    }
+
+    it('off (the paper, the default): only memories of earlier sessions, never one of the same session', () => {
+      expect(withDefaults().sameSessionCandidates).toBe(false);
+      expect(candidates(b0, false)).toEqual(['old']);
+      // b0 is older than b1m and shares its words, yet it is of the same session.
+      expect(candidates(b1m, false)).toEqual(['old']);
+      expect(candidates(b1m)).toEqual(['old']);
+    });
+
+    it('on: older memories of the same session too, never itself or a newer one', () => {
+      expect(candidates(b0, true)).toEqual(['old']);
+      expect(candidates(b1m, true)).toEqual(['b0', 'old']);
+    });
+
+    it('off: groups candidates by their components before the session (G^t), not as an earlier memory of it joined them', async () => {
+      // a and b were apart before the session; n1, linked earlier in it, joined them (a -> n1 <- b).
+      const a = mem('a', 1, 'User adopted a dog');
+      const b = mem('b', 2, 'User walks every morning');
+      const n1 = mem('n1', 10, 'User walks the dog', 'event', { sessionId: 'x' });
+      const n2 = mem('n2', 10.5, 'User walks the dog in the park', 'event', { sessionId: 'x' });
+      const plan = async (sameSessionCandidates: boolean) => {
+        const { graph, index, byId } = setup([a, b, n1, n2], [edge('a', 'n1'), edge('b', 'n1')], ['a', 'b']);
+        expect(graph.componentId('a')).toBe(graph.componentId('b'));
+        const llm = labeller({ [a.text]: 'Cause', [b.text]: 'SameTopic' });
+        const settings = withDefaults({ sameSessionCandidates });
+        const out = await linkMemory({
+          memory: n2,
+          graph,
+          index,
+          lookup: (id) => byId.get(id),
+          settings,
+          llm,
+          batch: new Set(['n1', 'n2']),
+          now: 0,
+        });
+        return out.edges.map((e) => `${e.from}>${e.to}`).sort();
+      };
+      // The paper: a and b are two components of G^t, each gets its edge.
+      expect(await plan(false)).toEqual(['a>n2', 'b>n2']);
+      // The graph as it is now: one component, one edge to its most recent candidate.
+      expect(await plan(true)).toEqual(['b>n2']);
+    });
+
+    it('decides which edges linkMemory makes', async () => {
+      // Similarity linking: both candidates are similar enough to get an edge.
+      const plan = async (sameSessionCandidates: boolean) => {
+        const { graph, byId } = setup(memories);
+        const index = createHybridIndex();
+        for (const m of memories) index.upsert(memoryUnit(m));
+        const settings = withDefaults({ relationAwareLinking: false, lexicalSimilarityThreshold: 0.1, sameSessionCandidates });
+        const out = await linkMemory({ memory: b1m, graph, index, lookup: (id) => byId.get(id), settings, batch, now: 0 });
+        return out.edges.map((e) => `${e.from}>${e.to}`).sort();
+      };
+      expect(await plan(false)).toEqual(['old>b1m']);
+      expect(await plan(true)).toEqual(['b0>b1m', 'old>b1m']);
+    });
   });
 });

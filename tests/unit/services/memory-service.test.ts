@@ -66,7 +66,9 @@ async function settle(service: MemoryService, repo: InMemoryRepository) {
 describe('MemoryService', () => {
   it('waits for a model, then memorises pending sessions and keeps index and graph live', async () => {
     const repo = new InMemoryRepository();
-    await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!', 'Biscuit chews my shoes', 'Oh no']);
+    // Two sessions: Phase I links a memory to memories of earlier sessions (the paper's G^t).
+    await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!']);
+    await seedSession(repo, 's2', 1, ['Biscuit chews my shoes', 'Oh no']);
     let llm: ScriptedModel | undefined = undefined; // no model until the test loads one
     const service = new MemoryService(
       repo,
@@ -82,6 +84,7 @@ describe('MemoryService', () => {
     await settle(service, repo);
     expect(service.memories.size).toBe(2);
     expect((await repo.getSession('s1'))?.status).toBe('memorised');
+    expect((await repo.getSession('s2'))?.status).toBe('memorised');
     expect(service.graph.edgeCount).toBe(1);
     expect(checkGraphInvariants(await repo.listMemories(), await repo.listEdges())).toEqual([]);
     // Retrieval sees the new memories and the session's segments.
@@ -92,7 +95,8 @@ describe('MemoryService', () => {
 
   it('corrections are stored and respected by the next retrieval; undo restores', async () => {
     const repo = new InMemoryRepository();
-    await seedSession(repo, 's1', 0, ['I love kayaking on the lake', 'Nice', 'The kayak is red', 'Cool']);
+    await seedSession(repo, 's1', 0, ['I love kayaking on the lake', 'Nice']);
+    await seedSession(repo, 's2', 1, ['The kayak is red', 'Cool']);
     const llm = model();
     const service = new MemoryService(
       repo,

@@ -7,7 +7,7 @@ import { DEFAULT_SETTINGS, SettingsService, patchSettingsRecord, sanitiseSetting
 import { MemoryService } from '../../../src/services/memory';
 import { IdbRepository } from '../../../src/store/repository';
 import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
-import type { MemorySettings } from '../../../src/memory/settings';
+import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from '../../../src/memory/settings';
 import type { Repository } from '../../../src/ports';
 import type { Session, Turn } from '../../../src/memory/types';
 import { InMemoryRepository } from '../../support/in-memory-repository';
@@ -62,11 +62,13 @@ const ELSEWHERE: Required<AppSettings> = {
     retrievalMode: 'plain-topk',
     k: 7,
     j: 5,
+    sameSessionCandidates: !DEFAULT_MEMORY_SETTINGS.sameSessionCandidates,
     similarityThreshold: 0.8,
     lexicalSimilarityThreshold: 0.5,
     maxStepAttempts: 9,
     timelineMaxSteps: 4,
     timelineSamples: 2,
+    timelineFromOldest: !DEFAULT_MEMORY_SETTINGS.timelineFromOldest,
     queryTurns: 5,
     contextBudgetWords: 900,
     timelineBudgetShare: 0.5,

@@ -174,7 +174,9 @@ describe.each(Object.entries(stores))('a job racing the user (%s store)', (_name
 
   it('undo after deleting a memory puts it back with its links, from a reactive proxy too, and it survives a restart', async () => {
     const repo = await open();
-    await seedSession(repo, 's1', 0, ['I walked the dog in the park', 'The dog chased a red ball in the park']);
+    // Two sessions: Phase I links a memory to memories of earlier sessions (the paper's G^t).
+    await seedSession(repo, 's1', 0, ['I walked the dog in the park']);
+    await seedSession(repo, 's2', 1, ['The dog chased a red ball in the park']);
     const llm = model();
     const service = new MemoryService(
       repo,
@@ -260,7 +262,9 @@ describe('import and delete-all while a job runs (IndexedDB store)', () => {
 describe('start-up repair', () => {
   it('a store with dangling references starts, is repaired, and says what it repaired', async () => {
     const repo = await stores.indexeddb();
-    await seedSession(repo, 's1', 0, ['I walked the dog in the park', 'The dog chased a red ball in the park']);
+    // Two sessions: Phase I links a memory to memories of earlier sessions (the paper's G^t).
+    await seedSession(repo, 's1', 0, ['I walked the dog in the park']);
+    await seedSession(repo, 's2', 1, ['The dog chased a red ball in the park']);
     const llm = model();
     const first = new MemoryService(
       repo,
