@@ -3,6 +3,8 @@
 // sessions live in memory, so nothing reaches the user's chats or memories. Finished cases are kept
 // for this tab's life, so a cancelled run, started again, continues where it stopped.
 import { errorText } from '../errors';
+import { sourceChanged } from '../memory/derived';
+import type { Memory } from '../memory/types';
 import type { Embedder, LanguageModel } from '../ports';
 import type { ConditionId, TeaFarmCache, TeaFarmProgress, TeaFarmReport } from '../memory/eval/teafarm';
 import { CONDITIONS, type Condition } from '../memory/eval/conditions';
@@ -20,6 +22,8 @@ export interface EvaluationSnapshot {
   progress?: TeaFarmProgress;
   report?: TeaFarmReport;
   error?: string;
+  /** Why the last report is gone (the memory it was made from changed). */
+  notice?: string;
 }
 
 /** Why a run cannot start now, in words for the view; undefined when it can. */
@@ -42,6 +46,24 @@ export class EvaluationService extends Emitter<{ state: EvaluationSnapshot }> {
     private readonly getEmbedder: () => Embedder | undefined,
   ) {
     super();
+    // The report repeats the memories it was made from (its questions, the replies): when one of
+    // them is deleted, edited or stops being true, the report and the cached cases go.
+    memory.on('graph', () => this.dropIfSourcesChanged());
+  }
+
+  /** The memories the last run was made from, as they were then. */
+  private sources?: ReadonlyMap<string, Memory>;
+
+  private dropIfSourcesChanged(): void {
+    if (!this.sources || this.snapshot.state === 'running') return;
+    for (const [id, before] of this.sources) {
+      const now = this.memory.memories.get(id);
+      if (now && !sourceChanged(before, now)) continue;
+      this.sources = undefined;
+      this.cache = undefined;
+      this.set({ state: 'idle', notice: 'Your memory changed since the last evaluation, so its report was cleared. Run it again.' });
+      return;
+    }
   }
 
   blocker(): Blocker | undefined {
@@ -71,7 +93,7 @@ export class EvaluationService extends Emitter<{ state: EvaluationSnapshot }> {
         index: this.memory.index,
         graph: this.memory.graph,
         // A copy: a memory the user edits meanwhile does not change the run half way.
-        memoriesById: new Map(this.memory.memories),
+        memoriesById: (this.sources = new Map(this.memory.memories)),
         embedder: this.getEmbedder(),
         settings: this.settings.value.memory,
         conditions: options.conditions,
@@ -84,6 +106,8 @@ export class EvaluationService extends Emitter<{ state: EvaluationSnapshot }> {
       });
       await yieldToPage();
       this.set({ state: report.status === 'cancelled' ? 'cancelled' : 'done', report });
+      // Changed while it ran: what it says may already be untrue.
+      this.dropIfSourcesChanged();
     } catch (e) {
       this.set(controller.signal.aborted ? { state: 'cancelled' } : { state: 'failed', error: errorText(e) });
     } finally {

@@ -112,4 +112,35 @@ describe('EvaluationService', () => {
     expect(evaluation.snapshot.report?.cases.filter((c) => c.cached)).toHaveLength(1);
     expect(evaluation.snapshot.report?.cases).toHaveLength(4);
   });
+
+  it('a report whose memories were deleted, edited or ended is cleared, with its cached cases', async () => {
+    for (const change of ['delete', 'edit', 'end', 'unrelated'] as const) {
+      const { repo, memory, evaluation, setModel } = await memorised();
+      const llm = new ScriptedModel(answer);
+      setModel(llm);
+      memory.kick();
+      for (let i = 0; i < 400 && (await repo.getSession('s1'))?.status !== 'memorised'; i++) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 20));
+      await evaluation.start({ questions: 2, conditions: ['full'] });
+      expect(JSON.stringify(evaluation.snapshot.report)).toContain('Biscuit');
+      const biscuit = [...memory.memories.values()].find((m) => m.text.includes('Biscuit'))!;
+      if (change === 'delete') await memory.deleteMemory(biscuit.id);
+      else if (change === 'edit') await memory.editMemory(biscuit.id, 'The user adopted a cat.');
+      else if (change === 'end') await repo.apply({ memoryPatches: [{ id: biscuit.id, endedAt: T + 500 }] }).then(() => memory.reload());
+      else await memory.reload();
+      if (change === 'unrelated') {
+        expect(evaluation.snapshot.state, change).toBe('done');
+        continue;
+      }
+      expect(evaluation.snapshot.state, change).toBe('idle');
+      expect(evaluation.snapshot.report, change).toBeUndefined();
+      expect(evaluation.snapshot.notice, change).toMatch(/changed since/);
+      // Run again: nothing comes from the cache built on the old memory.
+      await evaluation.start({ questions: 2, conditions: ['full'] });
+      expect(
+        evaluation.snapshot.report?.cases.some((c) => c.cached),
+        change,
+      ).toBe(false);
+    }
+  });
 });
