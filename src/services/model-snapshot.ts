@@ -33,7 +33,7 @@ export interface ModelsSnapshot {
   loading?: { modelId: string; label: string; fraction: number; loadedMB?: number; totalMB?: number; etaSeconds?: number; text: string };
   error?: { kind: string; title: string; message: string; detail?: string; smallerId?: string; smallerLabel?: string; retryId?: string };
   storage?: { usageBytes: number; quotaBytes: number; persisted: boolean };
-  embedder: { state: 'none' | 'loading' | 'ready' | 'error'; modelId?: string; fraction?: number; message?: string; sizeMB?: number };
+  embedder: EmbedderSnapshot;
   embedderChoices?: Array<{ id: string; label: string; sizeMB: number; description: string }>;
   /** The embedding model chosen in settings (loaded or not). */
   embedderChosenId?: string;
@@ -41,6 +41,21 @@ export interface ModelsSnapshot {
   server: ServerSnapshot;
   /** The browser's own model (Prompt API): whether there is one, and its download. */
   builtin: { availability: BuiltinAvailability | 'checking'; loading?: number; error?: string };
+}
+
+/**
+ * The memory search (embedding) model: 'none' = wanted but not loaded yet (it comes with the next
+ * chat model loaded), 'off' = the user turned it off (recall uses words only).
+ */
+export interface EmbedderSnapshot {
+  state: 'none' | 'off' | 'loading' | 'ready' | 'error';
+  modelId?: string;
+  label?: string;
+  fraction?: number;
+  loadedMB?: number;
+  totalMB?: number;
+  message?: string;
+  sizeMB?: number;
 }
 
 export interface ServerSnapshot {

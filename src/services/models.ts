@@ -57,7 +57,7 @@ export class ModelService extends Emitter<ModelEvents> {
     super();
     this.embedderSlot = new EmbedderSlot(settings, {
       onState: (embedder) => this.set({ embedder }),
-      onReady: (embedder) => this.emit('embedder', embedder),
+      onChange: (embedder) => this.emit('embedder', embedder),
       onSettled: () => void this.refreshStorage(),
     });
   }
@@ -130,7 +130,7 @@ export class ModelService extends Emitter<ModelEvents> {
       choices,
       recommendedId,
       recommendation: advice,
-      embedder: { state: 'none', sizeMB: this.embedderSlot.model().downloadMB },
+      embedder: this.embedderSlot.initial(),
       embedderChoices: EMBEDDING_MODELS.map((m) => ({ id: m.id, label: m.label, sizeMB: m.downloadMB, description: m.description })),
       embedderChosenId: this.embedderSlot.model().id,
       server: { url: this.settings.value.serverUrl || DEFAULT_SERVER_URL, state: 'none', models: [] },
@@ -152,8 +152,7 @@ export class ModelService extends Emitter<ModelEvents> {
       void this.useServerModel(this.settings.value.serverModel);
     } else if ((gpu.ok || this.isCpuModel(last)) && last && this.settings.value.autoLoadModel && this.snapshot.cached[last])
       void this.load(last);
-    const emb = this.settings.value.embeddingModelId;
-    if (emb && this.settings.value.autoLoadModel) void this.loadEmbedder();
+    this.embedderSlot.resume();
   }
 
   async refreshCached(): Promise<void> {
@@ -203,6 +202,7 @@ export class ModelService extends Emitter<ModelEvents> {
     const extra = extraChatModels.find((m) => m.choice.id === id);
     this.dropServer();
     if (extra) {
+      this.embedderSlot.withChatModel();
       this.test = extra.create();
       this.set({ loadedId: id, loadedLabel: this.label(id), loading: undefined });
       await this.settings.update({ chatModelId: id });
@@ -216,6 +216,8 @@ export class ModelService extends Emitter<ModelEvents> {
       return;
     }
     this.test = undefined;
+    // The memory search model downloads alongside the first chat model (its progress shows too).
+    this.embedderSlot.withChatModel();
     // Ask once that the browser never evicts downloaded models and memories to free space.
     void navigator.storage?.persist?.().catch(() => false);
     const label = this.label(id);
@@ -333,6 +335,7 @@ export class ModelService extends Emitter<ModelEvents> {
       this.dropServer();
       this.test = undefined;
       this.builtin = model;
+      this.embedderSlot.withChatModel();
       this.set({
         error: undefined,
         loadedId: BUILTIN_MODEL_ID,
@@ -378,6 +381,7 @@ export class ModelService extends Emitter<ModelEvents> {
     this.test = undefined;
     this.builtin = undefined;
     this.server = server;
+    this.embedderSlot.withChatModel();
     this.set({ error: undefined, loadedId: SERVER_CHOICE_ID, loadedLabel: `${model} (model server on this computer)` });
     this.setServer({
       url: normaliseServerUrl(url),
@@ -424,9 +428,14 @@ export class ModelService extends Emitter<ModelEvents> {
     await this.refreshStorage();
   }
 
-  /** Downloads (once) and starts the embedding model; memory search then also uses meaning. */
+  /** The user asks for the embedding model (download, turn on, retry); memory search then also uses meaning. */
   loadEmbedder(): Promise<void> {
-    return this.embedderSlot.load();
+    return this.embedderSlot.turnOn();
+  }
+
+  /** The user turns the embedding model off (a download stops); recall then uses words only. */
+  turnOffEmbedder(): Promise<void> {
+    return this.embedderSlot.turnOff();
   }
 
   /**

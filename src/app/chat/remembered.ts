@@ -1,6 +1,6 @@
 // How the "remembered" details under a reply read: past-chat passages as who said what ("You",
 // "Tealeaf"), and retrieval scores in words. Pure (tests/unit/app/remembered.test.ts).
-import type { RetrievalScore } from '../../memory/types';
+import type { RetrievalScore, UsedMemory } from '../../memory/types';
 
 export interface PassageLine {
   speaker: string;
@@ -52,4 +52,27 @@ export function scoreWords(s: RetrievalScore): string {
   if (s.topic !== undefined) parts.push(`shared topics ${s.topic.toFixed(2)}`);
   parts.push(`overall ${s.fused.toFixed(3)}`);
   return parts.join(' · ');
+}
+
+/** How a reply's memories were found: by meaning (vectors) and words, or by words only. */
+export type RecallKind = 'meaning' | 'words';
+
+/**
+ * Read from what the reply stored, not from the model's state now (it may have loaded since): a
+ * score has a meaning part (`dense`) only where vectors were searched. Undefined when nothing was
+ * scored (nothing to say).
+ */
+export function recallKind(used: Pick<UsedMemory, 'scores'>): RecallKind | undefined {
+  if (used.scores.length === 0) return undefined;
+  return used.scores.some((s) => s.dense !== undefined) ? 'meaning' : 'words';
+}
+
+/** The words for each kind: a short mark on the "remembered" chip, and the line in "why these". */
+export function recallWords(kind: RecallKind): { chip?: string; line: string; next?: string } {
+  if (kind === 'meaning') return { line: 'Found by meaning and by words: the memory search model was in use.' };
+  return {
+    chip: 'by words only',
+    line: 'Found by words only: the memory search model was not loaded for this reply.',
+    next: 'Load it in Models.',
+  };
 }
