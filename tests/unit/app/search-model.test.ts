@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { comesWithChatModel, searchModelWords, sizeText } from '../../../src/app/models/search-model';
+import { comesWithChatModel, downloadingWith, searchModelWords, sizeText } from '../../../src/app/models/search-model';
 import type { EmbedderSnapshot } from '../../../src/services/model-snapshot';
 
 const base = { sizeMB: 34, label: 'BGE small (English) v1.5' } as const;
@@ -25,13 +25,13 @@ describe('searchModelWords', () => {
         .filter(([, x]) => x.recall.byMeaning)
         .map(([k]) => k),
     ).toEqual(['ready']);
-    for (const k of ['none', 'off', 'loading', 'error']) expect(w[k].recall.text).toMatch(/^Found by words only/);
-    expect(w.ready.recall.text).toBe('Found by meaning and by words: the memory search model is ready.');
+    for (const k of ['none', 'off', 'loading', 'error']) expect(w[k].recall.text).toMatch(/^Replies find memories by words only/);
+    expect(w.ready.recall.text).toBe('Replies find memories by meaning and by words: the memory search model is ready.');
 
     expect(w.none).toMatchObject({
       state: 'Not loaded.',
       action: { kind: 'load', label: 'Download now (34 MB)' },
-      recall: { text: 'Found by words only: the memory search model is not loaded.', next: 'Load it in Models.' },
+      recall: { text: 'Replies find memories by words only: the memory search model is not loaded.', next: 'Load it in Models.' },
     });
     expect(w.none.hint).toBe('It downloads with the next chat model you load (34 MB), or now.');
     expect(w.off).toMatchObject({
@@ -42,7 +42,7 @@ describe('searchModelWords', () => {
     expect(w.off.recall.text).toMatch(/is off\.$/);
     expect(w.loading.state).toBe('Loading BGE small (English) v1.5… 41% · 14 MB of 34 MB');
     expect(w.loading.action).toEqual({ kind: 'cancel', label: 'Cancel' });
-    expect(w.loading.recall.text).toBe('Found by words only until the memory search model is ready (41%).');
+    expect(w.loading.recall.text).toBe('Replies find memories by words only until the memory search model is ready (41%).');
     expect(w.loading.hint).toMatch(/Chat works meanwhile/);
     expect(w.ready).toMatchObject({ state: 'Ready: Xenova/bge-small-en-v1.5', action: { kind: 'turn-off' } });
     // A failure names itself, says chat still works and what to do.
@@ -61,8 +61,15 @@ describe('searchModelWords', () => {
 
 describe('comesWithChatModel', () => {
   it('announces the download with its size only while the model is wanted and not loaded', () => {
-    expect(comesWithChatModel(STATES.none)).toMatch(/^The memory search model \(34 MB\) downloads with it/);
+    expect(comesWithChatModel(STATES.none)).toMatch(/^The memory search model \(34 MB\) downloads with the chat model you choose/);
     for (const k of ['off', 'loading', 'ready', 'error'] as const) expect(comesWithChatModel(STATES[k])).toBeUndefined();
+  });
+});
+
+describe('downloadingWith', () => {
+  it("shows the search model's progress beside a chat model's download, only while it downloads", () => {
+    expect(downloadingWith(STATES.loading)).toBe('Also downloading the memory search model (34 MB): 41% · 14 MB of 34 MB');
+    for (const k of ['none', 'off', 'ready', 'error'] as const) expect(downloadingWith(STATES[k])).toBeUndefined();
   });
 });
 
