@@ -282,6 +282,31 @@ test('cancelled or turned off, it stays off after a reload and a new chat model,
   }
 });
 
+test("the browser's own model brings it along too (no download of ours for chat)", async () => {
+  const h = await launch();
+  try {
+    const { page } = h;
+    await page.goto(`${server.url}/`);
+    await page.evaluate(() => {
+      localStorage.setItem('tealeaf-test-search-model', 'with-chat');
+      localStorage.setItem('tealeaf-test-builtin', 'available');
+    });
+    await page.goto(`${server.url}/#/models`);
+    await page.reload();
+    await page.getByTestId('builtin-use').click();
+    await page.getByTestId('builtin-in-use').waitFor({ timeout: 10_000 });
+    await page
+      .getByTestId('embedder-state')
+      .filter({ hasText: `Ready: ${EMBEDDER}` })
+      .waitFor({ timeout: 30_000 });
+    assert.equal((await appSettings(page)).embeddingModelId, EMBEDDER);
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
+
 const CPU_MODEL = 'tealeaf-test/tiny-causal-lm';
 
 /** A new chat, through the chats drawer on a narrow screen. */
