@@ -31,6 +31,13 @@ export function registerChatModel(model: ExtraChatModel): void {
   extraChatModels.push(model);
 }
 
+/**
+ * What a build does by itself. `searchModelWithChat`: the memory search model comes along with the
+ * first chat model loaded. The e2e build's entry point turns it off unless a test asks for it
+ * (most tests expect recall by words only, which is deterministic).
+ */
+export const buildOptions = { searchModelWithChat: true };
+
 /** web-llm's sources under a mirror: weights at <mirror>/<org>/<model>/resolve/main/..., libraries at <mirror>/libs/. */
 export function mirrorOf(url: string): { modelBaseUrl: string; libBaseUrl: string } | undefined {
   const base = url.trim().replace(/\/+$/, '');

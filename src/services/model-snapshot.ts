@@ -2,6 +2,7 @@
 // loaded or loading, errors in words a user can act on, and the other engines (model server,
 // the browser's own model).
 import type { GpuProbe } from '../models/webgpu';
+import type { Embedder, LanguageModel } from '../ports';
 import type { CpuModelInfo, EngineAdvice, LlmModelInfo } from '../models/catalog';
 import type { BuiltinAvailability } from '../models/builtin-model';
 
@@ -33,7 +34,7 @@ export interface ModelsSnapshot {
   loading?: { modelId: string; label: string; fraction: number; loadedMB?: number; totalMB?: number; etaSeconds?: number; text: string };
   error?: { kind: string; title: string; message: string; detail?: string; smallerId?: string; smallerLabel?: string; retryId?: string };
   storage?: { usageBytes: number; quotaBytes: number; persisted: boolean };
-  embedder: { state: 'none' | 'loading' | 'ready' | 'error'; modelId?: string; fraction?: number; message?: string; sizeMB?: number };
+  embedder: EmbedderSnapshot;
   embedderChoices?: Array<{ id: string; label: string; sizeMB: number; description: string }>;
   /** The embedding model chosen in settings (loaded or not). */
   embedderChosenId?: string;
@@ -41,6 +42,21 @@ export interface ModelsSnapshot {
   server: ServerSnapshot;
   /** The browser's own model (Prompt API): whether there is one, and its download. */
   builtin: { availability: BuiltinAvailability | 'checking'; loading?: number; error?: string };
+}
+
+/**
+ * The memory search (embedding) model: 'none' = wanted but not loaded yet (it comes with the next
+ * chat model loaded), 'off' = the user turned it off (recall uses words only).
+ */
+export interface EmbedderSnapshot {
+  state: 'none' | 'off' | 'loading' | 'ready' | 'error';
+  modelId?: string;
+  label?: string;
+  fraction?: number;
+  loadedMB?: number;
+  totalMB?: number;
+  message?: string;
+  sizeMB?: number;
 }
 
 export interface ServerSnapshot {
@@ -76,3 +92,16 @@ export function choiceOf(m: LlmModelInfo): ModelChoice {
 export function cpuChoiceOf(m: CpuModelInfo): ModelChoice {
   return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, ramMB: m.ramMB, needsGpu: false, engine: 'cpu' };
 }
+
+/** What ModelService tells its listeners. */
+export type ModelEvents = {
+  state: ModelsSnapshot;
+  error: { message: string };
+  notice: { message: string };
+  /** A chat model became ready or went away. */
+  llm: LanguageModel | undefined;
+  /** The embedder became ready. */
+  embedder: Embedder | undefined;
+  /** The model server in use stopped answering (why, in words); `llm` follows with undefined. */
+  unreachable: { message: string };
+};

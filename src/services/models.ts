@@ -12,25 +12,14 @@ import { BUILTIN_MODEL_ID, BuiltinModel, builtinAvailability } from '../models/b
 import type { ModelProgress } from '../models/progress';
 import { Emitter } from './emitter';
 import type { SettingsService } from './settings';
-import { ERROR_TITLES, SERVER_CHOICE_ID, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
+import { ERROR_TITLES, SERVER_CHOICE_ID, type ModelEvents, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
 import { exclusiveDownload, isAbort } from './download-lock';
 import { buildCpuModels, chatChoices, extraChatModels, mirrorOf, transformersEnv } from './model-env';
 import { EmbedderSlot } from './embedder-slot';
 import { listServerModels, probeServer, watchServer } from './server-probe';
+import { askPersistence, readStorage } from './storage-state';
 
 export { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
-
-type ModelEvents = {
-  state: ModelsSnapshot;
-  error: { message: string };
-  notice: { message: string };
-  /** A chat model became ready or went away. */
-  llm: LanguageModel | undefined;
-  /** The embedder became ready. */
-  embedder: Embedder | undefined;
-  /** The model server in use stopped answering (why, in words); `llm` follows with undefined. */
-  unreachable: { message: string };
-};
 
 export { registerChatModel, type ExtraChatModel } from './model-env';
 
@@ -60,7 +49,7 @@ export class ModelService extends Emitter<ModelEvents> {
     super();
     this.embedderSlot = new EmbedderSlot(settings, {
       onState: (embedder) => this.set({ embedder }),
-      onReady: (embedder) => this.emit('embedder', embedder),
+      onChange: (embedder) => this.emit('embedder', embedder),
       onSettled: () => void this.refreshStorage(),
     });
   }
@@ -133,7 +122,7 @@ export class ModelService extends Emitter<ModelEvents> {
       choices,
       recommendedId,
       recommendation: advice,
-      embedder: { state: 'none', sizeMB: this.embedderSlot.model().downloadMB },
+      embedder: this.embedderSlot.initial(),
       embedderChoices: EMBEDDING_MODELS.map((m) => ({ id: m.id, label: m.label, sizeMB: m.downloadMB, description: m.description })),
       embedderChosenId: this.embedderSlot.model().id,
       server: { url: this.settings.value.serverUrl || DEFAULT_SERVER_URL, state: 'none', models: [] },
@@ -155,8 +144,7 @@ export class ModelService extends Emitter<ModelEvents> {
       void this.useServerModel(this.settings.value.serverModel);
     } else if ((gpu.ok || this.isCpuModel(last)) && last && this.settings.value.autoLoadModel && this.snapshot.cached[last])
       void this.load(last);
-    const emb = this.settings.value.embeddingModelId;
-    if (emb && this.settings.value.autoLoadModel) void this.loadEmbedder();
+    this.embedderSlot.resume();
   }
 
   async refreshCached(): Promise<void> {
@@ -179,15 +167,12 @@ export class ModelService extends Emitter<ModelEvents> {
   }
 
   async refreshStorage(): Promise<void> {
-    const s = navigator.storage;
-    if (!s?.estimate) return;
-    const [est, persisted] = await Promise.all([s.estimate(), s.persisted?.() ?? Promise.resolve(false)]);
-    this.set({ storage: { usageBytes: est.usage ?? 0, quotaBytes: est.quota ?? 0, persisted } });
+    const storage = await readStorage();
+    if (storage) this.set({ storage });
   }
 
   async requestPersistence(): Promise<void> {
-    const granted = await navigator.storage?.persist?.();
-    if (!granted)
+    if (!(await askPersistence()))
       this.emit('error', {
         message: 'The browser did not grant persistent storage. Bookmarking or installing Tealeaf makes it more likely.',
       });
@@ -206,6 +191,7 @@ export class ModelService extends Emitter<ModelEvents> {
     const extra = extraChatModels.find((m) => m.choice.id === id);
     this.dropServer();
     if (extra) {
+      this.embedderSlot.withChatModel();
       this.test = extra.create();
       this.set({ loadedId: id, loadedLabel: this.label(id), loading: undefined });
       await this.settings.update({ chatModelId: id });
@@ -219,6 +205,8 @@ export class ModelService extends Emitter<ModelEvents> {
       return;
     }
     this.test = undefined;
+    // The memory search model downloads alongside the first chat model (its progress shows too).
+    this.embedderSlot.withChatModel();
     // Ask once that the browser never evicts downloaded models and memories to free space.
     void navigator.storage?.persist?.().catch(() => false);
     const label = this.label(id);
@@ -336,6 +324,7 @@ export class ModelService extends Emitter<ModelEvents> {
       this.dropServer();
       this.test = undefined;
       this.builtin = model;
+      this.embedderSlot.withChatModel();
       this.set({
         error: undefined,
         loadedId: BUILTIN_MODEL_ID,
@@ -377,6 +366,7 @@ export class ModelService extends Emitter<ModelEvents> {
     this.test = undefined;
     this.builtin = undefined;
     this.server = server;
+    this.embedderSlot.withChatModel();
     this.set({ error: undefined, loadedId: SERVER_CHOICE_ID, loadedLabel: `${model} (model server on this computer)` });
     const models = this.snapshot.server.models.length ? this.snapshot.server.models : [model];
     this.setServer({ url, model, error: undefined, lost, models });
@@ -434,9 +424,14 @@ export class ModelService extends Emitter<ModelEvents> {
     await this.refreshStorage();
   }
 
-  /** Downloads (once) and starts the embedding model; memory search then also uses meaning. */
+  /** The user asks for the embedding model (download, turn on, retry); memory search then also uses meaning. */
   loadEmbedder(): Promise<void> {
-    return this.embedderSlot.load();
+    return this.embedderSlot.turnOn();
+  }
+
+  /** The user turns the embedding model off (a download stops); recall then uses words only. */
+  turnOffEmbedder(): Promise<void> {
+    return this.embedderSlot.turnOff();
   }
 
   /**

@@ -11,6 +11,11 @@ export interface AppSettings {
   /** The chat model to load at start when it is already downloaded. */
   chatModelId?: string;
   embeddingModelId?: string;
+  /**
+   * The memory search (embedding) model is wanted: it downloads with the first chat model loaded
+   * and loads at start. Off: the user said no; recall finds memories by words only.
+   */
+  memorySearchModel: boolean;
   /** A model download that was under way when the tab closed: resumed at the next start. */
   pendingModelId?: string;
   /** Load the last model automatically when it is cached. */
@@ -39,6 +44,7 @@ export const TEMPERATURE_RANGE = { min: 0, max: 2, default: 0.7 } as const;
 export const DEFAULT_SETTINGS: AppSettings = {
   idleGapMinutes: 60,
   autoLoadModel: true,
+  memorySearchModel: true,
   modelMirror: '',
   serverUrl: '',
   systemPrompt: '',
@@ -77,6 +83,7 @@ const FIELDS: { [K in keyof AppSettings]-?: (v: unknown) => AppSettings[K] } = {
   idleGapMinutes: (v) => num(v, DEFAULT_SETTINGS.idleGapMinutes),
   chatModelId: optionalText,
   embeddingModelId: optionalText,
+  memorySearchModel: flag(true),
   pendingModelId: optionalText,
   autoLoadModel: flag(DEFAULT_SETTINGS.autoLoadModel),
   modelMirror: text,

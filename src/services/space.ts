@@ -71,6 +71,7 @@ export function demoSettings(own: AppSettings): AppSettings {
     ...pick('embeddingModelId'),
     ...pick('serverModel'),
     autoLoadModel: own.autoLoadModel,
+    memorySearchModel: own.memorySearchModel,
     modelMirror: own.modelMirror,
     serverUrl: own.serverUrl,
   };

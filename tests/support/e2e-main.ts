@@ -2,11 +2,16 @@
 // registers the scripted test double as a chat model, then starts the app as usual. The production
 // build never sees this file.
 import { registerChatModel } from '../../src/services/models';
+import { buildOptions } from '../../src/services/model-env';
 import { SCRIPTED_MODEL_ID, ScriptedModel } from './scripted-model';
 import { installFakePromptApi } from './fake-prompt-api';
 
 // The browser's Prompt API, only where a test asks for it (localStorage 'tealeaf-test-builtin').
 installFakePromptApi();
+
+// The memory search model comes along with the first chat model only where a test asks for it
+// (localStorage 'tealeaf-test-search-model' = 'with-chat'): most tests expect recall by words only.
+buildOptions.searchModelWithChat = localStorage.getItem('tealeaf-test-search-model') === 'with-chat';
 
 registerChatModel({
   choice: {

@@ -88,3 +88,26 @@ export function reflectionWords(u: Pick<UsedMemory, 'reflected' | 'requery'>): s
       return `Your words matched nothing remembered at first, so Tealeaf searched again for: ${u.requery}`;
   }
 }
+
+/** How a reply's memories were found: by meaning (vectors) and words, or by words only. */
+export type RecallKind = 'meaning' | 'words';
+
+/**
+ * Read from what the reply stored, not from the model's state now (it may have loaded since): a
+ * score has a meaning part (`dense`) only where vectors were searched. Undefined when nothing was
+ * scored (nothing to say).
+ */
+export function recallKind(used: Pick<UsedMemory, 'scores'>): RecallKind | undefined {
+  if (used.scores.length === 0) return undefined;
+  return used.scores.some((s) => s.dense !== undefined) ? 'meaning' : 'words';
+}
+
+/** The words for each kind: a short mark on the "remembered" chip, and the line in "why these". */
+export function recallWords(kind: RecallKind): { chip?: string; line: string; next?: string } {
+  if (kind === 'meaning') return { line: 'Found by meaning and by words: the memory search model was in use.' };
+  return {
+    chip: 'by words only',
+    line: 'Found by words only: the memory search model was not loaded for this reply.',
+    next: 'Load it in Models.',
+  };
+}

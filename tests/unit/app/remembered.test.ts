@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { passageLines, reflectionState, reflectionWords, scoreWords, type ReflectionState } from '../../../src/app/chat/remembered';
+import {
+  passageLines,
+  recallKind,
+  recallWords,
+  reflectionState,
+  reflectionWords,
+  scoreWords,
+  type ReflectionState,
+} from '../../../src/app/chat/remembered';
 import type { UsedMemory } from '../../../src/memory/types';
 
 describe('passageLines', () => {
@@ -57,5 +65,30 @@ describe('reflectionWords', () => {
   it('says something different for every state', () => {
     const said = cases.map(([u]) => reflectionWords(u));
     expect(new Set(said).size).toBe(cases.length);
+  });
+});
+
+describe('recallKind and recallWords', () => {
+  const score = (extra: object) => ({ unitId: 'm', unitKind: 'memory' as const, fused: 0.03, ...extra });
+
+  it('reads from the stored scores whether vectors were searched: one meaning part anywhere is enough', () => {
+    expect(recallKind({ scores: [] })).toBeUndefined();
+    expect(recallKind({ scores: [score({ lexical: 0.9 }), score({ lexical: 0.4, topic: 0.5 })] })).toBe('words');
+    // The best unit matched by words only; a later one had a meaning part: vectors were searched.
+    expect(recallKind({ scores: [score({ lexical: 0.9 }), score({ dense: 0.2 })] })).toBe('meaning');
+    // A meaning score of 0 is still a meaning score.
+    expect(recallKind({ scores: [score({ dense: 0 })] })).toBe('meaning');
+  });
+
+  it('says words only on the chip and in "why these", and names where to load the model', () => {
+    expect(recallWords('words')).toEqual({
+      chip: 'by words only',
+      line: 'Found by words only: the memory search model was not loaded for this reply.',
+      next: 'Load it in Models.',
+    });
+    const meaning = recallWords('meaning');
+    expect(meaning.chip).toBeUndefined();
+    expect(meaning.next).toBeUndefined();
+    expect(meaning.line).toBe('Found by meaning and by words: the memory search model was in use.');
   });
 });

@@ -47,6 +47,7 @@ const ELSEWHERE: Required<AppSettings> = {
   idleGapMinutes: 5,
   chatModelId: 'chat-model',
   embeddingModelId: 'embedding-model',
+  memorySearchModel: false,
   pendingModelId: 'pending-model',
   autoLoadModel: false,
   modelMirror: 'https://mirror.example',

@@ -1,0 +1,15 @@
+// How much this browser lets Tealeaf store, and whether it keeps it (persistent storage).
+import type { ModelsSnapshot } from './model-snapshot';
+
+/** The browser's estimate and persistence flag; undefined where the browser says nothing. */
+export async function readStorage(): Promise<ModelsSnapshot['storage'] | undefined> {
+  const s = globalThis.navigator?.storage;
+  if (!s?.estimate) return undefined;
+  const [est, persisted] = await Promise.all([s.estimate(), s.persisted?.() ?? Promise.resolve(false)]);
+  return { usageBytes: est.usage ?? 0, quotaBytes: est.quota ?? 0, persisted };
+}
+
+/** Asks for persistent storage; false when the browser did not grant it. */
+export async function askPersistence(): Promise<boolean> {
+  return (await globalThis.navigator?.storage?.persist?.()) ?? false;
+}
