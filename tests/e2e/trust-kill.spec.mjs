@@ -19,18 +19,28 @@ const CONVERSATION = [
   'Biscuit chewed the strap of my guitar case',
   'My sister visits next week with her dog and Biscuit is excited',
 ];
+// An earlier chat, memorised first: Phase I takes link candidates from earlier sessions only (as
+// the paper), so the conversation's memories link to these (one labelling call each).
+const EARLIER = ['I walk my dog Biscuit in the park every morning', 'I keep my guitar in a black case'];
 // Slow JSON calls give each step a window long enough to close the tab in.
 const SLOW_JSON_MS = 700;
 
 async function chatAndEnd(page) {
   await page.goto(`${server.url}/#/chat`);
+  for (const text of EARLIER) await say(page, text);
+  await page.getByTestId('end-session').click();
+  await pollDb(page, (db) => db.jobs.length === 1 && db.jobs[0].status === 'done', { what: 'the earlier chat to be memorised' });
+  await page.getByTestId('new-chat').click();
   for (const text of CONVERSATION) {
     await say(page, text);
   }
   await page.getByTestId('end-session').click();
 }
 
-const memorised = (db) => db.jobs.length === 1 && db.jobs[0].status === 'done';
+/** The conversation's memorise job (the earlier chat's is done before it is queued). */
+const job = (db) => (db.jobs.length === 2 ? [...db.jobs].sort((a, b) => a.createdAt - b.createdAt)[1] : undefined);
+const memorised = (db) => db.jobs.length === 2 && db.jobs.every((j) => j.status === 'done');
+const ownSegments = (db) => db.segments.filter((s) => s.sessionId === job(db)?.sessionId);
 
 /** The graph by content (ids hold times): memories, edges by their ends' texts, segment ranges. */
 function graphOf(db) {
@@ -56,10 +66,10 @@ test('reference: an uninterrupted run', async () => {
     await chatAndEnd(h.page);
     const db = await pollDb(h.page, memorised, { what: 'the job to finish' });
     reference = graphOf(db);
-    assert.equal(reference.memories.length, CONVERSATION.length);
+    assert.equal(reference.memories.length, EARLIER.length + CONVERSATION.length);
     assert.ok(reference.edges.length >= 2, `edges: ${reference.edges.join('; ')}`);
-    assert.ok(reference.segments.length >= 1);
-    assert.deepEqual(reference.sessions, ['memorised']);
+    assert.ok(reference.segments.length >= 2);
+    assert.deepEqual(reference.sessions, ['memorised', 'memorised']);
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {
@@ -71,27 +81,26 @@ const KILL_POINTS = [
   {
     name: 'during summarising (model call in flight)',
     // The job exists but nothing is written yet; the summary call takes SLOW_JSON_MS.
-    when: (db) => db.jobs.length === 1 && db.jobs[0].step === 'summarise',
+    when: (db) => job(db)?.step === 'summarise',
     settleMs: SLOW_JSON_MS / 2,
-    partial: (db) => db.memories.length === 0,
+    partial: (db) => db.memories.length === EARLIER.length,
   },
   {
-    // (The first memory has no older candidate, so it links at once without a call or an edge.)
     name: 'after summarising committed, before any edge',
-    when: (db) => db.jobs[0]?.step === 'embed' || (db.jobs[0]?.step === 'link' && (db.jobs[0].state?.linked ?? 0) <= 1),
-    partial: (db) => db.memories.length === CONVERSATION.length && db.edges.length === 0,
+    when: (db) => job(db)?.step === 'embed' || (job(db)?.step === 'link' && (job(db).state?.linked ?? 0) === 0),
+    partial: (db) => db.memories.length === EARLIER.length + CONVERSATION.length && db.edges.length === 0,
   },
   {
     name: 'in the middle of linking (2 of 5 linked)',
-    when: (db) => db.jobs[0]?.step === 'link' && db.jobs[0].state?.linked === 2,
-    partial: (db) => db.jobs[0].step === 'link' && db.segments.length === 0,
+    when: (db) => job(db)?.step === 'link' && job(db).state?.linked === 2,
+    partial: (db) => job(db)?.step === 'link' && ownSegments(db).length === 0,
   },
   {
     // Segmenting makes no model call any more (the summary chose the topics), so it is too quick
     // to catch here; the kill before and after its write is covered in crash-resume.test.ts.
     name: 'late in linking (4 of 5 linked)',
-    when: (db) => db.jobs[0]?.step === 'link' && db.jobs[0].state?.linked === 4,
-    partial: (db) => db.jobs[0].step === 'link' && db.segments.length === 0,
+    when: (db) => job(db)?.step === 'link' && job(db).state?.linked === 4,
+    partial: (db) => job(db)?.step === 'link' && ownSegments(db).length === 0,
   },
 ];
 
@@ -116,7 +125,7 @@ for (const point of KILL_POINTS) {
       // What survived the kill, before anything runs again: a partial job.
       const survived = await readDb(h.page);
       assert.ok(point.partial(survived), `not a partial state: ${JSON.stringify(survived.jobs.map((j) => [j.step, j.status, j.state]))}`);
-      assert.notEqual(survived.jobs[0]?.status, 'done');
+      assert.notEqual(job(survived)?.status, 'done');
       assert.ok(survived.memories.length <= atKill.memories.length + CONVERSATION.length);
       await setScript(h.page, { delayMs: 1, jsonDelayMs: 5 });
       await loadTestModel(h.page, server.url);

@@ -49,8 +49,9 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
     const b = await h.context.newPage();
     b.on('pageerror', (e) => h.errors.push(String(e)));
     await a.goto(`${server.url}/`);
-    // Slow JSON calls keep tab A's job running while tab B chats.
-    await setScript(a, { delayMs: 1, jsonDelayMs: 400, recordCalls: true });
+    // A slow summarising call keeps tab A's job running while tab B chats (a one-session job makes
+    // no other call: Phase I takes link candidates from earlier sessions only).
+    await setScript(a, { delayMs: 1, jsonDelayMs: 4000, recordCalls: true });
     await loadTestModel(a, server.url);
     await b.goto(`${server.url}/`);
     await loadTestModel(b, server.url);
@@ -60,7 +61,9 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
       await say(a, t);
     }
     await a.getByTestId('end-session').click();
-    await pollDb(a, (db) => db.jobs.length === 1 && db.jobs[0].step !== 'summarise', { what: 'tab A to start memorising' });
+    await pollDb(a, (db) => db.jobs.length === 1, { what: 'tab A to queue its job' });
+    for (let i = 0; i < 200 && (await recordedCalls(a)).session_memories !== 1; i++) await a.waitForTimeout(25);
+    assert.equal((await recordedCalls(a)).session_memories, 1, 'tab A is in its summarising call');
 
     // Tab B chats a new session while A's job runs.
     await b.goto(`${server.url}/#/chat`);
@@ -72,6 +75,8 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
       if (db.jobs.some((j) => j.status !== 'done')) overlapped++;
     }
     assert.ok(overlapped > 0, 'tab B chatted while a job was still running');
+    // Quick calls from here on (read per call, shared by both tabs): B's job links to A's memories.
+    await setScript(a, { delayMs: 1, jsonDelayMs: 50, recordCalls: true });
     await b.getByTestId('end-session').click();
 
     // A finishes its job; B's job, recorded while A held the lock, should be picked up by a tab.
