@@ -398,6 +398,11 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     return r.error;
   }
 
+  /** The chat model changed: a job calling the old one stops that call and runs again (JobRunner). */
+  modelChanged(llm: LanguageModel | undefined): void {
+    this.runner.modelChanged(llm);
+  }
+
   /** Runs pending jobs in the background; safe to call often. */
   kick(): void {
     this.runner.kick();

@@ -59,9 +59,8 @@ export class Tealeaf {
     // Memorising runs whenever there is work and a model to do it.
     this.chat.on('ended', () => this.memory.kick());
     this.memory.on('graph', () => void this.chat.refresh());
-    this.models.on('llm', (llm) => {
-      if (llm) this.memory.kick();
-    });
+    // A job calling the previous model stops that call and runs again with this one.
+    this.models.on('llm', (llm) => this.memory.modelChanged(llm));
     // An embedding model is ready: attach its vectors (rebuild on a switch), embed what is missing.
     this.models.on('embedder', () => void this.memory.embedderChanged());
   }
