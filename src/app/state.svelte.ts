@@ -2,6 +2,7 @@
 import type { Memory, Session, Timeline, Turn } from '../memory/types';
 import { errorText } from '../errors';
 import { displayText } from '../memory/voice';
+import { FrameBatch } from './frame-batch';
 import type { ModelsSnapshot } from '../services/models';
 import type { JobSnapshot } from '../services/jobs';
 import type { EvaluationSnapshot } from '../services/evaluation';
@@ -90,14 +91,17 @@ export class AppState {
   attach(t: Tealeaf): void {
     this.tealeaf = t;
     t.chat.on('sessions', (s) => (this.sessions = s));
-    t.chat.on('turns', ({ sessionId, turns }) => {
-      this.currentSessionId = sessionId;
-      this.turns = [...turns];
-    });
-    t.chat.on('turn', (turn) => {
+    // A streaming reply is shown once per frame at most; a finished one at once.
+    const frames = new FrameBatch<Turn>((turn) => {
       const i = this.turns.findIndex((x) => x.id === turn.id);
       if (i >= 0) this.turns[i] = turn;
     });
+    t.chat.on('turns', ({ sessionId, turns }) => {
+      frames.drop();
+      this.currentSessionId = sessionId;
+      this.turns = [...turns];
+    });
+    t.chat.on('turn', (turn) => (turn.status === 'streaming' ? frames.push(turn) : frames.now(turn)));
     t.chat.on('busy', ({ phase }) => (this.phase = phase));
     t.chat.on('temporary', (on) => (this.temporary = on));
     t.chat.on('error', ({ message }) => this.toast('error', message));
