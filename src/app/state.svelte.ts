@@ -41,6 +41,8 @@ export class AppState {
   view = $state<View>('chat');
   ready = $state(false);
   fatal = $state<string | null>(null);
+  /** The disk is full: writes are refused (the app runs on, read-only where it must). */
+  storageFull = $state(false);
   /** Another tab upgraded the database: this one must reload. */
   mustReload = $state<string | null>(null);
   sessions = $state<Session[]>([]);
@@ -120,6 +122,7 @@ export class AppState {
       this.toast('info', `Tealeaf repaired your memory store: ${notes.join(' ')} Details are in Settings.`),
     );
     t.settings.on('changed', (s) => (this.settings = s));
+    t.onStorage((full) => (this.storageFull = full));
     this.settings = t.settings.value;
     this.models = t.models.snapshot;
     this.memories = new Map(t.memory.memories);
@@ -196,7 +199,18 @@ export class AppState {
     location.hash = `#/${view}`;
   }
 
-  send = (text: string) => this.tealeaf?.chat.send(text) ?? Promise.resolve();
+  /**
+   * Sends a message and waits for the reply. Resolves with why the message could not be saved
+   * (e.g. the disk is full), or null once it was, so the composer gives back only unsaved words.
+   */
+  send = async (text: string): Promise<string | null> => {
+    try {
+      await this.tealeaf?.chat.send(text);
+      return null;
+    } catch (e) {
+      return errorText(e);
+    }
+  };
   stop = () => this.tealeaf?.chat.stop();
   regenerate = (turnId?: string) => this.tealeaf?.chat.regenerate(turnId) ?? Promise.resolve();
   editAndResend = (turnId: string, text: string) => this.tealeaf?.chat.editAndResend(turnId, text) ?? Promise.resolve();

@@ -18,6 +18,7 @@ import { attachVectors, buildLiveMemory, mirrorChange } from './live-memory';
 import { loadNounExtractor } from '../models/nouns';
 import type { NounExtractor } from '../memory/retrieval/topics';
 import { JobRunner } from './job-runner';
+import { isStorageFullError } from '../store/errors';
 import type { SettingsService } from './settings';
 
 type MemoryEvents = {
@@ -171,8 +172,13 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   /** Jobs that failed last time get a fresh round of attempts when the app opens again. */
   async retryFailedJobs(): Promise<void> {
     const failed = (await this.repo.listJobs()).filter((j) => j.status === 'failed');
-    if (failed.length)
+    if (failed.length === 0) return;
+    try {
       await this.repo.apply({ jobs: failed.map((j) => ({ ...j, status: 'pending', attempts: 0, updatedAt: Date.now() })) });
+    } catch (e) {
+      // A full disk must not stop the start: they get their round at a later one.
+      if (!isStorageFullError(e)) throw e;
+    }
   }
 
   /**

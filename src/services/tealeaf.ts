@@ -236,6 +236,14 @@ export class Tealeaf {
     }
   }
 
+  /**
+   * Hears whether the disk is full: true once a write is refused for want of space (the app goes
+   * on, read-only where it must), false once a write lands again. Returns the unsubscribe.
+   */
+  onStorage(listener: (full: boolean) => void): () => void {
+    return this.repo.onStorage(listener);
+  }
+
   /** Everything after first paint: history, memory index, model probe. */
   async start(): Promise<void> {
     await this.chat.start();
