@@ -17,6 +17,11 @@ function stream(text: string, sizes: number[], s = new MarkdownStream(win)): Mar
     at = Math.min(text.length, at + sizes[k % sizes.length]);
     out.push(s.update(text.slice(0, at), at === text.length));
   }
+  // A burst is shown over a few frames: the view updates again while the stream is behind.
+  for (let frames = 0; s.behind; frames++) {
+    expect(frames).toBeLessThan(text.length / 1000 + 2);
+    out.push(s.update(text, true));
+  }
   return out;
 }
 
@@ -89,6 +94,23 @@ describe('MarkdownStream', () => {
     expect(text.length).toBeGreaterThan(80_000);
     expect(largestOpen).toBeLessThan(2_000);
     expect(joined(before)).toBe(renderMarkdown(text, win));
+  });
+
+  it('a long reply arriving at once is rendered a window at a time, never all in one update', () => {
+    const text = Array.from({ length: 400 }, (_, i) => `Paragraph ${i} ${'word '.repeat(50)}`).join('\n\n'); // ~100 KB
+    const s = new MarkdownStream(win);
+    const text0 = (parts: MarkdownPart[]) => new JSDOM(joined(parts)).window.document.body.textContent!.length;
+    const first = s.update(text, true);
+    expect(s.behind).toBe(true);
+    expect(text0(first)).toBeLessThan(10_000);
+    const updates = [first];
+    while (s.behind) updates.push(s.update(text, true));
+    expect(updates.length).toBeGreaterThan(10);
+    for (let i = 1; i < updates.length; i++) expect(text0(updates[i]) - text0(updates[i - 1])).toBeLessThan(10_000);
+    expect(joined(updates.at(-1)!)).toBe(renderMarkdown(text, win));
+    // One block longer than the window (a huge code block) is still finished, whole.
+    const code = '```\n' + 'x = 1\n'.repeat(4000) + '```\n\nafter\n\nthe end';
+    expect(joined(stream(code, [code.length]).at(-1)!)).toBe(renderMarkdown(code, win));
   });
 
   it('starts again when the text is not a continuation (another version of the reply)', () => {
