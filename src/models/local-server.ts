@@ -176,7 +176,13 @@ export class LocalServerModel implements LanguageModel {
 
   /** The models the server offers (GET /v1/models); the timeout covers the whole answer. */
   async listModels(signal?: AbortSignal): Promise<string[]> {
-    const guard = this.guard(signal, this.timeoutMs);
+    const message = `The model server at ${this.baseUrl} did not send its list of models within ${Math.round(this.timeoutMs / 1000)} s. Is it running, and is it an OpenAI-compatible server?`;
+    const guard = new CallGuard({
+      signal,
+      waitMs: this.timeoutMs,
+      totalMs: this.timeoutMs,
+      onLimit: () => new LocalServerError('timeout', message),
+    });
     const limit = 1024 * 1024;
     try {
       const res = await this.request('/v1/models', { method: 'GET' }, guard);
