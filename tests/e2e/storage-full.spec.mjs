@@ -5,6 +5,8 @@
 // the composer with the storage message, and is sent once there is room.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { launch, serveApp, shot, tempProfile } from './harness.mjs';
 import { assertNoOffHost, lastReply, pollDb, readDb, say, startChat } from './flows.mjs';
 
@@ -49,6 +51,15 @@ async function ageOpenSessions(page, ms) {
       }),
     ms,
   );
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** Serious and critical axe-core violations on the page as it is now (as tests/e2e/a11y.spec.mjs). */
+async function audit(page) {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations);
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help}`);
 }
 
 const BANNER = /storage is full, so Tealeaf cannot save anything new/;
@@ -132,8 +143,10 @@ test('a message that cannot be saved stays in the composer with the storage mess
     let db = await readDb(page, ['turns']);
     assert.equal(db.turns.filter((t) => t.text === 'Please keep these words').length, 0, 'nothing was half-written');
     await shot(page, 'storage-full-composer-1280');
+    assert.deepEqual(await audit(page), []);
     await page.setViewportSize({ width: 375, height: 800 });
     await shot(page, 'storage-full-composer-375');
+    assert.deepEqual(await audit(page), []);
     await page.setViewportSize({ width: 1280, height: 800 });
 
     // Room again: Send sends it; the note and the banner go.
