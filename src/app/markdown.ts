@@ -2,7 +2,7 @@
 // script, event handler, javascript: URL, iframe or form can come out of a reply, and no element
 // can make the browser fetch anything (privacy: a model-written <table background=https://...>
 // would be an off-device request the moment the reply renders).
-import { Marked } from 'marked';
+import { Marked, type Token } from 'marked';
 import DOMPurify, { type WindowLike } from 'dompurify';
 
 const marked = new Marked({ gfm: true, breaks: true, async: false });
@@ -99,5 +99,16 @@ const SANITIZE = {
 /** Markdown to safe HTML. `win` lets tests pass a jsdom window. */
 export function renderMarkdown(text: string, win?: WindowLike): string {
   const html = marked.parse(text) as string;
+  return getPurifier(win).sanitize(html, SANITIZE) as string;
+}
+
+/** The text's top-level blocks as marked reads them (their `raw` texts add up to the text). */
+export function lexBlocks(text: string): Token[] {
+  return marked.lexer(text);
+}
+
+/** Some of those blocks to safe HTML, as renderMarkdown does for a whole text (markdown-stream.ts). */
+export function renderBlocks(tokens: Token[], win?: WindowLike): string {
+  const html = marked.parser(tokens) as string;
   return getPurifier(win).sanitize(html, SANITIZE) as string;
 }

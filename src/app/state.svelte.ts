@@ -2,6 +2,7 @@
 import type { Memory, Session, Timeline, Turn } from '../memory/types';
 import { errorText } from '../errors';
 import { displayText } from '../memory/voice';
+import { FrameBatch } from './frame-batch';
 import type { ModelsSnapshot } from '../services/models';
 import type { JobSnapshot } from '../services/jobs';
 import type { EvaluationSnapshot } from '../services/evaluation';
@@ -43,6 +44,8 @@ export class AppState {
   view = $state<View>('chat');
   ready = $state(false);
   fatal = $state<string | null>(null);
+  /** The disk is full: writes are refused (the app runs on, read-only where it must). */
+  storageFull = $state(false);
   /** Another tab upgraded the database: this one must reload. */
   mustReload = $state<string | null>(null);
   sessions = $state<Session[]>([]);
@@ -100,14 +103,17 @@ export class AppState {
   attach(t: Tealeaf): void {
     this.tealeaf = t;
     t.chat.on('sessions', (s) => (this.sessions = s));
-    t.chat.on('turns', ({ sessionId, turns }) => {
-      this.currentSessionId = sessionId;
-      this.turns = [...turns];
-    });
-    t.chat.on('turn', (turn) => {
+    // A streaming reply is shown once per frame at most; a finished one at once.
+    const frames = new FrameBatch<Turn>((turn) => {
       const i = this.turns.findIndex((x) => x.id === turn.id);
       if (i >= 0) this.turns[i] = turn;
     });
+    t.chat.on('turns', ({ sessionId, turns }) => {
+      frames.drop();
+      this.currentSessionId = sessionId;
+      this.turns = [...turns];
+    });
+    t.chat.on('turn', (turn) => (turn.status === 'streaming' ? frames.push(turn) : frames.now(turn)));
     t.chat.on('busy', ({ phase }) => (this.phase = phase));
     t.chat.on('temporary', (on) => (this.temporary = on));
     t.chat.on('error', ({ message, turnId }) =>
@@ -129,6 +135,7 @@ export class AppState {
       this.toast('info', `Tealeaf repaired your memory store: ${notes.join(' ')} Details are in Settings.`),
     );
     t.settings.on('changed', (s) => (this.settings = s));
+    t.onStorage((full) => (this.storageFull = full));
     this.settings = t.settings.value;
     this.models = t.models.snapshot;
     this.memories = new Map(t.memory.memories);
@@ -213,7 +220,18 @@ export class AppState {
     location.hash = `#/${view}`;
   }
 
-  send = (text: string) => this.tealeaf?.chat.send(text) ?? Promise.resolve();
+  /**
+   * Sends a message and waits for the reply. Resolves with why the message could not be saved
+   * (e.g. the disk is full), or null once it was, so the composer gives back only unsaved words.
+   */
+  send = async (text: string): Promise<string | null> => {
+    try {
+      await this.tealeaf?.chat.send(text);
+      return null;
+    } catch (e) {
+      return errorText(e);
+    }
+  };
   stop = () => this.tealeaf?.chat.stop();
   regenerate = (turnId?: string) => this.tealeaf?.chat.regenerate(turnId) ?? Promise.resolve();
   editAndResend = (turnId: string, text: string) => this.tealeaf?.chat.editAndResend(turnId, text) ?? Promise.resolve();

@@ -1,10 +1,11 @@
 // The browser's own language model through the Prompt API (`LanguageModel` in recent Chrome):
 // nothing to download from us, the browser fetches and keeps its model. Replies stream; memory
-// calls use the API's structured output (`responseConstraint`, a JSON schema).
+// calls use the API's structured output (`responseConstraint`, a JSON schema), streamed too.
 // The API is reached through `globalThis.LanguageModel`; its shape is declared here (not every
 // TypeScript DOM library has it yet).
 
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
+import { CHAT_LIMITS, JSON_LIMITS, type CallLimits } from './call-limits';
 
 export type BuiltinAvailability = 'unavailable' | 'downloadable' | 'downloading' | 'available';
 
@@ -15,7 +16,10 @@ interface PromptMessage {
 
 interface PromptSession {
   prompt(input: string | PromptMessage[], options?: { signal?: AbortSignal; responseConstraint?: unknown }): Promise<string>;
-  promptStreaming(input: string | PromptMessage[], options?: { signal?: AbortSignal }): ReadableStream<string>;
+  promptStreaming(
+    input: string | PromptMessage[],
+    options?: { signal?: AbortSignal; responseConstraint?: unknown },
+  ): ReadableStream<string>;
   destroy(): void;
 }
 
@@ -93,34 +97,56 @@ export class BuiltinModel implements LanguageModel {
     return { session, last: lastUser >= 0 ? messages[lastUser].content : '' };
   }
 
-  async chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
-    const { session, last } = await this.session(messages, options.signal);
-    let text = '';
-    try {
-      const reader = session.promptStreaming(last, { signal: options.signal }).getReader();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        // Early versions sent the whole text so far with each chunk, later ones only the new part.
-        const delta = value.startsWith(text) && text !== '' ? value.slice(text.length) : value;
-        if (!delta) continue;
-        text += delta;
-        options.onToken?.(delta);
-      }
-    } catch (e) {
-      if (!options.signal?.aborted) throw e;
-    } finally {
-      session.destroy();
-    }
-    return text;
+  chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
+    return this.stream(messages, options, CHAT_LIMITS);
   }
 
-  async json(messages: ChatMessage[], schema: JsonSchema, options: GenerateOptions = {}): Promise<string> {
-    const { session, last } = await this.session(messages, options.signal);
+  json(messages: ChatMessage[], schema: JsonSchema, options: GenerateOptions = {}): Promise<string> {
+    return this.stream(messages, { ...options, onToken: undefined }, JSON_LIMITS, schema);
+  }
+
+  /**
+   * One streamed answer. The Prompt API takes no token limit, so the size and time limits stop a
+   * model that writes on without end (JSON calls stream too, so they can be stopped early).
+   */
+  private async stream(messages: ChatMessage[], options: GenerateOptions, limits: CallLimits, schema?: JsonSchema): Promise<string> {
+    const stop = new AbortController();
+    let limit: Error | undefined;
+    const halt = (reason: string) => {
+      limit = new Error(`The browser's model ${reason}, so Tealeaf stopped it. Try again, or another model.`);
+      stop.abort();
+    };
+    const timer = setTimeout(() => halt(`was still writing after ${Math.round(limits.totalMs / 60_000)} minutes`), limits.totalMs);
+    const cancel = () => stop.abort();
+    options.signal?.addEventListener('abort', cancel, { once: true });
+    let text = '';
     try {
-      return await session.prompt(last, { signal: options.signal, responseConstraint: schema });
+      const { session, last } = await this.session(messages, stop.signal);
+      try {
+        const reader = session
+          .promptStreaming(last, { signal: stop.signal, ...(schema ? { responseConstraint: schema } : {}) })
+          .getReader();
+        while (!stop.signal.aborted) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          // Early versions sent the whole text so far with each chunk, later ones only the new part.
+          const delta = value.startsWith(text) && text !== '' ? value.slice(text.length) : value;
+          if (!delta) continue;
+          text += delta;
+          options.onToken?.(delta);
+          if (text.length > limits.maxChars) halt(`wrote more than ${limits.maxChars.toLocaleString('en-US')} characters`);
+        }
+        if (stop.signal.aborted) void reader.cancel().catch(() => undefined);
+      } finally {
+        session.destroy();
+      }
+    } catch (e) {
+      if (!limit && !options.signal?.aborted) throw e;
     } finally {
-      session.destroy();
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', cancel);
     }
+    if (limit) throw limit;
+    return text;
   }
 }

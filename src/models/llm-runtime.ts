@@ -4,6 +4,7 @@
 import { LlmStateHolder } from './llm-state';
 import { errorText } from '../errors';
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
+import { CHAT_LIMITS, JSON_LIMITS, tokenBudget } from './call-limits';
 import { LLM_MODELS, llmModelById, type LlmModelInfo } from './catalog';
 import { classifyModelError, ModelRuntimeError, USER_MESSAGES, type ClassifiedError } from './errors';
 import { buildModelRecord, resolveMirror, type LlmMirror } from './llm-config';
@@ -166,7 +167,9 @@ export class LlmRuntime extends LlmStateHolder implements LanguageModel {
     const modelId = this.current.modelId;
     if (options.signal?.aborted) return '';
     const full: LlmChatParams = { ...params };
-    if (options.maxTokens !== undefined) full.maxTokens = options.maxTokens;
+    // Bounded even when the caller names no limit: a model stuck writing JSON whitespace would
+    // otherwise hold the GPU (and the memorising job) until the context window is full.
+    full.maxTokens = tokenBudget(options.maxTokens, params.jsonSchema !== undefined ? JSON_LIMITS : CHAT_LIMITS);
     if (options.temperature !== undefined) full.temperature = options.temperature;
     let received = '';
     try {

@@ -5,6 +5,10 @@
 // Runs in the page, in workers and in Node (bench:qa): `fetch` can be injected.
 
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
+import { CHAT_LIMITS, JSON_LIMITS, tokenBudget, type CallLimits } from './call-limits';
+import { CallGuard, readText, sseData, type CallLimit } from './server-call';
+
+export { sseData } from './server-call';
 
 export type ServerErrorKind =
   /** Nothing answers at that address. */
@@ -18,6 +22,8 @@ export type ServerErrorKind =
   | 'bad-response'
   /** The address is not on this computer, or not a URL. */
   | 'not-local'
+  /** The answer went past the size limit (a model writing without end). */
+  | 'too-long'
   | 'cancelled';
 
 /** A failure of the local server, with a message that says what to do. */
@@ -75,8 +81,13 @@ export interface LocalServerOptions {
   baseUrl: string;
   model: string;
   fetch?: typeof fetch;
-  /** How long to wait for the first byte of an answer (models load on first use: be generous). */
+  /**
+   * How long to wait for the first byte of an answer (models load on first use: be generous), and
+   * for the next bytes once it has started.
+   */
   timeoutMs?: number;
+  /** Tests: other limits than CHAT_LIMITS / JSON_LIMITS. */
+  limits?: { chat?: Partial<CallLimits>; json?: Partial<CallLimits> };
   /** The page's origin, for the message when the server refuses it. */
   origin?: string;
   /** Benchmarks in Node only (bench:qa): any host, with an API key. The app never sets these. */
@@ -89,31 +100,21 @@ interface ChatChunk {
   error?: { message?: string } | string;
 }
 
-/** Splits a server-sent-events stream into the JSON payloads of its `data:` lines. */
-export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      buffer += decoder.decode(value, { stream: !done });
-      // Events end with a blank line; lines may end in \r\n. A chunk may stop anywhere.
-      let end: number;
-      while ((end = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, end).replace(/\r$/, '');
-        buffer = buffer.slice(end + 1);
-        if (line.startsWith('data:')) yield line.slice(5).trimStart();
-      }
-      if (done) {
-        const last = buffer.replace(/\r$/, '');
-        if (last.startsWith('data:')) yield last.slice(5).trimStart();
-        return;
-      }
-    }
-  } finally {
-    reader.releaseLock();
+/** The text of an answer chunk (a stream event, or a whole completion), or the server's error. */
+function chunkText(chunk: ChatChunk): string {
+  if (chunk.error) {
+    const detail = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? '');
+    throw new LocalServerError('http', `The server stopped with an error: ${detail}`, detail);
   }
+  const choice = chunk.choices?.[0];
+  return choice?.delta?.content ?? choice?.message?.content ?? '';
+}
+
+/** A 400 that names max_tokens or the context length: the server refuses our token limit. */
+function refusesTokenLimit(e: unknown): boolean {
+  return (
+    isLocalServerError(e) && e.kind === 'http' && e.status === 400 && /max_tokens|max_completion_tokens|context length/i.test(e.detail)
+  );
 }
 
 export class LocalServerModel implements LanguageModel {
@@ -123,8 +124,11 @@ export class LocalServerModel implements LanguageModel {
   private readonly timeoutMs: number;
   private readonly origin: string;
   private readonly apiKey?: string;
+  private readonly limits: { chat: CallLimits; json: CallLimits };
   /** The server refused `response_format` once: later calls ask for JSON in words only. */
   private schemaUnsupported = false;
+  /** The server refused our max_tokens once (vLLM: past the context length): the other limits stay. */
+  private tokenLimitRefused = false;
 
   constructor(options: LocalServerOptions) {
     this.baseUrl = normaliseServerUrl(options.baseUrl, { allowRemote: options.allowRemote });
@@ -133,16 +137,19 @@ export class LocalServerModel implements LanguageModel {
     this.fetchImpl = options.fetch ?? ((...args) => globalThis.fetch(...args));
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.origin = options.origin ?? (typeof location !== 'undefined' ? location.origin : 'this app');
+    this.limits = { chat: { ...CHAT_LIMITS, ...options.limits?.chat }, json: { ...JSON_LIMITS, ...options.limits?.json } };
   }
 
   async chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
-    return this.complete(messages, options, undefined);
+    return this.complete(messages, options, undefined, this.limits.chat);
   }
 
   async json(messages: ChatMessage[], schema: JsonSchema, options: GenerateOptions = {}): Promise<string> {
+    const limits = this.limits.json;
     if (!this.schemaUnsupported) {
       try {
-        return await this.complete(messages, options, { type: 'json_schema', json_schema: { name: 'answer', strict: true, schema } });
+        const format = { type: 'json_schema', json_schema: { name: 'answer', strict: true, schema } };
+        return await this.complete(messages, options, format, limits);
       } catch (e) {
         // Servers without structured output answer 400/422 (or 500) naming the field: ask in words.
         if (!(
@@ -161,43 +168,97 @@ export class LocalServerModel implements LanguageModel {
       role: 'system',
       content: `Answer with one JSON value only, no prose, matching this JSON schema:\n${JSON.stringify(schema)}`,
     };
-    return this.complete([...messages, instruction], options, { type: 'json_object' }).catch((e: unknown) => {
-      if (isLocalServerError(e) && e.kind === 'http') return this.complete([...messages, instruction], options, undefined);
+    return this.complete([...messages, instruction], options, { type: 'json_object' }, limits).catch((e: unknown) => {
+      if (isLocalServerError(e) && e.kind === 'http') return this.complete([...messages, instruction], options, undefined, limits);
       throw e;
     });
   }
 
-  /** The models the server offers (GET /v1/models). */
+  /** The models the server offers (GET /v1/models); the timeout covers the whole answer. */
   async listModels(signal?: AbortSignal): Promise<string[]> {
-    const res = await this.request('/v1/models', { method: 'GET' }, signal);
-    const body = (await res.json().catch(() => null)) as { data?: Array<{ id?: unknown }> } | null;
-    if (!body || !Array.isArray(body.data))
-      throw new LocalServerError('bad-response', 'The server answered, but not with a list of models. Is it an OpenAI-compatible server?');
-    return body.data.map((m) => m.id).filter((id): id is string => typeof id === 'string');
+    const message = `The model server at ${this.baseUrl} did not send its list of models within ${Math.round(this.timeoutMs / 1000)} s. Is it running, and is it an OpenAI-compatible server?`;
+    const guard = new CallGuard({
+      signal,
+      waitMs: this.timeoutMs,
+      totalMs: this.timeoutMs,
+      onLimit: () => new LocalServerError('timeout', message),
+    });
+    const limit = 1024 * 1024;
+    try {
+      const res = await this.request('/v1/models', { method: 'GET' }, guard);
+      const text = await this.read(() => readText(res.body, limit, () => this.tooLong(limit), guard), guard, signal);
+      type ModelList = { data?: Array<{ id?: unknown }> } | null;
+      let body: ModelList = null;
+      try {
+        body = JSON.parse(text) as ModelList;
+      } catch {
+        // not JSON: said below
+      }
+      if (!body || !Array.isArray(body.data))
+        throw new LocalServerError(
+          'bad-response',
+          'The server answered, but not with a list of models. Is it an OpenAI-compatible server?',
+        );
+      return body.data.map((m) => m.id).filter((id): id is string => typeof id === 'string');
+    } finally {
+      guard.end();
+    }
   }
 
   private async complete(
     messages: ChatMessage[],
     options: GenerateOptions,
     responseFormat: Record<string, unknown> | undefined,
+    limits: CallLimits,
   ): Promise<string> {
     const body: Record<string, unknown> = { model: this.modelId, messages, stream: true };
+    if (!this.tokenLimitRefused) body.max_tokens = tokenBudget(options.maxTokens, limits);
     if (options.temperature !== undefined) body.temperature = options.temperature;
-    if (options.maxTokens !== undefined) body.max_tokens = options.maxTokens;
     if (responseFormat) body.response_format = responseFormat;
-    const res = await this.request(
-      '/v1/chat/completions',
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      },
-      options.signal,
-    );
-    if (!res.body) throw new LocalServerError('bad-response', 'The server sent an empty answer.');
-    let text = '';
+    const guard = this.guard(options.signal, limits.totalMs);
     try {
-      for await (const data of sseData(res.body)) {
+      const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+      const res = await this.request('/v1/chat/completions', init, guard);
+      // A server that ignores `stream: true` answers with one JSON completion: read it as one.
+      if (/application\/json/i.test(res.headers.get('content-type') ?? '')) return await this.whole(res, options, limits, guard);
+      if (!res.body) throw new LocalServerError('bad-response', 'The server sent an empty answer.');
+      return await this.stream(res.body, options, limits, guard);
+    } catch (e) {
+      if (!refusesTokenLimit(e) || this.tokenLimitRefused) throw e;
+      this.tokenLimitRefused = true;
+      return this.complete(messages, options, responseFormat, limits);
+    } finally {
+      guard.end();
+    }
+  }
+
+  /** Reads a completion sent whole (not streamed); its text goes to onToken at once. */
+  private async whole(res: Response, options: GenerateOptions, limits: CallLimits, guard: CallGuard): Promise<string> {
+    // JSON escapes can double the characters of the text: allow for them.
+    const raw = await this.read(() => readText(res.body, limits.maxChars * 2, () => this.tooLong(limits.maxChars), guard), guard);
+    let whole: ChatChunk;
+    try {
+      whole = JSON.parse(raw) as ChatChunk;
+    } catch {
+      throw new LocalServerError(
+        'bad-response',
+        'The model server sent an answer that is neither a stream nor a completion.',
+        raw.slice(0, 500),
+      );
+    }
+    const text = chunkText(whole);
+    if (text.length > limits.maxChars) throw this.tooLong(limits.maxChars);
+    if (text && !options.signal?.aborted) options.onToken?.(text);
+    return text;
+  }
+
+  /** Reads a streamed answer: each event's text to onToken, until [DONE], a limit or a cancel. */
+  private async stream(body: ReadableStream<Uint8Array>, options: GenerateOptions, limits: CallLimits, guard: CallGuard): Promise<string> {
+    let text = '';
+    let events = 0;
+    const read = async () => {
+      for await (const data of sseData(body, guard)) {
+        events++;
         if (data === '[DONE]') break;
         let chunk: ChatChunk;
         try {
@@ -206,72 +267,86 @@ export class LocalServerModel implements LanguageModel {
           // One malformed event does not lose the reply so far.
           continue;
         }
-        if (chunk.error) {
-          const detail = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? '');
-          throw new LocalServerError('http', `The server stopped with an error: ${detail}`, detail);
-        }
+        const delta = chunkText(chunk);
         if (options.signal?.aborted) break;
-        const choice = chunk.choices?.[0];
-        const delta = choice?.delta?.content ?? choice?.message?.content ?? '';
-        if (delta) {
-          text += delta;
-          options.onToken?.(delta);
-        }
+        if (!delta) continue;
+        text += delta;
+        options.onToken?.(delta);
+        // A server may ignore max_tokens: the size limit holds anyway.
+        if (text.length > limits.maxChars) throw this.tooLong(limits.maxChars);
       }
+      if (events === 0 && !options.signal?.aborted)
+        throw new LocalServerError('bad-response', 'The model server sent an answer Tealeaf cannot read (not a stream of events).');
+      return text;
+    };
+    return this.read(read, guard, options.signal, () => text);
+  }
+
+  /**
+   * Runs a body read: a limit the guard hit is thrown as its error; the caller's cancel returns
+   * what arrived (the port's contract) when `sofar` is given; a broken connection says so.
+   */
+  private async read<T>(fn: () => Promise<T>, guard: CallGuard, signal?: AbortSignal, sofar?: () => T): Promise<T> {
+    try {
+      return await fn();
     } catch (e) {
-      // Aborted mid-stream: what arrived is the answer (the port's contract).
-      if (options.signal?.aborted) return text;
+      if (guard.stopped) throw guard.stopped;
+      if (signal?.aborted) {
+        if (sofar) return sofar();
+        throw new LocalServerError('cancelled', 'Cancelled.');
+      }
       if (isLocalServerError(e)) throw e;
       throw new LocalServerError('down', 'The connection to the model server broke off during the answer. Is it still running?', String(e));
     }
-    return text;
   }
 
-  /** One HTTP request with a timeout for the answer's start and errors that say what to do. */
-  private async request(path: string, init: RequestInit, signal?: AbortSignal): Promise<Response> {
-    if (signal?.aborted) throw new LocalServerError('cancelled', 'Cancelled.');
+  /** The limits of one call: the wait for its start and each pause (timeoutMs), and its whole time. */
+  private guard(signal: AbortSignal | undefined, totalMs: number): CallGuard {
+    const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+    const words: Record<CallLimit, string> = {
+      wait: `The model server at ${this.baseUrl} did not answer within ${seconds(this.timeoutMs)}. It may still be loading the model; try again.`,
+      pause: `The model server at ${this.baseUrl} stopped sending its answer for ${seconds(this.timeoutMs)}, so Tealeaf stopped waiting.`,
+      total: `The model server's answer was still going after ${seconds(totalMs)}, so Tealeaf stopped it.`,
+    };
+    return new CallGuard({ signal, waitMs: this.timeoutMs, totalMs, onLimit: (limit) => new LocalServerError('timeout', words[limit]) });
+  }
+
+  private tooLong(chars: number): LocalServerError {
+    return new LocalServerError(
+      'too-long',
+      `The model server's answer went past ${chars.toLocaleString('en-US')} characters without ending, so Tealeaf stopped reading it. ` +
+        'Small models sometimes write on without end (e.g. endless spaces in JSON): try again, or another model.',
+    );
+  }
+
+  /** One HTTP request under the call's guard, with errors that say what to do. */
+  private async request(path: string, init: RequestInit, guard: CallGuard): Promise<Response> {
+    if (guard.signal.aborted) throw new LocalServerError('cancelled', 'Cancelled.');
     const url = `${this.baseUrl}${path}`;
-    const controller = new AbortController();
-    const onAbort = () => controller.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.timeoutMs);
+    let res: Response;
     try {
-      let res: Response;
-      try {
-        const headers = {
-          ...(init.headers as Record<string, string> | undefined),
-          ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
-        };
-        res = await this.fetchImpl(url, { ...init, headers, signal: controller.signal });
-      } catch (e) {
-        if (timedOut)
-          throw new LocalServerError(
-            'timeout',
-            `The model server at ${this.baseUrl} did not answer within ${Math.round(this.timeoutMs / 1000)} s. It may still be loading the model; try again.`,
-          );
-        if (signal?.aborted) throw new LocalServerError('cancelled', 'Cancelled.');
-        throw await this.unreachable(url, e);
-      }
-      if (!res.ok) {
-        const detail = await res.text().catch(() => '');
-        const hint = res.status === 404 && path.includes('chat') ? ` Is the model "${this.modelId}" installed there?` : '';
-        throw new LocalServerError(
-          'http',
-          `The model server answered ${res.status} ${res.statusText}.${hint}`,
-          detail.slice(0, 500),
-          res.status,
-        );
-      }
-      return res;
-    } finally {
-      // Only the wait for the answer's start is timed; the caller's signal stays linked so a
-      // cancel also stops the stream being read.
-      clearTimeout(timer);
+      const headers = {
+        ...(init.headers as Record<string, string> | undefined),
+        ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
+      };
+      res = await this.fetchImpl(url, { ...init, headers, signal: guard.signal });
+    } catch (e) {
+      if (guard.stopped) throw guard.stopped;
+      if (guard.signal.aborted) throw new LocalServerError('cancelled', 'Cancelled.');
+      throw await this.unreachable(url, e);
     }
+    guard.alive();
+    if (!res.ok) {
+      const detail = await readText(res.body, 4000, () => new Error('too long'), guard).catch(() => '');
+      const hint = res.status === 404 && path.includes('chat') ? ` Is the model "${this.modelId}" installed there?` : '';
+      throw new LocalServerError(
+        'http',
+        `The model server answered ${res.status} ${res.statusText}.${hint}`,
+        detail.slice(0, 500),
+        res.status,
+      );
+    }
+    return res;
   }
 
   /**

@@ -6,7 +6,7 @@ import type { ChangeSet, LanguageModel, Repository } from '../ports';
 import type { Job, Millis, Session, Turn } from '../memory/types';
 import { Emitter } from './emitter';
 import { newId } from './ids';
-import { isIdleExpired, sessionsToEnd, titleFrom, writeSessionEnd } from './session-rules';
+import { isIdleExpired, startUpChats, titleFrom, writeSessionEnd } from './session-rules';
 import { addVersion, showVersion, type VersionChange } from './turn-versions';
 import { ChatSearch, type SessionMatch } from './chat-search';
 import { plainPreparer, type TurnPreparer } from './reply-prompt';
@@ -87,19 +87,7 @@ export class ChatService extends Emitter<ChatEvents> {
    * past the idle gap end (and are queued for memorising); the latest open session is resumed.
    */
   async start(): Promise<void> {
-    const sessions = await this.opts.repo.listSessions();
-    const open = sessions.filter((s) => s.status === 'open').sort((a, b) => b.lastActivityAt - a.lastActivityAt);
-    const keep = open.find((s) => !isIdleExpired(s, this.now(), this.opts.idleGapMs()));
-    for (const { session, reason } of sessionsToEnd(open, this.now(), this.opts.idleGapMs(), keep?.id ?? '')) {
-      await this.finish(session, reason);
-    }
-    // A reply can only have been streaming in one of the latest sessions: look there only.
-    const recent = [...sessions].sort((a, b) => b.lastActivityAt - a.lastActivityAt).slice(0, 3);
-    for (const s of recent) {
-      const turns = await this.opts.repo.listTurns(s.id);
-      const cut = turns.filter((t) => t.status === 'streaming').map((t) => ({ ...t, status: 'interrupted' as const }));
-      if (cut.length) await this.opts.repo.apply({ turns: cut });
-    }
+    const keep = await startUpChats(this.opts.repo, this.now(), this.opts.idleGapMs(), (s, reason) => this.finish(s, reason));
     if (keep) await this.open(keep.id);
     else await this.emitSessions();
   }
@@ -211,7 +199,9 @@ export class ChatService extends Emitter<ChatEvents> {
     if (!this.temporary) this.broadcast(session.id);
     this.emit('turns', { sessionId: session.id, turns: this.turns });
     await this.emitSessions();
-    await this.reply();
+    // Saved: from here a failure is the reply's, reported, never thrown back (the composer keeps
+    // the text only while it is not saved: ChatView).
+    await this.reply().catch((e: unknown) => this.emit('error', { message: errorText(e) }));
   }
 
   /** The open session's turn with this id and its position, when it may get a new version. */
@@ -364,7 +354,13 @@ export class ChatService extends Emitter<ChatEvents> {
         status: 'streaming',
         modelId: llm.modelId,
       };
-      this.turns = await this.appendTurn(turn, true, (t) => ({ turns: [t] }));
+      try {
+        this.turns = await this.appendTurn(turn, true, (t) => ({ turns: [t] }));
+      } catch (e) {
+        // Not saved (e.g. a full disk): no reply is under way, so the chat is not left busy.
+        this.abort = undefined;
+        throw e;
+      }
       turn = this.turns[this.turns.length - 1];
       this.emit('turns', { sessionId: session.id, turns: this.turns });
     }
@@ -416,7 +412,7 @@ export class ChatService extends Emitter<ChatEvents> {
       // As stored now: a rename during the reply stays, and a deleted chat is not brought back.
       let deletedElsewhere = false;
       if (!temporary) {
-        const after = await touchAfterReply(this.opts.repo, turn.id, session.id, this.now());
+        const after = await touchAfterReply(this.opts.repo, turn.id, session.id, this.now(), (message) => this.emit('error', { message }));
         if (after.saved && this.turns.some((t) => t.id === turn.id)) update(after.saved);
         if (after.session && this.current?.id === session.id) this.current = after.session;
         deletedElsewhere = !after.session && this.current?.id === session.id;

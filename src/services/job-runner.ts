@@ -39,6 +39,8 @@ export class JobRunner {
   private published: JobSnapshot[] = [];
   /** The memorise job this runner works on now. */
   private activeId?: Id;
+  /** The model the job running now calls (and its model id, which a runtime may change). */
+  private using?: { llm: LanguageModel; modelId: string };
 
   constructor(private readonly host: JobRunnerHost) {}
 
@@ -56,6 +58,18 @@ export class JobRunner {
     // No second round either: whoever cancels kicks again when it is done.
     this.again = false;
     this.controller?.abort(new DOMException('Memorising was stopped for an import or a deletion.', 'AbortError'));
+  }
+
+  /**
+   * The chat model changed (another model, the server's model, none): a job calling the old one
+   * stops its call now (a call that never ends would otherwise hold memorising) and runs again
+   * with the new one. An aborted step wrote nothing and counts as no failed attempt.
+   */
+  modelChanged(llm: LanguageModel | undefined): void {
+    const using = this.using;
+    if (!using || (llm === using.llm && llm.modelId === using.modelId)) return this.kick();
+    this.controller?.abort(new DOMException('The chat model changed.', 'AbortError'));
+    this.again = true;
   }
 
   /** Resolves when the run in progress (if any) has stopped. */
@@ -118,6 +132,7 @@ export class JobRunner {
       const llm = this.host.getLlm();
       if (!llm) break; // memorising needs the model; jobs wait, persisted, until one is loaded
       tried.add(job.id);
+      this.using = { llm, modelId: llm.modelId };
       // Shown as under way from its first step on (the record says "running" only after it).
       this.activeId = job.id;
       this.publish(jobSnapshot({ ...job, status: 'running' }));
@@ -138,7 +153,10 @@ export class JobRunner {
         // Read again before each step: a switch-off in another tab starts no further step here.
         mayStartStep: async () => (await settings.refresh()).memoryCreation,
         onProgress: (j) => this.publish(jobSnapshot(j)),
-      }).finally(() => (this.activeId = undefined));
+      }).finally(() => {
+        this.activeId = undefined;
+        this.using = undefined;
+      });
       // Segments written by the job join the index here (memories were added by the job itself).
       for (const s of job.sessionId ? await repo.listSegmentsBySession(job.sessionId) : []) {
         if (!live.segments.has(s.id)) {

@@ -18,6 +18,7 @@ import { attachVectors, buildLiveMemory, mirrorChange } from './live-memory';
 import { loadNounExtractor } from '../models/nouns';
 import type { NounExtractor } from '../memory/retrieval/topics';
 import { JobRunner } from './job-runner';
+import { isStorageFullError } from '../store/errors';
 import type { SettingsService } from './settings';
 
 type MemoryEvents = {
@@ -174,8 +175,13 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    */
   async retryFailedJobs(id?: Id): Promise<void> {
     const failed = (await this.repo.listJobs()).filter((j) => j.status === 'failed' && (id === undefined || j.id === id));
-    if (failed.length)
-      await this.repo.apply({ jobs: failed.map((j) => ({ ...j, status: 'pending', attempts: 0, updatedAt: Date.now() })) });
+    try {
+      if (failed.length)
+        await this.repo.apply({ jobs: failed.map((j) => ({ ...j, status: 'pending', attempts: 0, updatedAt: Date.now() })) });
+    } catch (e) {
+      // A full disk must not stop the start: they get their round at a later one.
+      if (id !== undefined || !isStorageFullError(e)) throw e;
+    }
     if (id === undefined) return;
     await this.publishJobs();
     this.kick();
@@ -403,6 +409,11 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     const r = toggleSuperseded(id, this.memories, this.graph, Date.now());
     if (r.change) await this.applyLive(r.change);
     return r.error;
+  }
+
+  /** The chat model changed: a job calling the old one stops that call and runs again (JobRunner). */
+  modelChanged(llm: LanguageModel | undefined): void {
+    this.runner.modelChanged(llm);
   }
 
   /** Runs pending jobs in the background; safe to call often. */

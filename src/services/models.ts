@@ -17,7 +17,7 @@ import { exclusiveDownload, isAbort } from './download-lock';
 import { buildCpuModels, chatChoices, extraChatModels, mirrorOf, transformersEnv } from './model-env';
 import { EmbedderSlot } from './embedder-slot';
 import { listServerModels, probeServer, watchServer } from './server-probe';
-import { askPersistence, readStorage } from './storage-state';
+import { askPersistence, ignoreFullDisk, readStorage } from './storage-state';
 
 export { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
 
@@ -64,6 +64,11 @@ export class ModelService extends Emitter<ModelEvents> {
 
   get embedder(): Embedder | undefined {
     return this.embedderSlot.embedder;
+  }
+
+  /** Remembers a model choice for the next start; a full disk loses only that (the app says so). */
+  private remember(patch: Parameters<SettingsService['update']>[0]): Promise<unknown> {
+    return ignoreFullDisk(this.settings.update(patch));
   }
 
   private set(patch: Partial<ModelsSnapshot>): void {
@@ -194,7 +199,7 @@ export class ModelService extends Emitter<ModelEvents> {
       this.embedderSlot.withChatModel();
       this.test = extra.create();
       this.set({ loadedId: id, loadedLabel: this.label(id), loading: undefined });
-      await this.settings.update({ chatModelId: id });
+      await this.remember({ chatModelId: id });
       this.emit('llm', this.test);
       return;
     }
@@ -211,7 +216,7 @@ export class ModelService extends Emitter<ModelEvents> {
     void navigator.storage?.persist?.().catch(() => false);
     const label = this.label(id);
     this.set({ loading: { modelId: id, label, fraction: 0, text: 'Starting…' }, loadedId: undefined });
-    await this.settings.update({ pendingModelId: id });
+    await this.remember({ pendingModelId: id });
     // From here the engine being loaded is the one that chats (nothing until it is ready). A CPU
     // reply being written finishes first: the CPU worker queues the load behind it.
     this.engine = cpu ? 'cpu' : 'webgpu';
@@ -243,14 +248,14 @@ export class ModelService extends Emitter<ModelEvents> {
         },
       );
       this.set({ loading: undefined, loadedId: id, loadedLabel: label, cached: { ...this.snapshot.cached, [id]: true } });
-      await this.settings.update({ chatModelId: id, pendingModelId: undefined });
+      await this.remember({ chatModelId: id, pendingModelId: undefined });
       // The CPU model's memory is freed once its reply (if any) is done; a WebGPU model stays
       // loaded when the CPU engine takes over, so a reply it is writing is never cut.
       if (!cpu) void this.cpu?.unload();
       this.emit('llm', cpu ? this.cpu : this.llm);
     } catch (e) {
       this.set({ loading: undefined });
-      await this.settings.update({ pendingModelId: undefined });
+      await this.remember({ pendingModelId: undefined });
       const kind = e instanceof ModelRuntimeError ? e.kind : isAbort(e) ? 'cancelled' : 'unknown';
       if (kind === 'cancelled') return;
       this.failed(id, kind, errorText(e), e instanceof ModelRuntimeError ? e.detail : undefined);
@@ -288,7 +293,7 @@ export class ModelService extends Emitter<ModelEvents> {
     this.llm?.cancel();
     this.cpu?.cancel();
     this.set({ loading: undefined });
-    void this.settings.update({ pendingModelId: undefined });
+    void this.remember({ pendingModelId: undefined });
   }
 
   async unload(): Promise<void> {
@@ -331,7 +336,7 @@ export class ModelService extends Emitter<ModelEvents> {
         loadedLabel: 'Built into this browser',
         builtin: { availability: 'available' },
       });
-      await this.settings.update({ chatModelId: BUILTIN_MODEL_ID, pendingModelId: undefined });
+      await this.remember({ chatModelId: BUILTIN_MODEL_ID, pendingModelId: undefined });
       this.emit('llm', model);
     } catch (e) {
       this.set({ builtin: { availability: await builtinAvailability(), error: `The browser's model could not start: ${errorText(e)}` } });
@@ -344,7 +349,7 @@ export class ModelService extends Emitter<ModelEvents> {
     const listed = await listServerModels(url);
     this.setServer(listed);
     if (listed.state === 'listed' && this.server && listed.url === this.settings.value.serverUrl) void this.reconnectServer();
-    if (listed.state === 'listed' && this.settings.value.serverUrl !== listed.url) await this.settings.update({ serverUrl: listed.url });
+    if (listed.state === 'listed' && this.settings.value.serverUrl !== listed.url) await this.remember({ serverUrl: listed.url });
   }
 
   /**
@@ -370,7 +375,7 @@ export class ModelService extends Emitter<ModelEvents> {
     this.set({ error: undefined, loadedId: SERVER_CHOICE_ID, loadedLabel: `${model} (model server on this computer)` });
     const models = this.snapshot.server.models.length ? this.snapshot.server.models : [model];
     this.setServer({ url, model, error: undefined, lost, models });
-    await this.settings.update({ chatModelId: SERVER_CHOICE_ID, serverUrl: url, serverModel: model, pendingModelId: undefined });
+    await this.remember({ chatModelId: SERVER_CHOICE_ID, serverUrl: url, serverModel: model, pendingModelId: undefined });
     if (lost === undefined) this.emit('llm', server);
   }
 

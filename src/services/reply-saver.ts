@@ -53,10 +53,12 @@ export async function touchAfterReply(
   turnId: Id,
   sessionId: Id,
   now: Millis,
+  onError: (message: string) => void = () => undefined,
 ): Promise<{ saved?: Turn; session?: Session }> {
   const [[saved], stored] = await Promise.all([repo.getTurns([turnId]), repo.getSession(sessionId)]);
   if (!stored) return { saved };
   const session = { ...stored, lastActivityAt: now };
-  await repo.apply({ sessions: [session] });
+  // Reported, not thrown: a full disk must not leave the chat looking busy with a reply.
+  await repo.apply({ sessions: [session] }).catch((e: unknown) => onError(`Could not save the chat: ${errorText(e)}`));
   return { saved, session };
 }

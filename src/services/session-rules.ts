@@ -2,6 +2,7 @@
 import type { Job, Millis, Session, Turn } from '../memory/types';
 import type { Repository } from '../ports';
 import { createMemoriseJob } from '../memory/ingest/memorise';
+import { isStorageFullError } from '../store/errors';
 
 export const DEFAULT_IDLE_GAP_MS = 60 * 60 * 1000;
 
@@ -74,4 +75,34 @@ export async function writeSessionEnd(
   const job = memorise ? createMemoriseJob(session.id, now) : undefined;
   await repo.apply({ sessions: [ended], ...(job ? { jobs: [job] } : {}) });
   return { kept: true, ended, ...(job ? { job } : {}) };
+}
+
+/**
+ * The chat's start-up writes: sessions past the idle gap end (through `finish`), and replies that
+ * were streaming when the tab closed become "interrupted". Returns the open session to show. A
+ * full disk refuses these writes: the app starts anyway (the repository reports the state) and
+ * what could not be written is done at a later start; any other failure still stops the start.
+ */
+export async function startUpChats(
+  repo: Repository,
+  now: Millis,
+  gapMs: Millis,
+  finish: (session: Session, reason: NonNullable<Session['endReason']>) => Promise<void>,
+): Promise<Session | undefined> {
+  const sessions = await repo.listSessions();
+  const open = sessions.filter((s) => s.status === 'open').sort((a, b) => b.lastActivityAt - a.lastActivityAt);
+  const keep = open.find((s) => !isIdleExpired(s, now, gapMs));
+  try {
+    for (const { session, reason } of sessionsToEnd(open, now, gapMs, keep?.id ?? '')) await finish(session, reason);
+    // A reply can only have been streaming in one of the latest sessions: look there only.
+    const recent = [...sessions].sort((a, b) => b.lastActivityAt - a.lastActivityAt).slice(0, 3);
+    for (const s of recent) {
+      const turns = await repo.listTurns(s.id);
+      const cut = turns.filter((t) => t.status === 'streaming').map((t) => ({ ...t, status: 'interrupted' as const }));
+      if (cut.length) await repo.apply({ turns: cut });
+    }
+  } catch (e) {
+    if (!isStorageFullError(e)) throw e;
+  }
+  return keep;
 }

@@ -1,5 +1,6 @@
 // How much this browser lets Tealeaf store, and whether it keeps it (persistent storage).
 import type { ModelsSnapshot } from './model-snapshot';
+import { isStorageFullError } from '../store/errors';
 
 /** The browser's estimate and persistence flag; undefined where the browser says nothing. */
 export async function readStorage(): Promise<ModelsSnapshot['storage'] | undefined> {
@@ -12,4 +13,12 @@ export async function readStorage(): Promise<ModelsSnapshot['storage'] | undefin
 /** Asks for persistent storage; false when the browser did not grant it. */
 export async function askPersistence(): Promise<boolean> {
   return (await globalThis.navigator?.storage?.persist?.()) ?? false;
+}
+
+/** A write whose loss on a full disk costs only a convenience (the app says the disk is full). */
+export function ignoreFullDisk<T>(write: Promise<T>): Promise<T | undefined> {
+  return write.catch((e: unknown) => {
+    if (!isStorageFullError(e)) throw e;
+    return undefined;
+  });
 }

@@ -59,9 +59,8 @@ export class Tealeaf {
     // Memorising runs whenever there is work and a model to do it.
     this.chat.on('ended', () => this.memory.kick());
     this.memory.on('graph', () => void this.chat.refresh());
-    this.models.on('llm', (llm) => {
-      if (llm) this.memory.kick();
-    });
+    // A job calling the previous model stops that call and runs again with this one.
+    this.models.on('llm', (llm) => this.memory.modelChanged(llm));
     // The model server stopped answering: the job stops before its failing step counts as an
     // attempt, and waits (not "failed") until a reconnect brings the model back.
     this.models.on('unreachable', () => this.memory.pauseJobs());
@@ -246,6 +245,14 @@ export class Tealeaf {
       );
     }
     return { chats: own.sessions, memories: own.memories, demo: demo.sessions + demo.memories > 0 };
+  }
+
+  /**
+   * Hears whether the disk is full: true once a write is refused for want of space (the app goes
+   * on, read-only where it must), false once a write lands again. Returns the unsubscribe.
+   */
+  onStorage(listener: (full: boolean) => void): () => void {
+    return this.repo.onStorage(listener);
   }
 
   /** Everything after first paint: history, memory index, model probe. */

@@ -4,7 +4,7 @@ import type { AppliedChange, ChangeSet, Repository } from '../ports';
 import type { Edge, Id, Job, JobStatus, Memory, Segment, Session, Turn, VectorRecord } from '../memory/types';
 import { openTealeafDb } from './db';
 import type { OpenTealeafDbOptions, TealeafDb } from './db';
-import { toStoreError } from './errors';
+import { isStorageFullError, toStoreError } from './errors';
 import { plainCopy, settle, type StoreReader } from './integrity';
 import { STORE_NAMES } from './schema';
 import type { StoreName, TealeafSchema, VectorPack } from './schema';
@@ -79,7 +79,38 @@ export async function runWrite<T>(db: TealeafDb, stores: readonly StoreName[], w
 }
 
 export class IdbRepository implements Repository {
+  /** Whether the last write was refused for a full disk (cleared by the next write that lands). */
+  private full = false;
+  private readonly storageListeners = new Set<(full: boolean) => void>();
+
   constructor(readonly db: TealeafDb) {}
+
+  /**
+   * Hears when writes start being refused for a full disk (true) and when one lands again
+   * (false): a full disk is a state the app shows, not a crash. Returns the unsubscribe.
+   */
+  onStorage(listener: (full: boolean) => void): () => void {
+    this.storageListeners.add(listener);
+    return () => this.storageListeners.delete(listener);
+  }
+
+  /** Every write of this repository: one transaction (runWrite), its outcome told to onStorage. */
+  private async write<T>(stores: readonly StoreName[], write: (tx: WriteTx) => Promise<T>): Promise<T> {
+    try {
+      const result = await runWrite(this.db, stores, write);
+      this.setFull(false);
+      return result;
+    } catch (e) {
+      if (isStorageFullError(e)) this.setFull(true);
+      throw e;
+    }
+  }
+
+  private setFull(full: boolean): void {
+    if (this.full === full) return;
+    this.full = full;
+    for (const listener of this.storageListeners) listener(full);
+  }
 
   static async open(options?: OpenTealeafDbOptions): Promise<IdbRepository> {
     return new IdbRepository(await openTealeafDb(options));
@@ -95,7 +126,7 @@ export class IdbRepository implements Repository {
    */
   async apply(input: ChangeSet): Promise<AppliedChange> {
     const request = plainCopy(input);
-    return runWrite(this.db, DATA_STORES, async (tx) => {
+    return this.write(DATA_STORES, async (tx) => {
       const change = await settle(request, idbReader(tx));
       const parts = changesOf(change);
       // A model whose vectors change loses its packs in the same transaction (they are derived).
@@ -207,7 +238,7 @@ export class IdbRepository implements Repository {
     const packs = await this.db.getAll('vectorPacks', packRange(modelId));
     if (packs.length > 0) return unpackVectors(packs);
     try {
-      return await runWrite(this.db, ['vectors', 'vectorPacks'], async (tx) => {
+      return await this.write(['vectors', 'vectorPacks'], async (tx) => {
         const records = await tx.objectStore('vectors').index('byModel').getAll(modelId);
         await Promise.all(packVectors(modelId, records).map((p) => tracked(tx.objectStore('vectorPacks').put(p))));
         return records;
@@ -241,13 +272,13 @@ export class IdbRepository implements Repository {
   }
 
   async putSetting<T>(key: string, value: T): Promise<void> {
-    await runWrite(this.db, ['settings'], async (tx) => {
+    await this.write(['settings'], async (tx) => {
       await tx.objectStore('settings').put({ key, value });
     });
   }
 
   async updateSetting<T>(key: string, fn: (stored: unknown) => T): Promise<T> {
-    return runWrite(this.db, ['settings'], async (tx) => {
+    return this.write(['settings'], async (tx) => {
       const store = tx.objectStore('settings');
       const value = fn((await store.get(key))?.value);
       await store.put({ key, value });
@@ -256,7 +287,7 @@ export class IdbRepository implements Repository {
   }
 
   async deleteSetting(key: string): Promise<void> {
-    await runWrite(this.db, ['settings'], async (tx) => {
+    await this.write(['settings'], async (tx) => {
       await tx.objectStore('settings').delete(key);
     });
   }
@@ -266,7 +297,7 @@ export class IdbRepository implements Repository {
    * each store held, counted in that transaction: what the user is told was deleted.
    */
   async wipeAll(): Promise<Record<StoreName, number>> {
-    return runWrite(this.db, STORE_NAMES, async (tx) => {
+    return this.write(STORE_NAMES, async (tx) => {
       const counts = await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).count()));
       await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).clear()));
       return Object.fromEntries(STORE_NAMES.map((name, i) => [name, counts[i]])) as Record<StoreName, number>;

@@ -6,6 +6,11 @@ export interface FakeServerConfig {
   schema: boolean;
   malformed: boolean;
   delayMs: number;
+  eventDelayMs: number;
+  endless: false | 'json' | 'chat' | 'trickle';
+  noStream: boolean;
+  modelsStall: boolean;
+  refuseMaxTokens: boolean;
   models: string[];
   replies: Array<{ when: string; say: string }>;
 }

@@ -9,6 +9,13 @@
 //   schema:      false = refuse response_format with 400, as servers without structured output do
 //   malformed:   put one malformed event before the reply
 //   delayMs:     pause between streamed pieces
+//   eventDelayMs: pause after each whole event instead (e.g. 5 = about 200 tokens/s)
+//   endless:     'json' or 'chat': after the first words, whitespace events without end (a small
+//                model stuck in JSON mode; max_tokens ignored), one per eventDelayMs (or as fast as
+//                the socket takes them); 'trickle' sends one space every eventDelayMs forever
+//   noStream:    ignore `stream: true` and answer one application/json completion
+//   refuseMaxTokens: answer 400 naming the context length to any request with max_tokens (vLLM)
+//   modelsStall: GET /v1/models sends its headers and the start of the list, never the rest
 //   models:      ids listed by GET /v1/models
 //   replies:     [{ when, say }]: a chat whose last user message contains `when` answers `say`
 // `port` (start only) listens on that port: a test closes the server and starts it again on the
@@ -93,6 +100,11 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     schema: true,
     malformed: false,
     delayMs: 0,
+    eventDelayMs: 0,
+    endless: false,
+    noStream: false,
+    modelsStall: false,
+    refuseMaxTokens: false,
     models: ['tiny-chat', 'tiny-judge'],
     replies: [],
     ...initial,
@@ -113,6 +125,7 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     if (req.method === 'GET' && url.pathname === '/v1/models') {
       requests.push({ path: url.pathname });
       res.writeHead(200, { 'content-type': 'application/json' });
+      if (config.modelsStall) return res.write('{"object":"list","data":[');
       return res.end(JSON.stringify({ object: 'list', data: config.models.map((id) => ({ id, object: 'model' })) }));
     }
     if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') return res.writeHead(404).end('not found');
@@ -125,7 +138,15 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
       return res.writeHead(400).end('bad json');
     }
     requests.push({ path: url.pathname, body });
+    // Writes after the client went away must not crash the test process.
+    res.on('error', () => undefined);
     if (config.stall) return; // never answers
+    if (config.refuseMaxTokens && body.max_tokens !== undefined)
+      return res.writeHead(400, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: { message: `This model's maximum context length is 2048 tokens. However, you requested ${body.max_tokens} tokens.` },
+        }),
+      );
     if (config.status) return res.writeHead(config.status, { 'content-type': 'text/plain' }).end('scripted failure');
     if (!config.models.includes(body.model))
       return res
@@ -150,7 +171,38 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
       const rule = config.replies.find((r) => lastUser.includes(r.when));
       reply = rule ? rule.say : `Served locally: ${lastUser} ✓`;
     }
+    if (config.noStream) {
+      const completion = {
+        object: 'chat.completion',
+        choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
+      };
+      return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion));
+    }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const event = (content) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content } }] })}\n\n`;
+    const isJson = Boolean(format) || /Answer with one JSON value only/.test(text);
+    if (config.endless === 'trickle' || (config.endless === 'json' && isJson) || (config.endless === 'chat' && !isJson)) {
+      // Starts like an answer, then never ends (the client has to stop reading).
+      if (config.endless !== 'trickle') res.write(event(reply.slice(0, 2)));
+      while (!res.destroyed) {
+        const more = config.endless === 'trickle' ? ' ' : ' '.repeat(64);
+        if (!res.write(event(more)))
+          await new Promise((ok) => {
+            res.once('drain', ok);
+            res.once('close', ok);
+          });
+        await sleep(config.eventDelayMs || 0);
+      }
+      return;
+    }
+    if (config.eventDelayMs) {
+      for (const word of reply.match(/\S+\s*|\s+/g) ?? []) {
+        if (res.destroyed) return;
+        res.write(event(word));
+        await sleep(config.eventDelayMs);
+      }
+      return res.end(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`);
+    }
     let stream = '';
     if (config.malformed) stream += 'data: {not json\n\n';
     for (const word of reply.match(/\S+\s*|\s+/g) ?? [])

@@ -23,7 +23,19 @@ export function installFakePromptApi(): void {
     private messages(input: string): ChatMessage[] {
       return [...this.initial, { role: 'user', content: input }];
     }
-    promptStreaming(input: string): ReadableStream<string> {
+    promptStreaming(input: string, options: { responseConstraint?: unknown } = {}): ReadableStream<string> {
+      // A structured call (the app streams those too) answers like prompt() below, in pieces.
+      if (options.responseConstraint !== undefined) {
+        let pending: string[] | undefined;
+        return new ReadableStream<string>({
+          pull: async (controller) => {
+            pending ??= (await this.prompt(input, options)).match(/[\s\S]{1,16}/g) ?? [];
+            const piece = pending.shift();
+            if (piece === undefined) controller.close();
+            else controller.enqueue(piece);
+          },
+        });
+      }
       calls.push({ kind: 'stream', input, system: this.initial.find((m) => m.role === 'system')?.content ?? '' });
       const words = `Built in: ${input}`.match(/\S+\s*/g) ?? [];
       return new ReadableStream<string>({

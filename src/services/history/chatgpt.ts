@@ -29,7 +29,12 @@ export const chatgptConversationSchema = z
     title: z.string().nullish(),
     create_time: z.number().nullish(),
     update_time: z.number().nullish(),
-    mapping: z.record(z.string(), nodeSchema),
+    // Read into a Map: node ids are keys from the file, and a record would drop "__proto__" (with
+    // it the message and every one before it on the branch).
+    mapping: z.preprocess(
+      (v) => (v !== null && typeof v === 'object' && !Array.isArray(v) ? new Map(Object.entries(v)) : v),
+      z.map(z.string(), nodeSchema, { error: 'expected an object of message nodes' }),
+    ),
     current_node: z.string().nullish(),
   })
   .refine((c) => Boolean(c.id ?? c.conversation_id), { message: 'a conversation needs an id or conversation_id' });
@@ -57,8 +62,7 @@ function newestLeaf(nodes: Map<string, ChatgptNode>): string | undefined {
 
 /** The nodes from the root to the node the user last saw; a cycle in a broken file stops the walk. */
 export function currentBranch(conv: ChatgptConversation): ChatgptNode[] {
-  // A Map, not the parsed object: node ids are keys from the file ("__proto__" included).
-  const nodes = new Map(Object.entries(conv.mapping));
+  const nodes = conv.mapping;
   let id = conv.current_node && nodes.has(conv.current_node) ? conv.current_node : newestLeaf(nodes);
   const path: ChatgptNode[] = [];
   const seen = new Set<string>();

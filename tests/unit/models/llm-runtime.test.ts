@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LlmRuntime, type LlmState } from '../../../src/models/llm-runtime';
+import { CHAT_LIMITS, JSON_LIMITS } from '../../../src/models/call-limits';
 import { createLlmWorkerCore, type ChunkLite, type LlmBackend, type StreamRequest } from '../../../src/models/llm-worker-core';
 import { serveRpc } from '../../../src/models/rpc';
 import type { LlmMethods, LlmNotice, ModelRecordLite } from '../../../src/models/messages';
@@ -123,6 +124,15 @@ describe('LlmRuntime', () => {
     const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] };
     expect(await runtime.json(USER, schema)).toBe('{"ok": true}');
     expect(backend.requests[0].response_format).toEqual({ type: 'json_object', schema: JSON.stringify(schema) });
+  });
+
+  it('bounds every call with a token limit, also when the caller names none (issue 21)', async () => {
+    const { runtime, backend } = setup();
+    await runtime.load(QWEN);
+    await runtime.json(USER, { type: 'object' });
+    await runtime.chat(USER);
+    await runtime.json(USER, { type: 'object' }, { maxTokens: 10 ** 9 });
+    expect(backend.requests.map((r) => r.max_tokens)).toEqual([JSON_LIMITS.maxTokens, CHAT_LIMITS.maxTokens, JSON_LIMITS.maxTokens]);
   });
 
   it('turns Qwen3 thinking off', async () => {

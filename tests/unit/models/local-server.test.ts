@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
 import { LocalServerModel, normaliseServerUrl, sseData, type LocalServerError } from '../../../src/models/local-server';
+import { CHAT_LIMITS, JSON_LIMITS } from '../../../src/models/call-limits';
 import { startFakeOpenAiServer } from '../../support/fake-openai-server.mjs';
 
 type Fake = Awaited<ReturnType<typeof startFakeOpenAiServer>>;
@@ -188,5 +189,133 @@ describe('LocalServerModel', () => {
     } finally {
       fake.set({ delayMs: 0 });
     }
+  });
+});
+
+// Issue 21: every call is bounded (tokens, time, size) whatever the server does.
+describe('LocalServerModel: bounded calls', () => {
+  const schema = { title: 'session_memories', type: 'object' };
+  const ask = [{ role: 'user' as const, content: 'T1 [user, today]: hello' }];
+
+  /** Fails the test (instead of hanging it) when the call has not settled within `ms`. */
+  async function settles<T>(p: Promise<T>, ms: number): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the call was still running after ${ms} ms`)), ms);
+    });
+    try {
+      return await Promise.race([p, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function withFake<T>(patch: Parameters<Fake['set']>[0], fn: () => Promise<T>): Promise<T> {
+    const saved = { ...fake.set({}) };
+    fake.set(patch);
+    try {
+      return await fn();
+    } finally {
+      fake.set(saved);
+    }
+  }
+
+  it('sends a token limit with every call, JSON and chat, when the caller names none', async () => {
+    await model().json(ask, schema);
+    expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(JSON_LIMITS.maxTokens);
+    await model().chat([{ role: 'user', content: 'hi' }]);
+    expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(CHAT_LIMITS.maxTokens);
+    // A caller's smaller budget wins; a larger one is capped.
+    await model().json(ask, schema, { maxTokens: 80 });
+    expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(80);
+    await model().json(ask, schema, { maxTokens: 10 ** 9 });
+    expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(JSON_LIMITS.maxTokens);
+  });
+
+  it('stops a JSON answer that never ends (endless whitespace, max_tokens ignored) at the size limit', async () => {
+    await withFake({ endless: 'json' }, async () => {
+      const m = model({ limits: { json: { maxChars: 20_000 } } });
+      const e = await settles(failure(m.json(ask, schema)), 10_000);
+      expect(e.kind).toBe('too-long');
+      expect(e.message).toMatch(/went past 20,000 characters/);
+    });
+  });
+
+  it('stops an answer that trickles without end at the time limit, and one that pauses at the wait limit', async () => {
+    await withFake({ endless: 'trickle', eventDelayMs: 20 }, async () => {
+      const started = Date.now();
+      const e = await settles(failure(model({ limits: { json: { totalMs: 600 } } }).json(ask, schema)), 10_000);
+      expect(e.kind).toBe('timeout');
+      expect(e.message).toMatch(/still going after/);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    });
+    await withFake({ endless: 'trickle', eventDelayMs: 5_000 }, async () => {
+      const e = await settles(failure(model({ timeoutMs: 400 }).chat([{ role: 'user', content: 'x' }])), 10_000);
+      expect(e.kind).toBe('timeout');
+      expect(e.message).toMatch(/stopped sending its answer/);
+    });
+  });
+
+  it('a chat reply that never ends stops at its size limit, with what arrived given to onToken', async () => {
+    await withFake({ endless: 'chat' }, async () => {
+      let seen = 0;
+      const m = model({ limits: { chat: { maxChars: 30_000 } } });
+      const e = await settles(failure(m.chat([{ role: 'user', content: 'x' }], { onToken: (t) => (seen += t.length) })), 10_000);
+      expect(e.kind).toBe('too-long');
+      expect(seen).toBeGreaterThan(30_000);
+      expect(seen).toBeLessThan(31_000);
+    });
+  });
+
+  it('a model list whose body never ends times out as a whole', async () => {
+    await withFake({ modelsStall: true }, async () => {
+      const e = await settles(failure(model({ timeoutMs: 400 }).listModels()), 10_000);
+      expect(e.kind).toBe('timeout');
+    });
+  });
+
+  it('reads a whole JSON completion when the server ignores stream: true', async () => {
+    await withFake({ noStream: true }, async () => {
+      const tokens: string[] = [];
+      const text = await model().chat([{ role: 'user', content: 'Not streamed' }], { onToken: (t) => tokens.push(t) });
+      expect(text).toBe('Served locally: Not streamed ✓');
+      expect(tokens.join('')).toBe(text);
+      expect(JSON.parse(await model().json(ask, schema))).toEqual({
+        events: [{ text: 'The user said: hello', about: 'user', turns: ['T1'] }],
+        userTraits: [],
+        assistantTraits: [],
+        notes: [],
+        topics: [],
+      });
+    });
+  });
+
+  it('an answer with no events at all is an error, not an empty reply', async () => {
+    await withFake({ replies: [{ when: 'nothing', say: '' }] }, async () => {
+      // The fake always ends with a finish event and [DONE]: read those as events (a real empty reply).
+      expect(await model().chat([{ role: 'user', content: 'nothing' }])).toBe('');
+    });
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('<html>not an event stream</html>'));
+        c.close();
+      },
+    });
+    const html = model({ fetch: async () => new Response(body, { headers: { 'content-type': 'text/html' } }) });
+    const e = await failure(html.chat([{ role: 'user', content: 'x' }]));
+    expect(e.kind).toBe('bad-response');
+  });
+
+  it('a server that refuses max_tokens (past its context length) is asked again without it; the size limit still holds', async () => {
+    await withFake({ refuseMaxTokens: true }, async () => {
+      const m = model();
+      const before = fake.requests.length;
+      expect(JSON.parse(await m.json(ask, schema)).events).toHaveLength(1);
+      const sent = fake.requests.slice(before).map((r) => (r.body as { max_tokens?: number }).max_tokens);
+      expect(sent).toEqual([JSON_LIMITS.maxTokens, undefined]);
+      // ...and not refused again: the JSON schema was not given up for it.
+      await m.json(ask, schema);
+      expect((fake.requests.at(-1)!.body as { response_format?: { type: string } }).response_format?.type).toBe('json_schema');
+    });
   });
 });

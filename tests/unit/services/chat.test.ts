@@ -3,6 +3,7 @@ import { ChatService } from '../../../src/services/chat';
 import { plainPreparer } from '../../../src/services/reply-prompt';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import type { ChatMessage, GenerateOptions, LanguageModel } from '../../../src/ports';
+import { StorageFullError, STORAGE_FULL_MESSAGE } from '../../../src/store/errors';
 
 const H = 3600_000;
 
@@ -155,5 +156,62 @@ describe('ChatService', () => {
     expect((await repo.listJobs()).length).toBe(1);
     await chat.newChat();
     expect((await repo.listSessions()).length).toBe(1);
+  });
+});
+
+// Issue 21: a full disk is a state, not a crash (defects 3 and 4).
+describe('ChatService with a full disk', () => {
+  function fullDiskSetup(model: LanguageModel | undefined, clock = { t: 10 * H }) {
+    const disk = { full: false, fullAfter: Infinity };
+    const repo = new InMemoryRepository({
+      beforeApply: () => {
+        if (disk.full || disk.fullAfter-- <= 0) throw new StorageFullError();
+      },
+    });
+    const errors: string[] = [];
+    const opts = { repo, preparer: plainPreparer, getModel: () => model, idleGapMs: () => H, now: () => clock.t, saveEveryMs: 0 };
+    const chat = new ChatService(opts);
+    chat.on('error', ({ message }) => errors.push(message));
+    return { repo, chat, errors, clock, disk, opts };
+  }
+
+  it('start-up goes on when ending a chat past the idle gap is refused; the chat ends at a later start', async () => {
+    const { repo, chat, clock, disk, opts } = fullDiskSetup(new StreamingModel('ok'));
+    await chat.send('an open chat');
+    const [s] = await repo.listSessions();
+    clock.t += 2 * H; // past the idle gap
+    disk.full = true;
+    const later = new ChatService(opts);
+    await expect(later.start()).resolves.toBeUndefined();
+    expect((await repo.getSession(s.id))?.status).toBe('open'); // nothing half-written
+    expect(await repo.listJobs()).toEqual([]);
+    expect(later.current).toBeUndefined();
+    disk.full = false;
+    await new ChatService(opts).start();
+    expect((await repo.getSession(s.id))?.status).toBe('ended');
+    expect((await repo.listJobs()).map((j) => j.sessionId)).toEqual([s.id]);
+  });
+
+  it('a message that cannot be saved is refused with the storage message, and the chat is not left busy', async () => {
+    const { repo, chat, disk } = fullDiskSetup(new StreamingModel('hello there'));
+    disk.full = true;
+    await expect(chat.send('do not lose me')).rejects.toThrow(STORAGE_FULL_MESSAGE);
+    expect(repo.turns.size).toBe(0);
+    expect(chat.busy).toBe(false);
+    disk.full = false;
+    await chat.send('do not lose me');
+    expect([...repo.turns.values()].map((t) => t.text)).toEqual(['do not lose me', 'hello there']);
+  });
+
+  it('a full disk after the message was saved fails the reply, not the message, and the next message still goes', async () => {
+    const { repo, chat, errors, disk } = fullDiskSetup(new StreamingModel('hello there'));
+    disk.fullAfter = 1; // the user's turn lands, the reply's turn does not
+    await expect(chat.send('saved first')).resolves.toBeUndefined();
+    expect([...repo.turns.values()].map((t) => t.text)).toEqual(['saved first']);
+    expect(errors.at(-1)).toBe(STORAGE_FULL_MESSAGE);
+    expect(chat.busy).toBe(false);
+    disk.fullAfter = Infinity;
+    await chat.send('and again');
+    expect([...repo.turns.values()].map((t) => t.text)).toEqual(['saved first', 'and again', 'hello there']);
   });
 });

@@ -116,6 +116,20 @@ describe('ChatGPT conversations.json', () => {
     });
     expect(currentBranch(conv).length).toBeLessThanOrEqual(2);
   });
+
+  it('a node whose id is "__proto__" keeps its message and the ones before it', () => {
+    // Written as JSON text: an object literal would set the prototype instead of a key.
+    const node = (id: string, parent: string | null, child: string | null, role: string, text: string, t: number) =>
+      `"${id}": {"parent": ${parent ? `"${parent}"` : 'null'}, "children": [${child ? `"${child}"` : ''}],
+        "message": {"id": "m-${id}", "author": {"role": "${role}"}, "create_time": ${t},
+        "content": {"content_type": "text", "parts": ["${text}"]}}}`;
+    const file = `[{"id": "proto-chat", "title": "Proto", "create_time": 1700000000, "current_node": "last", "mapping": {
+      ${node('first', null, '__proto__', 'user', 'My first message', 1700000000)},
+      ${node('__proto__', 'first', 'last', 'assistant', 'A reply in the middle', 1700000010)},
+      ${node('last', '__proto__', null, 'user', 'My last message', 1700000020)}}}]`;
+    const [chat] = parseHistory(file, NOW).chats;
+    expect(chat.turns.map((t) => t.text)).toEqual(['My first message', 'A reply in the middle', 'My last message']);
+  });
 });
 
 describe('Claude conversations.json', () => {

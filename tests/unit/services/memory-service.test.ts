@@ -8,6 +8,7 @@ import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
 import { checkGraphInvariants } from '../../support/invariants';
 import { ScriptedModel } from '../memory/helpers';
 import type { Session, Turn } from '../../../src/memory/types';
+import type { LanguageModel } from '../../../src/ports';
 
 const T = Date.UTC(2025, 0, 10);
 
@@ -344,5 +345,80 @@ describe('MemoryService and the topic-nouns switch', () => {
     await service.settingsChanged();
     expect(service.topicsIndexed).toBe(false);
     expect(found()).toEqual([]);
+  });
+});
+
+describe('MemoryService when the chat model changes (issue 21)', () => {
+  it('a call that never ends is stopped; the job runs again with the new model and no failed attempt is counted', async () => {
+    const repo = new InMemoryRepository();
+    await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!']);
+    const stuckSignals: AbortSignal[] = [];
+    // A small model stuck in JSON mode: its answer never ends (until the call is aborted).
+    const stuck: LanguageModel = {
+      modelId: 'stuck-model',
+      chat: async () => '',
+      json: (_messages, _schema, options) =>
+        new Promise<string>((_, reject) => {
+          stuckSignals.push(options!.signal!);
+          options!.signal!.addEventListener('abort', () => reject(options!.signal!.reason));
+        }),
+    };
+    let llm: LanguageModel = stuck;
+    const service = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => llm,
+      () => undefined,
+    );
+    await service.load();
+    service.kick();
+    for (let i = 0; i < 200 && stuckSignals.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(stuckSignals).toHaveLength(1);
+    // The user picks another model (what Tealeaf does on ModelService's 'llm' event).
+    llm = model();
+    service.modelChanged(llm);
+    for (let i = 0; i < 200; i++) {
+      if ((await repo.listJobs()).every((j) => j.status === 'done')) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const [job] = await repo.listJobs();
+    expect(job.status).toBe('done');
+    expect(job.attempts).toBe(0);
+    expect(job.lastError).toBeUndefined();
+    expect(stuckSignals[0].aborted).toBe(true);
+    expect(stuckSignals).toHaveLength(1);
+    expect([...service.memories.values()].map((m) => m.text)).toEqual(['The user said: I adopted a puppy named Biscuit']);
+  });
+
+  it('the same model again (a settings echo) does not stop the job', async () => {
+    const repo = new InMemoryRepository();
+    await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!']);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const inner = model();
+    let aborted = false;
+    const slow: LanguageModel = {
+      modelId: 'slow',
+      chat: (m, o) => inner.chat(m, o),
+      json: async (m, s, o) => {
+        o?.signal?.addEventListener('abort', () => (aborted = true));
+        await gate;
+        return inner.json(m, s, o);
+      },
+    };
+    const service = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => slow,
+      () => undefined,
+    );
+    await service.load();
+    service.kick();
+    await new Promise((r) => setTimeout(r, 30));
+    service.modelChanged(slow);
+    release();
+    await settle(service, repo);
+    expect(aborted).toBe(false);
+    expect((await repo.listJobs())[0].attempts).toBe(0);
   });
 });

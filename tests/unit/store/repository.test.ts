@@ -247,6 +247,29 @@ describe('full disk', () => {
     expect(settingErr).toBeInstanceOf(Error);
   });
 
+  it('tells onStorage when writes start being refused for a full disk and when one lands again (issue 21)', async () => {
+    const repo = await seeded();
+    const heard: boolean[] = [];
+    repo.onStorage((full) => heard.push(full));
+    let full = true;
+    proto.put = function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
+      if (full) throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+      return originalPut.call(this, value, key);
+    };
+    await repo.apply({ sessions: [session('s9', 9)] }).catch(() => undefined);
+    await repo.putSetting('x', 1).catch(() => undefined);
+    expect(heard).toEqual([true]); // said once, not at every refused write
+    full = false;
+    await repo.apply({ sessions: [session('s9', 9)] });
+    await repo.apply({ sessions: [session('s10', 10)] });
+    expect(heard).toEqual([true, false]);
+    // Other failures say nothing about the disk.
+    await repo
+      .apply({ turns: [turn('t-bad', 'nowhere', 0)], sessions: [{ ...session('s11', 11), id: 42 as unknown as string }] })
+      .catch(() => undefined);
+    expect(heard).toEqual([true, false]);
+  });
+
   it("recognises quota errors wrapped in causes and under Firefox's name", async () => {
     const { isQuotaError, toStoreError } = await import('../../../src/store/errors');
     expect(isQuotaError(new Error('wrapped', { cause: new DOMException('q', 'QuotaExceededError') }))).toBe(true);
