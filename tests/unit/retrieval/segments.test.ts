@@ -122,6 +122,16 @@ describe('denoising', () => {
     expect(isFillerTurn('I adopted a puppy')).toBe(false);
     const text = denoiseForIndex(['Hey Mel! I went to a pottery class.', 'Wow, cool!', 'Mel, what did you make?'], ['Mel']);
     expect(text).toBe('I went to a pottery class.\nwhat did you make?');
+    expect(denoiseForIndex(['Wow, Mel, thanks! Lovely.', 'Hi there Mel. yes', 'We went to the lake today!'], ['Mel'])).toBe(
+      'Lovely.\nyes\nWe went to the lake today!',
+    );
+  });
+
+  it('a message that starts with a long unbroken string is left whole (the old pattern backtracked for minutes)', () => {
+    // The old interjection pattern split the word every way it could (about n^3/6 steps: 57 s for
+    // 800 letters, on the page's thread); these inputs would run past the test's time-out.
+    expect(denoiseForIndex(['x'.repeat(600)])).toBe('x'.repeat(600));
+    for (const text of [`${'y'.repeat(50_000)}!`, `Hey ${'z'.repeat(20_000)}, hi.`]) expect(denoiseForIndex([text])).toBe(text);
   });
 });
 
