@@ -3,7 +3,19 @@ import 'fake-indexeddb/auto'; // idb checks instanceof against the global IDB cl
 import { IDBFactory } from 'fake-indexeddb';
 import fc from 'fast-check';
 import { RELATIONS } from '../../../src/memory/types';
-import type { Edge, Memory, Segment, Session, Setting, Turn, UsedMemory, VectorRecord } from '../../../src/memory/types';
+import type {
+  BranchTurn,
+  Edge,
+  Memory,
+  Segment,
+  Session,
+  Setting,
+  Tombstone,
+  Turn,
+  TurnVersion,
+  UsedMemory,
+  VectorRecord,
+} from '../../../src/memory/types';
 import { openTealeafDb } from '../../../src/store/db';
 import type { OpenTealeafDbOptions, TealeafDb } from '../../../src/store/db';
 import { STORE_NAMES } from '../../../src/store/schema';
@@ -63,6 +75,7 @@ export interface Dataset {
   segments: Segment[];
   settings: Setting[];
   vectors: VectorRecord[];
+  tombstones: Tombstone[];
 }
 
 const usedMemoryArb = (ids: string[]): fc.Arbitrary<UsedMemory> => {
@@ -104,6 +117,42 @@ const usedMemoryArb = (ids: string[]): fc.Arbitrary<UsedMemory> => {
     { requiredKeys: ['memoryIds', 'segmentIds', 'timelines', 'scores'] },
   );
 };
+
+const statusArb = fc.constantFrom('complete' as const, 'streaming' as const, 'interrupted' as const, 'stopped' as const, 'error' as const);
+
+/** Other versions of a turn (an edit, a regeneration), as turn-versions.ts keeps them. */
+const versionsArb = (ids: string[]): fc.Arbitrary<TurnVersion[]> =>
+  fc.array(
+    fc.record(
+      { text: bodyText, time, status: statusArb, modelId: anyText, usedMemory: usedMemoryArb(ids) },
+      { requiredKeys: ['text', 'time', 'status'] },
+    ),
+    { maxLength: 2 },
+  );
+
+/** Turns put away in branches, flat, each naming the version it followed. */
+const branchesArb = (ids: string[], prefix: string): fc.Arbitrary<BranchTurn[]> =>
+  fc
+    .array(
+      fc.record(
+        {
+          role: fc.constantFrom('user' as const, 'assistant' as const),
+          text: bodyText,
+          time,
+          status: statusArb,
+          modelId: anyText,
+          usedMemory: usedMemoryArb(ids),
+          externalId: anyText,
+          versions: versionsArb(ids),
+          shown: fc.nat(3),
+          follows: fc.record({ turnId: anyText, version: fc.nat(3) }),
+          suffix: idSuffix,
+        },
+        { requiredKeys: ['role', 'text', 'time', 'status', 'follows', 'suffix'] },
+      ),
+      { maxLength: 2 },
+    )
+    .map((bs) => bs.map(({ suffix, ...b }, i): BranchTurn => ({ ...b, id: `${prefix}b${i}-${suffix}` })));
 
 const settingValue = fc.oneof(
   anyText,
@@ -154,16 +203,13 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
                     role: fc.constantFrom('user' as const, 'assistant' as const),
                     text: bodyText,
                     time,
-                    status: fc.constantFrom(
-                      'complete' as const,
-                      'streaming' as const,
-                      'interrupted' as const,
-                      'stopped' as const,
-                      'error' as const,
-                    ),
+                    status: statusArb,
                     modelId: anyText,
                     usedMemory: usedMemoryArb(memoryIds),
                     externalId: anyText,
+                    versions: versionsArb(memoryIds),
+                    shown: fc.nat(3),
+                    branches: branchesArb(memoryIds, `${prefix}${si}.`),
                     suffix: idSuffix,
                   },
                   { requiredKeys: ['role', 'text', 'time', 'status', 'suffix'] },
@@ -255,7 +301,21 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
                 { selector: (v) => `${v.unitId}\u0000${v.modelId}`, maxLength: max },
               )
               .map((vs) => vs as VectorRecord[]);
-      return fc.record({ sessions, turns, memories, edges, segments, settings, vectors });
+      // What the user deleted: chats and memories by id (some of them also present: a restored backup).
+      const tombstones = fc
+        .uniqueArray(
+          fc.record({
+            kind: fc.constantFrom('session' as const, 'memory' as const),
+            id: fc.oneof(
+              anyText.map((x) => `${prefix}gone-${x}`),
+              ...[...sessionIds, ...memoryIds].map((x) => fc.constant(x)),
+            ),
+            deletedAt: time,
+          }),
+          { selector: (t) => `${t.kind}\u0000${t.id}`, maxLength: 3 },
+        )
+        .map((ts) => ts as Tombstone[]);
+      return fc.record({ sessions, turns, memories, edges, segments, settings, vectors, tombstones });
     })
     .map((d) => ({
       ...d,
