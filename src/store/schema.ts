@@ -181,8 +181,8 @@ const flatVersionsAndTombstones: Migration = async (db, tx) => {
   for (let cursor = await turns.openCursor(); cursor; cursor = await cursor.continue()) {
     const stored = cursor.value as Turn;
     const turn = fitTurn(flattenVersions(stored) as Turn);
-    if (turn === stored) continue;
     const drewOn = turnSources(turn);
+    if (turn === stored && drewOn.join('\u0000') === (stored.drewOn ?? []).join('\u0000')) continue;
     const next: Turn = { ...turn };
     if (drewOn.length > 0) next.drewOn = drewOn;
     else delete next.drewOn;

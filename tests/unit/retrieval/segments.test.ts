@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { parseSegmentation, type TurnRange } from '../../../src/memory/ingest/segments/parse';
 import { splitByCohesion } from '../../../src/memory/ingest/segments/fallback';
 import { denoiseForIndex, isFillerTurn } from '../../../src/memory/ingest/segments/denoise';
-import { segmentSession, segmentSessionDetailed, SEGMENTATION_SCHEMA } from '../../../src/memory/ingest/segments';
+import { buildSegments, segmentSession, segmentSessionDetailed, SEGMENTATION_SCHEMA } from '../../../src/memory/ingest/segments';
+import { MAX_TEXT } from '../../../src/memory/limits';
 import type { LanguageModel } from '../../../src/ports';
 import type { Turn } from '../../../src/memory/types';
 
@@ -122,6 +123,45 @@ describe('denoising', () => {
     expect(isFillerTurn('I adopted a puppy')).toBe(false);
     const text = denoiseForIndex(['Hey Mel! I went to a pottery class.', 'Wow, cool!', 'Mel, what did you make?'], ['Mel']);
     expect(text).toBe('I went to a pottery class.\nwhat did you make?');
+    expect(denoiseForIndex(['Wow, Mel, thanks! Lovely.', 'Hi there Mel. yes', 'We went to the lake today!'], ['Mel'])).toBe(
+      'Lovely.\nyes\nWe went to the lake today!',
+    );
+  });
+
+  it('a message that starts with a long unbroken string is denoised at once (it froze memorising)', () => {
+    // The old pattern split the word every way it could, about n³/6 steps: 1.3 s for 200 letters,
+    // 57 s for 800 (and a job runs on the page's thread).
+    const started = Date.now();
+    expect(denoiseForIndex(['x'.repeat(600)])).toBe('x'.repeat(600));
+    expect(Date.now() - started).toBeLessThan(500);
+    for (const text of [`${'y'.repeat(50_000)}!`, `Hey ${'z'.repeat(20_000)}, hi.`]) expect(denoiseForIndex([text])).toBe(text);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+});
+
+describe('passages fit a record', () => {
+  const long = (i: number, n: number, role: Turn['role'] = 'user'): Turn => ({
+    id: `L${i}`,
+    sessionId: 's',
+    index: i,
+    role,
+    text: `${'word '.repeat(n / 5)}`.trim(),
+    time: i,
+    status: 'complete',
+  });
+
+  it('a range longer than a record is cut between whole turns; a turn too long alone is a passage of its own, cut', () => {
+    const ordered = [long(0, 600_000), long(1, 600_000, 'assistant'), long(2, 10), long(3, 10)];
+    const segments = buildSegments(ordered, [{ first: 0, last: 3 }]);
+    expect(segments.map((g) => [g.firstTurn, g.lastTurn])).toEqual([
+      [0, 0],
+      [1, 3],
+    ]);
+    expect(segments.every((g) => g.text.length <= MAX_TEXT && g.indexText.length <= MAX_TEXT)).toBe(true);
+    expect(segments[1].text.startsWith('assistant: word')).toBe(true);
+    const alone = buildSegments([{ ...long(0, 10), text: 'q'.repeat(MAX_TEXT) }], [{ first: 0, last: 0 }]);
+    expect(alone[0].text.length).toBe(MAX_TEXT);
+    expect(alone[0].text).toMatch(/Cut here/);
   });
 });
 

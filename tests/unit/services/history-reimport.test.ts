@@ -144,3 +144,76 @@ describe('the tombstones travel with a backup', () => {
     expect(result).toMatchObject({ imported: 0, deleted: 1, alreadyThere: 1 });
   });
 });
+
+describe.each(Object.entries(stores))('the integrity rule: a job never undoes what the user did (%s store)', (_name, open) => {
+  const mem = (id: string, extra: Partial<Memory> = {}): Memory => ({
+    id,
+    kind: 'event',
+    text: `model text ${id}`,
+    time: 1,
+    sourceTurnIds: [],
+    sessionId: 's',
+    edited: false,
+    createdAt: 1,
+    ...extra,
+  });
+  const job = {
+    id: 'j',
+    kind: 'memorise' as const,
+    sessionId: 's',
+    step: 'summarise',
+    status: 'running' as const,
+    attempts: 0,
+    createdAt: 1,
+    updatedAt: 1,
+  };
+
+  it('a job put over an edited or ended memory, or one the user deleted, is dropped and named; the user may put them', async () => {
+    const repo = await open();
+    await repo.apply({
+      sessions: [{ id: 's', title: 's', startedAt: 1, lastActivityAt: 1, status: 'ended' }],
+      memories: [mem('edited', { text: 'corrected', edited: true }), mem('ended', { endedAt: 5 }), mem('plain')],
+      tombstones: [{ kind: 'memory', id: 'deleted', deletedAt: 3 }],
+      jobs: [job],
+    });
+    const applied = await repo.apply({
+      memories: [mem('edited'), mem('ended'), mem('plain'), mem('deleted'), mem('new')],
+      edges: [{ id: 'e', from: 'deleted', to: 'new', relation: 'Cause', origin: 'model', createdAt: 2 }],
+      jobs: [{ ...job, updatedAt: 2 }],
+      expectJob: { id: 'j', updatedAt: 1 },
+    });
+    expect(applied.dropped).toEqual([
+      'memory edited: the user changed it, kept as the user left it',
+      'memory ended: the user changed it, kept as the user left it',
+      'memory deleted: the user deleted it',
+      'edge e: an end is gone',
+    ]);
+    expect(await repo.getMemory('edited')).toMatchObject({ text: 'corrected', edited: true });
+    expect((await repo.getMemory('ended'))?.endedAt).toBe(5);
+    expect(await repo.getMemory('deleted')).toBeUndefined();
+    expect((await repo.getMemory('plain'))?.text).toBe('model text plain');
+    expect((await repo.getMemory('new'))?.text).toBe('model text new');
+
+    // Not a job: the user's own undo puts the deleted memory back and forgets the tombstone.
+    await repo.apply({ memories: [mem('deleted', { text: 'back' })], deleteTombstones: [['memory', 'deleted']] });
+    expect((await repo.getMemory('deleted'))?.text).toBe('back');
+    expect(await repo.listTombstones('memory')).toEqual([]);
+  });
+
+  it('deleting a memory in the explorer remembers it, and Undo forgets it', async () => {
+    const repo = await open();
+    await repo.apply({ sessions: [{ id: 's', title: 's', startedAt: 1, lastActivityAt: 1, status: 'ended' }], memories: [mem('m')] });
+    const memory = new MemoryService(
+      repo,
+      new SettingsService(repo),
+      () => undefined,
+      () => undefined,
+    );
+    await memory.load();
+    const undo = await memory.deleteMemory('m');
+    expect((await repo.listTombstones('memory')).map((t) => t.id)).toEqual(['m']);
+    await memory.applyLive(undo!);
+    expect(await repo.getMemory('m')).toBeDefined();
+    expect(await repo.listTombstones('memory')).toEqual([]);
+  });
+});

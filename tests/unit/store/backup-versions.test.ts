@@ -6,7 +6,7 @@ import { importBackup, validateBackup } from '../../../src/store/backup';
 import { IdbRepository } from '../../../src/store/repository';
 import { showVersion } from '../../../src/services/turn-versions';
 import type { BranchTurn, Turn } from '../../../src/memory/types';
-import { freshFactory } from './helpers';
+import { freshFactory, legacyEdits } from './helpers';
 
 const turn = (id: string, index: number, text: string, extra: Partial<Turn> = {}): Turn => ({
   id,
@@ -33,31 +33,6 @@ function backupWith(turns: unknown[]) {
       settings: [],
     },
   };
-}
-
-/** A nested turn as versions before issue 21 stored it (`after` inside a version). */
-type Legacy = Omit<Turn, 'versions'> & { versions?: object[] };
-
-/**
- * The conversation an older version wrote when the user sent `n` messages and then edited each
- * from the last back to the first: each edit nested everything after it one level deeper.
- */
-function legacyEdits(n: number): Legacy[] {
-  let shown: Legacy[] = [];
-  for (let i = 0; i < n; i++) shown.push(turn(`u${i}`, 2 * i, `m${i}`), turn(`a${i}`, 2 * i + 1, `r${i}`));
-  for (let i = n - 1; i >= 0; i--) {
-    const at = 2 * i;
-    const old = shown[at]!;
-    const after = shown.slice(at + 1);
-    const edited: Legacy = {
-      ...old,
-      text: `m${i} edited`,
-      versions: [{ text: old.text, time: old.time, status: 'complete', after }],
-      shown: 1,
-    };
-    shown = [...shown.slice(0, at), edited, turn(`b${i}`, at + 1, `r${i} edited`)];
-  }
-  return shown;
 }
 
 describe('backup of turn versions', () => {

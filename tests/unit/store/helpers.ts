@@ -329,3 +329,39 @@ function withoutSuperseded(m: Memory): Memory {
   delete copy.supersededBy;
   return copy;
 }
+
+/** A turn as versions before issue 21 stored it: the turns put away nested inside a version (`after`). */
+export type LegacyTurn = Omit<Turn, 'versions' | 'branches'> & { versions?: object[] };
+
+/**
+ * The conversation an older version wrote (session `s`) when the user sent `n` messages and then
+ * edited each from the last back to the first: each edit nested everything after it one level
+ * deeper. `reply` adds fields to every reply (e.g. the memory it drew on).
+ */
+export function legacyEdits(n: number, reply: Partial<Turn> = {}): LegacyTurn[] {
+  const turn = (id: string, index: number, text: string): LegacyTurn => ({
+    id,
+    sessionId: 's',
+    index,
+    role: index % 2 ? 'assistant' : 'user',
+    text,
+    time: 1_700_000_000_000 + index,
+    status: 'complete',
+    ...(index % 2 ? reply : {}),
+  });
+  let shown: LegacyTurn[] = [];
+  for (let i = 0; i < n; i++) shown.push(turn(`u${i}`, 2 * i, `m${i}`), turn(`a${i}`, 2 * i + 1, `r${i}`));
+  for (let i = n - 1; i >= 0; i--) {
+    const at = 2 * i;
+    const old = shown[at]!;
+    const after = shown.slice(at + 1);
+    const edited: LegacyTurn = {
+      ...old,
+      text: `m${i} edited`,
+      versions: [{ text: old.text, time: old.time, status: 'complete', after }],
+      shown: 1,
+    };
+    shown = [...shown.slice(0, at), edited, turn(`b${i}`, at + 1, `r${i} edited`)];
+  }
+  return shown;
+}

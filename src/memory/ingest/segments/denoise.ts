@@ -66,8 +66,10 @@ export function isFillerTurn(text: string): boolean {
  */
 export function denoiseTurnText(text: string, names: readonly string[] = []): string {
   let t = text;
-  // Leading interjection clause: a short run of boilerplate words ending in ! , or .
-  t = t.replace(/^\s*(?:[A-Za-z']+[\s,]*){1,4}[!,.]\s*/, (m) => {
+  // Leading interjection clause: a short run of boilerplate words ending in ! , or . Words are
+  // separated by at least one space or comma, so a long word cannot be split every way there is
+  // (that backtracking froze memorising for a message starting with a long unbroken string).
+  t = t.replace(/^\s*(?:[A-Za-z']+[\s,]+){0,3}[A-Za-z']+[\s,]*[!,.]\s*/, (m) => {
     const words = m.toLowerCase().match(/[a-z']+/g) ?? [];
     const lowerNames = names.map((n) => n.toLowerCase());
     return words.every((w) => BOILERPLATE.has(w) || STOPWORDS.has(w) || lowerNames.includes(w)) ? '' : m;
