@@ -36,7 +36,7 @@ export interface Embedder {
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
-import type { Edge, Id, Job, Memory, Millis, Segment, Session, Turn, VectorRecord } from './memory/types';
+import type { Edge, Id, Job, Memory, Millis, Segment, Session, Tombstone, Turn, VectorRecord } from './memory/types';
 
 /**
  * A change to some fields of a stored memory, applied to the record as it is inside the write's
@@ -77,11 +77,16 @@ export interface ChangeSet {
   /** [unitId, modelId] keys. */
   deleteVectors?: Array<[Id, string]>;
   deleteJobs?: Id[];
+  /** What the user deleted, remembered (written with the delete itself). */
+  tombstones?: Tombstone[];
+  /** [kind, id] keys: the user brought the record back (an undo). */
+  deleteTombstones?: Array<[Tombstone['kind'], Id]>;
   memoryPatches?: MemoryPatch[];
   /**
    * A job step's precondition: the job record still exists with this `updatedAt` (the version
    * the step started from). Otherwise the whole change is refused with JobGoneError: the job was
-   * cancelled, deleted (delete-all, a replace import) or advanced by another tab.
+   * cancelled, deleted (delete-all, a replace import) or advanced by another tab. A job's change
+   * also never replaces a memory the user edited or ended, nor brings back one the user deleted.
    */
   expectJob?: { id: Id; updatedAt: Millis };
 }
@@ -122,6 +127,8 @@ export interface Repository {
   listVectorsOfUnit(unitId: Id): Promise<VectorRecord[]>;
   getJob(id: Id): Promise<Job | undefined>;
   listJobs(): Promise<Job[]>;
+  /** What the user deleted, of one kind. */
+  listTombstones(kind: Tombstone['kind']): Promise<Tombstone[]>;
   getSetting<T>(key: string): Promise<T | undefined>;
   putSetting<T>(key: string, value: T): Promise<void>;
   /**

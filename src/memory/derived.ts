@@ -6,7 +6,7 @@
 // shown as it is now). Each turn records the memories and passages it drew on (`drewOn`, indexed
 // by the store), so finding the replies built from one is a lookup.
 // Pure: the store runs it inside the write's transaction (src/store/integrity.ts).
-import type { Id, Memory, Timeline, Turn, TurnVersion, UsedMemory } from './types';
+import type { BranchTurn, Id, Memory, Timeline, Turn, TurnVersion, UsedMemory } from './types';
 
 /** Every memory and passage a stored `usedMemory` names: retrieved, in a timeline, in the persona bank, scored. */
 export function usedMemoryIds(u: UsedMemory): Id[] {
@@ -18,15 +18,17 @@ export function usedMemoryIds(u: UsedMemory): Id[] {
   return [...ids];
 }
 
-/** The memories a turn drew on, in every version it keeps (and the turns put away with them). */
-export function turnSources(t: Pick<Turn, 'usedMemory' | 'versions'>): Id[] {
+type Sourced = Pick<Turn, 'usedMemory' | 'versions'>;
+
+/** The memories a turn drew on, in every version it keeps and in the turns put away below it. */
+export function turnSources(t: Sourced & Pick<Turn, 'branches'>): Id[] {
   const ids = new Set<Id>();
-  const visit = (x: Pick<Turn, 'usedMemory' | 'versions'> | TurnVersion) => {
+  const visit = (x: Sourced) => {
     if (x.usedMemory) for (const id of usedMemoryIds(x.usedMemory)) ids.add(id);
-    if ('versions' in x) for (const v of x.versions ?? []) visit(v);
-    if ('after' in x) for (const a of x.after ?? []) visit(a);
+    for (const v of x.versions ?? []) if (v.usedMemory) for (const id of usedMemoryIds(v.usedMemory)) ids.add(id);
   };
   visit(t);
+  for (const b of t.branches ?? []) visit(b);
   return [...ids].sort();
 }
 
@@ -98,27 +100,27 @@ function pathAround(t: Timeline, keep: (id: Id) => boolean): Timeline | undefine
   return { memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through };
 }
 
-function followVersion(v: TurnVersion, c: SourceChange): TurnVersion {
-  const usedMemory = v.usedMemory && followSources(v.usedMemory, c);
-  const after = v.after?.map((a) => followTurn(a, c));
-  const same = usedMemory === v.usedMemory && (after === undefined || after.every((a, i) => a === v.after![i]));
-  if (same) return v;
-  const next: TurnVersion = { ...v };
-  if (usedMemory) next.usedMemory = usedMemory;
-  if (after) next.after = after;
-  return next;
-}
-
-/** A turn with every version's derived text following its sources (same object if nothing changed). */
-export function followTurn(t: Turn, c: SourceChange): Turn {
-  const usedMemory = t.usedMemory && followSources(t.usedMemory, c);
-  const versions = t.versions?.map((v) => followVersion(v, c));
-  const same = usedMemory === t.usedMemory && (versions === undefined || versions.every((v, i) => v === t.versions![i]));
-  if (same) return t;
-  const next: Turn = { ...t };
+/** `x` with every version's `usedMemory` following its sources (same object if nothing changed). */
+function followVersions<T extends Sourced>(x: T, c: SourceChange): T {
+  const usedMemory = x.usedMemory && followSources(x.usedMemory, c);
+  const versions = x.versions?.map((v): TurnVersion => {
+    const u = v.usedMemory && followSources(v.usedMemory, c);
+    return u === v.usedMemory ? v : { ...v, usedMemory: u };
+  });
+  const same = usedMemory === x.usedMemory && (versions === undefined || versions.every((v, i) => v === x.versions![i]));
+  if (same) return x;
+  const next: T = { ...x };
   if (usedMemory) next.usedMemory = usedMemory;
   if (versions) next.versions = versions;
   return next;
+}
+
+/** A turn with every version's derived text following its sources, in its branches too (same object if nothing changed). */
+export function followTurn(t: Turn, c: SourceChange): Turn {
+  const own = followVersions(t, c);
+  const branches = t.branches?.map((b): BranchTurn => followVersions(b, c));
+  if (own === t && (branches === undefined || branches.every((b, i) => b === t.branches![i]))) return t;
+  return branches ? { ...own, branches } : own;
 }
 
 /**

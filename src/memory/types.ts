@@ -52,6 +52,13 @@ export interface Turn {
   versions?: TurnVersion[];
   /** Where the shown version sits among all versions (0-based); absent = last. */
   shown?: number;
+  /**
+   * The turns put away with this turn's other versions (the branches of the conversation that
+   * follow them), flat: every turn of every branch below this one, at any depth, each naming the
+   * version of the turn it followed (src/services/turn-versions.ts). However often the user edits,
+   * a record nests no deeper. Absent when there is none.
+   */
+  branches?: BranchTurn[];
 }
 
 /** A version of a turn that is not shown now. */
@@ -61,8 +68,25 @@ export interface TurnVersion {
   status: TurnStatus;
   modelId?: string;
   usedMemory?: UsedMemory;
-  /** The turns that followed this version, put away while another version is shown. */
-  after?: Turn[];
+}
+
+/**
+ * A turn put away in a branch: it followed version `follows.version` (a position among all
+ * versions, which never moves) of the turn `follows.turnId`. Its session and position are those of
+ * the turn that holds it; it takes them back when its branch is shown again.
+ */
+export interface BranchTurn {
+  id: Id;
+  role: Role;
+  text: string;
+  time: Millis;
+  status: TurnStatus;
+  modelId?: string;
+  usedMemory?: UsedMemory;
+  externalId?: string;
+  versions?: TurnVersion[];
+  shown?: number;
+  follows: { turnId: Id; version: number };
 }
 
 export type MemoryKind = 'event' | 'user-trait' | 'assistant-trait' | 'note';
@@ -151,6 +175,16 @@ export interface Job {
   progress?: { done: number; total: number; label: string };
   createdAt: Millis;
   updatedAt: Millis;
+}
+
+/**
+ * The user deleted this chat or memory: an import or a job does not bring it back (a history
+ * export holds every chat again; a memorise job makes the same memory ids again). Exported in backups.
+ */
+export interface Tombstone {
+  kind: 'session' | 'memory';
+  id: Id;
+  deletedAt: Millis;
 }
 
 export interface Setting<T = unknown> {

@@ -9,6 +9,7 @@ import { CHAT_LIMITS, JSON_LIMITS, tokenBudget, type CallLimits } from './call-l
 import { CallGuard, readText, sseData, type CallLimit } from './server-call';
 
 export { sseData } from './server-call';
+import { isUsableModelId, MAX_MODEL_ID } from '../memory/limits';
 
 export type ServerErrorKind =
   /** Nothing answers at that address. */
@@ -133,6 +134,14 @@ export class LocalServerModel implements LanguageModel {
   constructor(options: LocalServerOptions) {
     this.baseUrl = normaliseServerUrl(options.baseUrl, { allowRemote: options.allowRemote });
     this.apiKey = options.apiKey;
+    // The name goes on every reply and into the settings: one the app cannot keep is refused
+    // (empty is fine: only listing the models).
+    if (options.model.length > MAX_MODEL_ID) {
+      throw new LocalServerError(
+        'bad-response',
+        `The model name is ${options.model.length.toLocaleString('en-US')} characters long; Tealeaf accepts names up to ${MAX_MODEL_ID} characters.`,
+      );
+    }
     this.modelId = options.model;
     this.fetchImpl = options.fetch ?? ((...args) => globalThis.fetch(...args));
     this.timeoutMs = options.timeoutMs ?? 120_000;
@@ -199,7 +208,8 @@ export class LocalServerModel implements LanguageModel {
           'bad-response',
           'The server answered, but not with a list of models. Is it an OpenAI-compatible server?',
         );
-      return body.data.map((m) => m.id).filter((id): id is string => typeof id === 'string');
+      // A name the app could not keep (empty, or past MAX_MODEL_ID) is not offered.
+      return body.data.map((m) => m.id).filter((id): id is string => typeof id === 'string' && isUsableModelId(id));
     } finally {
       guard.end();
     }

@@ -1,6 +1,6 @@
 // The chat loop: every turn is saved the moment it exists, replies stream into the store, and a
 // reply cut off (stop, error, closed tab) keeps what had arrived, marked so.
-import { clampText } from '../memory/limits';
+import { messageTooLong } from '../memory/limits';
 import { errorText } from '../errors';
 import type { ChangeSet, LanguageModel, Repository } from '../ports';
 import type { Job, Millis, Session, Turn } from '../memory/types';
@@ -175,8 +175,8 @@ export class ChatService extends Emitter<ChatEvents> {
 
   /** Sends a user message and streams the reply. Resolves when the reply is done or cut off. */
   async send(text: string): Promise<void> {
-    // A message longer than a record may hold is cut with a note, never refused or lost.
-    const clean = clampText(text.trim());
+    const clean = text.trim();
+    if (messageTooLong(clean.length)) return this.emit('error', { message: messageTooLong(clean.length)! });
     if (!clean || this.busy) return;
     const now = this.now();
     let session = this.current;
@@ -241,7 +241,8 @@ export class ChatService extends Emitter<ChatEvents> {
 
   /** Edits a message of the open chat as a new version of it and answers it again. */
   async editAndResend(turnId: string, text: string): Promise<void> {
-    const clean = clampText(text.trim());
+    const clean = text.trim();
+    if (messageTooLong(clean.length)) return this.emit('error', { message: messageTooLong(clean.length)! });
     const i = this.editable(turnId, 'user');
     if (!clean || i < 0 || clean === this.turns[i].text) return;
     await this.applyVersions(addVersion(this.turns, i, { text: clean, time: this.now(), status: 'complete' }));

@@ -4,7 +4,7 @@
 // the file's observations instead of asking a model. Linking runs as in Phase I: by the model when
 // one is loaded, by the similarity switch otherwise. Session ids carry a hash of the conversation,
 // so importing the same file again skips what is already there (and finishes a cut-off import).
-import { MAX_TEXT } from '../memory/limits';
+import { MAX_MESSAGE } from '../memory/limits';
 import type { Embedder, LanguageModel, Repository } from '../ports';
 import type { MemoryGraph } from '../memory/graph';
 import {
@@ -57,8 +57,8 @@ export class LocomoFormatError extends Error {
   }
 }
 
-/** Same bounds as a backup (src/store/backup.ts), so imported data can always be exported and restored. */
-const LIMITS = { maxText: MAX_TEXT, maxDiaId: 40, maxName: 100, maxSessions: 1_000, maxTurns: 5_000 } as const;
+/** The app's own limits (src/memory/limits.ts: a turn is a message), so imported data can always be exported and restored. */
+const LIMITS = { maxText: MAX_MESSAGE, maxDiaId: 40, maxName: 100, maxSessions: 1_000, maxTurns: 5_000 } as const;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);

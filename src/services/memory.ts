@@ -327,9 +327,11 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     const d = deleteMemory(id, this.memories, this.graph);
     if (!d) return undefined;
     const vectors = this.getEmbedder() ? await this.repo.listVectorsOfUnit(id) : undefined;
-    await this.applyLive(d.change);
+    // Remembered as deleted: a memorise job run again (a chat imported again) does not bring it back.
+    await this.applyLive({ ...d.change, tombstones: [{ kind: 'memory', id, deletedAt: Date.now() }] });
     // The undo also puts back the search vector, so the memory is found by meaning again.
-    return vectors && vectors.length > 0 ? { ...d.undo, vectors } : d.undo;
+    const undo: ChangeSet = { ...d.undo, deleteTombstones: [['memory', id]] };
+    return vectors && vectors.length > 0 ? { ...undo, vectors } : undo;
   }
 
   /**
@@ -378,12 +380,20 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         this.repo.listJobs(),
         deleteMemories || unfinished ? this.repo.listMemories() : Promise.resolve([]),
       ]);
+      const gone = memories.filter((m) => m.sessionId === sessionId).map((m) => m.id);
+      const deletedAt = Date.now();
       return this.applyLive({
         deleteSessions: [sessionId],
         deleteTurns: turns.map((t) => t.id),
         deleteSegments: segments.map((x) => x.id),
         deleteJobs: jobs.filter((j) => j.sessionId === sessionId).map((j) => j.id),
-        deleteMemories: memories.filter((m) => m.sessionId === sessionId).map((m) => m.id),
+        deleteMemories: gone,
+        // Remembered as deleted: importing the same history again does not bring the chat back,
+        // nor the memories the user chose to delete with it.
+        tombstones: [
+          { kind: 'session', id: sessionId, deletedAt },
+          ...(deleteMemories ? gone.map((id) => ({ kind: 'memory' as const, id, deletedAt })) : []),
+        ],
       });
     });
     // Other chats' jobs were stopped too: they resume from their recorded step.

@@ -4,6 +4,7 @@
 import type { Repository } from '../ports';
 import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from '../memory/settings';
 import { Emitter } from './emitter';
+import { isUsableModelId } from '../memory/limits';
 
 export interface AppSettings {
   /** A session ends after this many idle minutes (0 = never by idleness). */
@@ -62,7 +63,8 @@ export type SettingsPatch = Partial<Omit<AppSettings, 'memory'>> & { memory?: Pa
 
 const asRecord = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
 const num = (v: unknown, d: number) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : d);
-const optionalText = (v: unknown) => (typeof v === 'string' ? v : undefined);
+/** A model name the app can keep (src/memory/limits.ts); a longer one is dropped, not cut (it would name another model). */
+const modelName = (v: unknown) => (typeof v === 'string' && isUsableModelId(v) ? v : undefined);
 const text = (v: unknown) => (typeof v === 'string' ? v : '');
 const flag = (d: boolean) => (v: unknown) => (typeof v === 'boolean' ? v : d);
 
@@ -81,14 +83,14 @@ function readMemory(raw: unknown): MemorySettings {
  */
 const FIELDS: { [K in keyof AppSettings]-?: (v: unknown) => AppSettings[K] } = {
   idleGapMinutes: (v) => num(v, DEFAULT_SETTINGS.idleGapMinutes),
-  chatModelId: optionalText,
-  embeddingModelId: optionalText,
+  chatModelId: modelName,
+  embeddingModelId: modelName,
   memorySearchModel: flag(true),
-  pendingModelId: optionalText,
+  pendingModelId: modelName,
   autoLoadModel: flag(DEFAULT_SETTINGS.autoLoadModel),
   modelMirror: text,
   serverUrl: text,
-  serverModel: optionalText,
+  serverModel: modelName,
   systemPrompt: (v) => text(v).slice(0, MAX_SYSTEM_PROMPT),
   temperature: (v) => (typeof v === 'number' && v >= TEMPERATURE_RANGE.min && v <= TEMPERATURE_RANGE.max ? v : TEMPERATURE_RANGE.default),
   memoryUse: flag(true),

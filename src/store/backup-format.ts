@@ -3,7 +3,7 @@
 // a law: src/memory/limits.ts sets both).
 import { z } from 'zod';
 import { REFLECTION_OUTCOMES, RELATIONS } from '../memory/types';
-import type { Edge, Id, Memory, Segment, Session, Setting, Turn, VectorRecord } from '../memory/types';
+import type { Edge, Id, Memory, Segment, Session, Setting, Tombstone, Turn, VectorRecord } from '../memory/types';
 import { MAX_TEXT, MAX_TIME, MIN_TIME } from '../memory/limits';
 import { BACKUP_COLLECTIONS } from './backup-messages';
 
@@ -48,6 +48,8 @@ export interface BackupData {
   edges: Edge[];
   segments: Segment[];
   settings: Setting[];
+  /** What the user deleted (absent in files made before issue 21). */
+  tombstones?: Tombstone[];
   vectors?: BackupVector[];
 }
 
@@ -155,17 +157,29 @@ const usedMemorySchema = z.strictObject({
 
 const turnStatus = z.enum(['complete', 'streaming', 'interrupted', 'stopped', 'error']);
 
-// Versions of a turn hold the turns that followed them (a branch of the conversation), which may
-// have versions of their own: the two schemas refer to each other (zod 4 getters).
+// Versions of a turn, and the turns put away with them, flat (src/services/turn-versions.ts): a
+// branch turn names the version it followed. Files with the older nested form (`after` inside a
+// version) are made flat before these checks (legacy-versions.ts).
 const turnVersionSchema = z.strictObject({
   text,
   time,
   status: turnStatus,
   modelId: text.optional(),
   usedMemory: usedMemorySchema.optional(),
-  get after(): z.ZodOptional<z.ZodArray<typeof turnSchema>> {
-    return list(turnSchema).optional();
-  },
+});
+
+const branchTurnSchema = z.strictObject({
+  id,
+  role: z.enum(['user', 'assistant']),
+  text,
+  time,
+  status: turnStatus,
+  modelId: text.optional(),
+  usedMemory: usedMemorySchema.optional(),
+  externalId: text.optional(),
+  versions: list(turnVersionSchema).optional(),
+  shown: position.optional(),
+  follows: z.strictObject({ turnId: refId, version: position }),
 });
 
 const turnSchema = z.strictObject({
@@ -181,10 +195,9 @@ const turnSchema = z.strictObject({
   // Derived (src/memory/derived.ts): an import recomputes it rather than trusting the file.
   drewOn: list(refId).optional(),
   externalId: text.optional(),
-  get versions(): z.ZodOptional<z.ZodArray<typeof turnVersionSchema>> {
-    return list(turnVersionSchema).optional();
-  },
+  versions: list(turnVersionSchema).optional(),
   shown: position.optional(),
+  branches: list(branchTurnSchema).optional(),
 });
 
 const memorySchema = z.strictObject({
@@ -223,6 +236,8 @@ const segmentSchema = z.strictObject({
   time,
 });
 
+const tombstoneSchema = z.strictObject({ kind: z.enum(['session', 'memory']), id, deletedAt: time });
+
 // Setting values are free-form JSON; checkLimits has already bounded their size and depth.
 const settingSchema = z.strictObject({ key: id, value: z.unknown() });
 
@@ -246,6 +261,7 @@ export const frameSchema = z.strictObject({
     edges: list(z.unknown()),
     segments: list(z.unknown()),
     settings: list(z.unknown()),
+    tombstones: list(z.unknown()).optional(),
     vectors: list(z.unknown()).optional(),
   }),
 });
@@ -257,6 +273,7 @@ export const recordSchemas: Record<(typeof BACKUP_COLLECTIONS)[number], z.ZodTyp
   edges: edgeSchema,
   segments: segmentSchema,
   settings: settingSchema,
+  tombstones: tombstoneSchema,
   vectors: vectorSchema,
 };
 
@@ -271,5 +288,6 @@ const schemaMatchesTypes: [
   Same<z.infer<typeof edgeSchema>, Edge>,
   Same<z.infer<typeof segmentSchema>, Segment>,
   Same<z.infer<typeof vectorSchema>, BackupVector>,
-] = [true, true, true, true, true, true];
+  Same<z.infer<typeof tombstoneSchema>, Tombstone>,
+] = [true, true, true, true, true, true, true];
 void schemaMatchesTypes;

@@ -1,7 +1,7 @@
 // What the page and the backup worker (backup.worker.ts) say to each other, and the types both
 // sides share. Kept free of zod and idb so the page's side (backup-client.ts) stays small.
 
-export const BACKUP_COLLECTIONS = ['sessions', 'turns', 'memories', 'edges', 'segments', 'settings', 'vectors'] as const;
+export const BACKUP_COLLECTIONS = ['sessions', 'turns', 'memories', 'edges', 'segments', 'settings', 'tombstones', 'vectors'] as const;
 export type BackupCollection = (typeof BACKUP_COLLECTIONS)[number];
 export type BackupCounts = Record<BackupCollection, number>;
 

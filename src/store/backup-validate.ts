@@ -2,7 +2,8 @@
 // limits, format and version, every record's fields, duplicates and vector encoding. Large files
 // are checked in steps (a worker sees Cancel, the page sees progress).
 import type { z } from 'zod';
-import type { VectorRecord } from '../memory/types';
+import type { Turn, VectorRecord } from '../memory/types';
+import { flattenVersions, hasNestedVersions } from './legacy-versions';
 import { BACKUP_COLLECTIONS, BackupCancelledError, BackupError, type BackupControl, type BackupPhase } from './backup-messages';
 import {
   BACKUP_FORMAT,
@@ -140,15 +141,23 @@ function startValidation(value: unknown): { total: number; steps: Generator<numb
 function* validationSteps(root: unknown, data: FrameValue['data']): Generator<number, ValidBackup, void> {
   const issues: string[] = [];
   let done = 0;
+  // Turns from a file made before the branches were flat, made flat first (legacy-versions.ts):
+  // the nesting that grew with each edit is what made such files too deep to import.
+  let flatTurns: unknown[] | undefined;
   for (const name of BACKUP_COLLECTIONS) {
     const records = data[name] ?? [];
     const schema = recordSchemas[name];
     for (let i = 0; i < records.length; i++) {
+      if (name === 'turns' && hasNestedVersions(records[i])) {
+        flatTurns ??= [...records];
+        flatTurns[i] = flattenVersions(records[i]);
+      }
+      const record = name === 'turns' && flatTurns ? flatTurns[i] : records[i];
       const at: WalkEntry = { parent: { parent: { parent: null, key: 'data' }, key: name }, key: i };
       // Limits before types: a huge or hostile value is named as such, not as a wrong type.
-      const limitIssues = checkLimits(records[i], at);
+      const limitIssues = checkLimits(record, at);
       if (limitIssues.length > 0) throw new BackupError(limitIssues);
-      const parsed = schema.safeParse(records[i]);
+      const parsed = schema.safeParse(record);
       if (!parsed.success) {
         for (const issue of parsed.error.issues) {
           issues.push(formatIssue({ ...issue, path: ['data', name, i, ...issue.path] }, root));
@@ -163,7 +172,8 @@ function* validationSteps(root: unknown, data: FrameValue['data']): Generator<nu
   // The validated input itself, not zod's copy: zod rebuilds objects in schema key order, and
   // keeping the file's order makes export -> import -> export reproduce the file byte for byte.
   // Strict schemas without transforms guarantee both hold the same fields and values.
-  const backup = root as TealeafBackup;
+  const file = root as TealeafBackup;
+  const backup = flatTurns ? { ...file, data: { ...file.data, turns: flatTurns as Turn[] } } : file;
   issues.push(...checkConsistency(backup.data));
   const vectors: VectorRecord[] = [];
   const encoded = backup.data.vectors ?? [];
@@ -360,6 +370,12 @@ function checkConsistency(data: BackupData): string[] {
     data.settings,
     (r) => r.key,
     (r) => `key ${JSON.stringify(r.key)}`,
+  );
+  unique(
+    'tombstones',
+    data.tombstones ?? [],
+    (r) => JSON.stringify([r.kind, r.id]),
+    (r) => `${r.kind} ${JSON.stringify(r.id)}`,
   );
   unique(
     'vectors',

@@ -2,7 +2,8 @@
 // In the app both run in a worker (backup.worker.ts, driven by backup-client.ts); the functions
 // here also run directly in Node, which is how the unit tests exercise them. The format is in
 // backup-format.ts, its checks in backup-validate.ts.
-import type { Id, Setting, Turn, VectorRecord } from '../memory/types';
+import type { Id, Setting, Tombstone, Turn, VectorRecord } from '../memory/types';
+import { fitTurn } from './fit';
 import { turnSources } from '../memory/derived';
 import type { TealeafDb } from './db';
 import { runWrite, tracked } from './repository';
@@ -54,19 +55,20 @@ function demoSpace(db: TealeafDb): boolean {
 
 /** Reads every exported store in one snapshot. Jobs are not exported (they are machine state). */
 export async function exportBackup(db: TealeafDb, options: ExportOptions = {}): Promise<TealeafBackup> {
-  const stores = ['sessions', 'turns', 'memories', 'edges', 'segments', 'settings', 'vectors'] as const;
+  const stores = ['sessions', 'turns', 'memories', 'edges', 'segments', 'settings', 'tombstones', 'vectors'] as const;
   const tx = db.transaction([...stores]);
-  const [sessions, turns, memories, edges, segments, settings, vectors] = await Promise.all([
+  const [sessions, turns, memories, edges, segments, settings, tombstones, vectors] = await Promise.all([
     tx.objectStore('sessions').getAll(),
     tx.objectStore('turns').getAll(),
     tx.objectStore('memories').getAll(),
     tx.objectStore('edges').getAll(),
     tx.objectStore('segments').getAll(),
     demoSpace(db) ? Promise.resolve([]) : tx.objectStore('settings').getAll(),
+    tx.objectStore('tombstones').getAll(),
     options.includeVectors ? tx.objectStore('vectors').getAll() : Promise.resolve([]),
   ]);
   await tx.done;
-  const data: BackupData = { sessions, turns, memories, edges, segments, settings };
+  const data: BackupData = { sessions, turns, memories, edges, segments, settings, tombstones };
   if (options.includeVectors) data.vectors = vectors.map(encodeVector);
   return {
     format: BACKUP_FORMAT,
@@ -154,6 +156,7 @@ function storeKeyOf(name: (typeof BACKUP_COLLECTIONS)[number], record: unknown):
     return [v.unitId, v.modelId];
   }
   if (name === 'settings') return (record as Setting).key;
+  if (name === 'tombstones') return [(record as Tombstone).kind, (record as Tombstone).id];
   return (record as { id: Id }).id;
 }
 
@@ -199,9 +202,13 @@ function checkImportReferences(data: BackupData, vectors: readonly VectorRecord[
   return issues;
 }
 
-/** `drewOn` is derived: recomputed from the turn's versions, never taken from the file. */
+/**
+ * A turn as the store keeps it: within the limits (a backup made before may hold a model name a
+ * server made up), and `drewOn`, which is derived, recomputed from its versions and branches rather
+ * than taken from the file.
+ */
 function withDrewOn(t: Turn): Turn {
-  const next = { ...t };
+  const next = { ...fitTurn(t) };
   const drewOn = turnSources(t);
   if (drewOn.length > 0) next.drewOn = drewOn;
   else delete next.drewOn;
@@ -214,7 +221,7 @@ export interface ImportOptions extends BackupControl {
 }
 
 function zeroCounts(): BackupCounts {
-  return { sessions: 0, turns: 0, memories: 0, edges: 0, segments: 0, settings: 0, vectors: 0 };
+  return { sessions: 0, turns: 0, memories: 0, edges: 0, segments: 0, settings: 0, tombstones: 0, vectors: 0 };
 }
 
 /** Puts issued per round trip: each batch is awaited (keeping the transaction alive) before the next. */
@@ -254,16 +261,18 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
         edges: new Set(),
         segments: new Set(),
         settings: new Set(),
+        tombstones: new Set(),
         vectors: new Set(),
       };
     } else {
-      const [sessions, turns, memories, edges, segments, settings, vectorKeys] = await Promise.all([
+      const [sessions, turns, memories, edges, segments, settings, tombstones, vectorKeys] = await Promise.all([
         store('sessions').getAllKeys(),
         store('turns').getAllKeys(),
         store('memories').getAllKeys(),
         store('edges').getAllKeys(),
         store('segments').getAllKeys(),
         store('settings').getAllKeys(),
+        store('tombstones').getAllKeys(),
         vectors.length > 0 ? store('vectors').getAllKeys() : Promise.resolve([] as Array<[Id, string]>),
       ]);
       existing = {
@@ -273,6 +282,7 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
         edges: new Set(edges),
         segments: new Set(segments),
         settings: new Set(settings),
+        tombstones: new Set(tombstones.map((k) => JSON.stringify(k))),
         vectors: new Set(vectorKeys.map((k) => JSON.stringify(k))),
       };
     }
@@ -290,7 +300,7 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
     // Every put, in store order, issued below in batches.
     const puts: Array<() => Promise<unknown>> = [];
     const putAll = <T>(
-      name: 'sessions' | 'memories' | 'edges' | 'segments' | 'settings',
+      name: 'sessions' | 'memories' | 'edges' | 'segments' | 'settings' | 'tombstones',
       records: readonly T[],
       keyOf: (r: T) => string,
       put: (r: T) => Promise<unknown>,
@@ -340,6 +350,13 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
       data.settings,
       (r) => r.key,
       (r) => store('settings').put(r),
+    );
+    // What the user deleted is kept out of later history imports here too (a merge adds the file's).
+    putAll(
+      'tombstones',
+      data.tombstones ?? [],
+      (r) => JSON.stringify([r.kind, r.id]),
+      (r) => store('tombstones').put(r),
     );
     // Packs are derived from the vectors: any vector written makes them stale.
     if (vectors.length > 0) puts.push(() => store('vectorPacks').clear());

@@ -8,7 +8,8 @@
 // Pure: it reads through a StoreReader and returns the change to write.
 import type { AppliedChange, ChangeSet, MemoryPatch } from '../ports';
 import { JobGoneError } from '../ports';
-import type { Id, Job, Memory, Turn } from '../memory/types';
+import type { Id, Job, Memory, Tombstone, Turn } from '../memory/types';
+import { fitMemory, fitSegment, fitSession, fitTurn } from './fit';
 import { followTurn, keepRemoved, sourceChanged, turnSources } from '../memory/derived';
 
 /** Reads of the store as it is inside the write's transaction. */
@@ -26,6 +27,8 @@ export interface StoreReader {
   turn(id: Id): Promise<Turn | undefined>;
   /** Turns whose `drewOn` names the memory (the replies built from it). */
   turnsDrewOn(memoryId: Id): Promise<Turn[]>;
+  /** Whether the user deleted this record (src/memory/types.ts, Tombstone). */
+  tombstone(kind: Tombstone['kind'], id: Id): Promise<boolean>;
 }
 
 /** Memoised existence checks over "the store after this change". */
@@ -129,8 +132,28 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
   }
   for (const id of deleteSegments) for (const k of await reader.vectorKeysOf(id)) deleteVectors.set(vectorKeyText(k), k);
 
+  const stored = new Map<Id, Memory | undefined>();
+  const storedMemory = async (id: Id) => {
+    if (!stored.has(id)) stored.set(id, await reader.memory(id));
+    return stored.get(id);
+  };
   const memoryPuts = new Map<Id, Memory>();
-  for (const m of input.memories ?? []) memoryPuts.set(m.id, m);
+  for (const m of input.memories ?? []) {
+    // A job makes memories; it never undoes what the user did to one (a memorise job run again,
+    // e.g. for a chat imported again, makes the same memory ids).
+    if (input.expectJob) {
+      const before = await storedMemory(m.id);
+      if (before && (before.edited || before.endedAt !== undefined)) {
+        dropped.push(`memory ${m.id}: the user changed it, kept as the user left it`);
+        continue;
+      }
+      if (!before && (await reader.tombstone('memory', m.id))) {
+        dropped.push(`memory ${m.id}: the user deleted it`);
+        continue;
+      }
+    }
+    memoryPuts.set(m.id, fitMemory(m));
+  }
   const after = new After(
     reader,
     input,
@@ -144,18 +167,13 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
 
   // Patches apply to the record as stored now (or as put by this same change); a patch for a
   // memory that is gone is dropped rather than resurrecting it.
-  const stored = new Map<Id, Memory | undefined>();
-  const storedMemory = async (id: Id) => {
-    if (!stored.has(id)) stored.set(id, await reader.memory(id));
-    return stored.get(id);
-  };
   for (const patch of [...cascadePatches, ...(input.memoryPatches ?? [])]) {
     const base = memoryPuts.get(patch.id) ?? (deleteMemories.has(patch.id) ? undefined : await storedMemory(patch.id));
     if (!base) {
       dropped.push(`memory ${patch.id}: changed after it was deleted`);
       continue;
     }
-    memoryPuts.set(patch.id, applyPatch(base, patch));
+    memoryPuts.set(patch.id, fitMemory(applyPatch(base, patch)));
     after.puts.memories.add(patch.id);
   }
 
@@ -182,7 +200,7 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
   }
   const segments = [];
   for (const s of input.segments ?? []) {
-    if (await after.session(s.sessionId)) segments.push(s);
+    if (await after.session(s.sessionId)) segments.push(fitSegment(s));
     else dropped.push(`segment ${s.id}: session ${s.sessionId} is gone`);
   }
   const turns = await followingSources(input, reader, after, memories, storedMemory, dropped);
@@ -196,7 +214,7 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
   const put = <K extends keyof ChangeSet>(key: K, value: ChangeSet[K] & unknown[]) => {
     if (value.length > 0) out[key] = value as AppliedChange[K];
   };
-  put('sessions', input.sessions ?? []);
+  put('sessions', (input.sessions ?? []).map(fitSession));
   put('turns', turns);
   put('memories', memories);
   put('edges', edges);
@@ -210,6 +228,8 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
   put('deleteSegments', input.deleteSegments ?? []);
   put('deleteVectors', [...deleteVectors.values()]);
   put('deleteJobs', input.deleteJobs ?? []);
+  put('tombstones', input.tombstones ?? []);
+  put('deleteTombstones', input.deleteTombstones ?? []);
   return out;
 }
 
@@ -236,7 +256,8 @@ async function followingSources(
   for (const id of [...after.deleted.memories, ...after.deleted.segments, ...changed]) {
     for (const t of await reader.turnsDrewOn(id)) if (!deletedTurns.has(t.id)) out.set(t.id, { turn: t, own: false });
   }
-  for (const t of input.turns ?? []) {
+  for (const given of input.turns ?? []) {
+    const t = fitTurn(given);
     if (await after.session(t.sessionId)) out.set(t.id, { turn: t.usedMemory ? keepRemoved(t, await reader.turn(t.id)) : t, own: true });
     else dropped.push(`turn ${t.id}: session ${t.sessionId} is gone`);
   }

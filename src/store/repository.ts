@@ -1,7 +1,7 @@
 // The Repository port (src/ports.ts) over IndexedDB, plus the queries the UI needs.
 import type { IDBPTransaction, StoreKey, StoreValue } from 'idb';
 import type { AppliedChange, ChangeSet, Repository } from '../ports';
-import type { Edge, Id, Job, JobStatus, Memory, Segment, Session, Turn, VectorRecord } from '../memory/types';
+import type { Edge, Id, Job, JobStatus, Memory, Segment, Session, Tombstone, Turn, VectorRecord } from '../memory/types';
 import { openTealeafDb } from './db';
 import type { OpenTealeafDbOptions, TealeafDb } from './db';
 import { isStorageFullError, toStoreError } from './errors';
@@ -28,6 +28,7 @@ function changesOf(change: ChangeSet): AnyStoreChanges[] {
     { store: 'segments', puts: change.segments, deletes: change.deleteSegments },
     { store: 'vectors', puts: change.vectors, deletes: change.deleteVectors },
     { store: 'jobs', puts: change.jobs, deletes: change.deleteJobs },
+    { store: 'tombstones', puts: change.tombstones, deletes: change.deleteTombstones },
   ];
   return all.filter((c) => (c.puts?.length ?? 0) + (c.deletes?.length ?? 0) > 0);
 }
@@ -266,6 +267,10 @@ export class IdbRepository implements Repository {
     return this.db.getAllFromIndex('jobs', 'byStatus', status);
   }
 
+  listTombstones(kind: Tombstone['kind']): Promise<Tombstone[]> {
+    return this.db.getAll('tombstones', IDBKeyRange.bound([kind], [kind, []]));
+  }
+
   async getSetting<T>(key: string): Promise<T | undefined> {
     const record = await this.db.get('settings', key);
     return record?.value as T | undefined;
@@ -331,6 +336,7 @@ function idbReader(tx: WriteTx): StoreReader {
     supersededBy: (id) => tx.objectStore('memories').index('bySupersededBy').getAll(id),
     turn: (id) => tx.objectStore('turns').get(id),
     turnsDrewOn: (id) => tx.objectStore('turns').index('byDrewOn').getAll(id),
+    tombstone: async (kind, id) => (await tx.objectStore('tombstones').getKey([kind, id])) !== undefined,
   };
 }
 

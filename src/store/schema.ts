@@ -12,16 +12,30 @@ import type {
   Session,
   SessionStatus,
   Setting,
+  Tombstone,
   Turn,
   VectorRecord,
 } from '../memory/types';
 import { turnSources } from '../memory/derived';
+import { fitMemory, fitSegment, fitSession, fitTurn } from './fit';
+import { flattenVersions } from './legacy-versions';
 
 export const DB_NAME = 'tealeaf';
 /** The demo lives in a database of its own: it never mixes with the user's memory. */
 export const DEMO_DB_NAME = 'tealeaf-demo';
 
-export const STORE_NAMES = ['sessions', 'turns', 'memories', 'edges', 'segments', 'vectors', 'jobs', 'settings', 'vectorPacks'] as const;
+export const STORE_NAMES = [
+  'sessions',
+  'turns',
+  'memories',
+  'edges',
+  'segments',
+  'vectors',
+  'jobs',
+  'settings',
+  'vectorPacks',
+  'tombstones',
+] as const;
 export type StoreName = (typeof STORE_NAMES)[number];
 
 /** Typed view of the current schema, for idb. Index names are prefixed `by` to read as queries. */
@@ -68,6 +82,10 @@ export interface TealeafSchema extends DBSchema {
   vectorPacks: {
     key: [string, number];
     value: VectorPack;
+  };
+  tombstones: {
+    key: [Tombstone['kind'], Id];
+    value: Tombstone;
   };
 }
 
@@ -150,7 +168,40 @@ const addDrewOn: Migration = async (_db, tx) => {
   }
 };
 
+/**
+ * v4 (issue 21): what the app stores it can always export and import again. Turns keep their
+ * branches flat (`Turn.branches`, no nesting that grows with each edit: legacy-versions.ts), with
+ * `drewOn` recomputed; records written before the limits were applied everywhere are brought within
+ * them (fit.ts: a passage over a record's length, a model name a server made up). And a store of
+ * tombstones: what the user deleted, so that importing the same history again does not bring it back.
+ */
+const flatVersionsAndTombstones: Migration = async (db, tx) => {
+  db.createObjectStore('tombstones', { keyPath: ['kind', 'id'] });
+  const turns = tx.objectStore('turns');
+  for (let cursor = await turns.openCursor(); cursor; cursor = await cursor.continue()) {
+    const stored = cursor.value as Turn;
+    const turn = fitTurn(flattenVersions(stored) as Turn);
+    const drewOn = turnSources(turn);
+    if (turn === stored && drewOn.join('\u0000') === (stored.drewOn ?? []).join('\u0000')) continue;
+    const next: Turn = { ...turn };
+    if (drewOn.length > 0) next.drewOn = drewOn;
+    else delete next.drewOn;
+    await cursor.update(next);
+  }
+  const fitAll = async <T>(name: string, fit: (x: T) => T) => {
+    const store = tx.objectStore(name);
+    for (let cursor = await store.openCursor(); cursor; cursor = await cursor.continue()) {
+      const value = cursor.value as T;
+      const next = fit(value);
+      if (next !== value) await cursor.update(next);
+    }
+  };
+  await fitAll('segments', fitSegment);
+  await fitAll('memories', fitMemory);
+  await fitAll('sessions', fitSession);
+};
+
 /** Ordered; the database version is MIGRATIONS.length. Add a version by appending a function. */
-export const MIGRATIONS: readonly Migration[] = [createAllStores, addVectorPacks, addDrewOn];
+export const MIGRATIONS: readonly Migration[] = [createAllStores, addVectorPacks, addDrewOn, flatVersionsAndTombstones];
 
 export const DB_VERSION = MIGRATIONS.length;

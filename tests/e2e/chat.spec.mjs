@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, serveApp, shot, tempProfile } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestModel, send, setScript, startChat } from './flows.mjs';
+import { assertNoOffHost, lastReply, loadTestModel, readDb, send, setScript, startChat } from './flows.mjs';
 
 const server = serveApp();
 
@@ -106,6 +106,41 @@ test('a tab closed mid-reply keeps what had arrived, marked interrupted', async 
     assert.match(await turn.getByTestId('turn-status').textContent(), /tab closed/);
     await shot(h.page, 'chat-interrupted');
     assertNoOffHost(h);
+  } finally {
+    await h.dispose();
+  }
+});
+
+// Issue 21: a message longer than one message may be is refused in the composer, with a note saying
+// why and what to do; nothing is sent or stored, and the text stays to be cut down.
+test('a message over 990,000 characters is refused in the composer; the text stays; nothing is stored', async () => {
+  const h = await launch({ viewport: { width: 1280, height: 800 } });
+  try {
+    const { page } = h;
+    await startChat(page, server.url, {});
+    const composer = page.getByTestId('composer');
+    await composer.fill('x'.repeat(990_001));
+    const note = page.getByTestId('composer-too-long');
+    await note.waitFor();
+    assert.match(await note.textContent(), /990,001 characters; Tealeaf keeps at most 990,000 in one message\. Split it/);
+    assert.equal(await page.getByTestId('send').isDisabled(), true);
+    assert.equal(await composer.getAttribute('aria-invalid'), 'true');
+    await composer.press('Enter');
+    await shot(page, 'composer-too-long-1280');
+    await page.setViewportSize({ width: 375, height: 800 });
+    await shot(page, 'composer-too-long-375');
+    assert.equal((await composer.inputValue()).length, 990_001, 'the text stays');
+    const db = await readDb(page, ['sessions', 'turns']);
+    assert.deepEqual([db.sessions.length, db.turns.length], [0, 0]);
+    // Cut down to the limit: the note goes and the message is sent.
+    await composer.fill('x'.repeat(990_000));
+    await note.waitFor({ state: 'detached' });
+    await page.getByTestId('send').click();
+    await lastReply(page, { timeout: 60_000 });
+    const stored = await readDb(page, ['turns']);
+    assert.equal(stored.turns.find((t) => t.role === 'user').text.length, 990_000);
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
   } finally {
     await h.dispose();
   }

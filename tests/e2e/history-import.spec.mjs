@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, loadTestModel, pollDb, readDb, setScript } from './flows.mjs';
+import { answerDialog, assertNoOffHost, editOpenMemory, loadTestModel, openMemory, pollDb, readDb, setScript } from './flows.mjs';
 
 const CHATGPT = resolve(import.meta.dirname, '../fixtures/chatgpt-conversations.json');
 const CLAUDE = resolve(import.meta.dirname, '../fixtures/claude-conversations.json');
@@ -146,6 +146,90 @@ test('ChatGPT and Claude history: dated chats, search, memorised in the backgrou
     await p.getByTestId('import-result').filter({ hasText: 'not a ChatGPT or Claude export' }).waitFor();
     await shot(p, 'history-error-1280');
     assert.deepEqual(counts(await readDb(p)), counts(before));
+    assertNoOffHost(h);
+    assert.deepEqual(h.errors, []);
+  } finally {
+    await h.dispose();
+  }
+});
+
+// Issue 21, defect 2: exports are cumulative, so importing the same file again is normal. It must
+// not undo what the user did since: a chat deleted stays deleted (and is named in the result), a
+// memory corrected keeps the correction. On the old code the chat came back and was memorised again
+// under the same memory ids, and the corrected text became the model's text with edited: false.
+test('importing the same Claude export again brings back no deleted chat and keeps a corrected memory, also after a reload', async () => {
+  const profile = tempProfile();
+  let h = await launch({ profile, viewport: { width: 1280, height: 800 } });
+  const corrected = 'My cello teacher is Mrs Okafor-Byrne.';
+  try {
+    const { page } = h;
+    await loadTestModel(page, server.url);
+    await page.goto(`${server.url}/#/memory`);
+    await importHistory(page, CLAUDE, 'Imported 2 chats from Claude');
+    const db = await pollDb(page, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), { what: 'memorised history' });
+    const cello = db.sessions.find((s) => s.title === 'Learning the cello');
+    const okafor = db.memories.find((m) => m.sessionId === cello.id && m.text.includes('Mrs Okafor'));
+    assert.ok(okafor, db.memories.map((m) => m.text).join(' | '));
+
+    // The user corrects the memory, then deletes the chat and keeps its memories.
+    await openMemory(page, 'Mrs Okafor');
+    await editOpenMemory(page, corrected);
+    await page.goto(`${server.url}/#/chat`);
+    const row = page.getByTestId('session-row').filter({ hasText: 'Learning the cello' });
+    await row.getByTestId('delete-chat').click();
+    await answerDialog(page); // box unticked: the memories stay
+    await row.waitFor({ state: 'detached' });
+
+    // The same file again.
+    await page.goto(`${server.url}/#/memory`);
+    await importHistory(page, CLAUDE, 'Nothing new to import from Claude');
+    const note = await page.getByTestId('import-result').textContent();
+    assert.match(note, /1 chat was already there; 1 chat you deleted was not brought back/);
+    await shot(page, 'history-reimport-1280');
+    await page.setViewportSize({ width: 375, height: 800 });
+    await shot(page, 'history-reimport-375');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    // Any job the import could have queued has had its chance to run.
+    await page.waitForTimeout(500);
+    const check = async (p) => {
+      const d = await readDb(p, ['sessions', 'turns', 'memories', 'jobs', 'tombstones']);
+      assert.equal(
+        d.sessions.find((s) => s.id === cello.id),
+        undefined,
+        'the deleted chat stays deleted',
+      );
+      assert.deepEqual(
+        d.turns.filter((t) => t.sessionId === cello.id),
+        [],
+      );
+      assert.deepEqual(
+        d.jobs.filter((j) => j.sessionId === cello.id),
+        [],
+      );
+      const m = d.memories.find((x) => x.id === okafor.id);
+      assert.equal(m.text, corrected);
+      assert.equal(m.edited, true);
+      assert.deepEqual(
+        d.tombstones.map((t) => [t.kind, t.id]),
+        [['session', cello.id]],
+      );
+      return d;
+    };
+    await check(page);
+    await h.close();
+
+    // After a reload: still so, in the store and in the views.
+    h = await launch({ profile, viewport: { width: 1280, height: 800 } });
+    const p = h.page;
+    await p.goto(`${server.url}/#/chat`);
+    await p.getByTestId('session-row').filter({ hasText: 'My tomato plants' }).waitFor();
+    assert.equal(await p.getByTestId('session-row').filter({ hasText: 'Learning the cello' }).count(), 0);
+    await check(p);
+    await loadTestModel(p, server.url);
+    await p.goto(`${server.url}/#/memory`);
+    await importHistory(p, CLAUDE, 'Nothing new to import from Claude');
+    await openMemory(p, 'Okafor-Byrne');
+    await check(p);
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {

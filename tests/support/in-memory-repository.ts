@@ -4,7 +4,7 @@
 // Every change is settled by the same integrity rule as the IndexedDB store (src/store/integrity.ts).
 import type { AppliedChange, ChangeSet, Repository } from '../../src/ports';
 import { plainCopy, settle, type StoreReader } from '../../src/store/integrity';
-import type { Edge, Id, Job, Memory, Segment, Session, Turn, VectorRecord } from '../../src/memory/types';
+import type { Edge, Id, Job, Memory, Segment, Session, Tombstone, Turn, VectorRecord } from '../../src/memory/types';
 
 export interface InMemoryRepositoryOptions {
   /** Called with each change before it is applied; throwing here aborts it (crash simulation). */
@@ -26,6 +26,8 @@ export class InMemoryRepository implements Repository {
   readonly vectors = new Map<string, VectorRecord>();
   readonly jobs = new Map<Id, Job>();
   readonly settings = new Map<string, unknown>();
+  /** By `${kind}\u0000${id}`. */
+  readonly tombstones = new Map<string, Tombstone>();
   /** Number of successful apply() calls. */
   commits = 0;
 
@@ -43,6 +45,7 @@ export class InMemoryRepository implements Repository {
     for (const id of c.deleteSegments ?? []) this.segments.delete(id);
     for (const [u, m] of c.deleteVectors ?? []) this.vectors.delete(vectorKey(u, m));
     for (const id of c.deleteJobs ?? []) this.jobs.delete(id);
+    for (const [kind, id] of c.deleteTombstones ?? []) this.tombstones.delete(vectorKey(kind, id));
     for (const s of c.sessions ?? []) this.sessions.set(s.id, copy(s));
     for (const t of c.turns ?? []) this.turns.set(t.id, copy(t));
     for (const m of c.memories ?? []) this.memories.set(m.id, copy(m));
@@ -50,6 +53,7 @@ export class InMemoryRepository implements Repository {
     for (const s of c.segments ?? []) this.segments.set(s.id, copy(s));
     for (const v of c.vectors ?? []) this.vectors.set(vectorKey(v.unitId, v.modelId), copy(v));
     for (const j of c.jobs ?? []) this.jobs.set(j.id, copy(j));
+    for (const t of c.tombstones ?? []) this.tombstones.set(vectorKey(t.kind, t.id), copy(t));
     this.commits++;
     return copy(c);
   }
@@ -67,6 +71,7 @@ export class InMemoryRepository implements Repository {
       supersededBy: async (id) => [...this.memories.values()].filter((m) => m.supersededBy === id),
       turn: async (id) => this.turns.get(id),
       turnsDrewOn: async (id) => [...this.turns.values()].filter((t) => t.drewOn?.includes(id)),
+      tombstone: async (kind, id) => this.tombstones.has(vectorKey(kind, id)),
     };
   }
 
@@ -127,6 +132,9 @@ export class InMemoryRepository implements Repository {
   }
   async listJobs() {
     return copy([...this.jobs.values()]);
+  }
+  async listTombstones(kind: Tombstone['kind']) {
+    return copy([...this.tombstones.values()].filter((t) => t.kind === kind));
   }
   async getSetting<T>(key: string): Promise<T | undefined> {
     return copy(this.settings.get(key) as T | undefined);

@@ -2,7 +2,7 @@
 // Tealeaf keeps: an ended session with its real dates, its turns with their own times, and the
 // memorising job that will remember it. Pure: runs in Node.
 import { createMemoriseJob } from '../../memory/ingest/memorise';
-import { clampText, isValidTime, MAX_IMPORT_CHAT_MESSAGES } from '../../memory/limits';
+import { isValidTime, MAX_IMPORT_CHAT_MESSAGES, splitMessage } from '../../memory/limits';
 import type { Id, Job, Millis, Session, Turn } from '../../memory/types';
 import { isEmptySession, titleFrom } from '../session-rules';
 
@@ -34,6 +34,8 @@ export interface ChatRecords {
   job: Job;
   /** The chat had more messages than MAX_IMPORT_CHAT_MESSAGES; only the first were kept. */
   cut: boolean;
+  /** Messages longer than one message may be (MAX_MESSAGE), each kept as consecutive parts. */
+  split: number;
 }
 
 /** Longest title kept (as a rename in ChatService). */
@@ -84,20 +86,28 @@ export function chatRecords(source: HistorySource, chat: ExportedChat, now: Mill
   const firstTime = messages.find((m) => m.time !== undefined)?.time;
   const start = Math.min(chat.createdAt ?? Infinity, firstTime ?? Infinity);
   let prev = Number.isFinite(start) ? start : (chat.updatedAt ?? now);
-  const turns: Turn[] = messages.map((m, index) => {
+  let split = 0;
+  const turns: Turn[] = [];
+  for (const m of messages) {
     prev = Math.max(prev, m.time ?? prev);
     const externalId = m.id?.slice(0, MAX_EXTERNAL_ID);
-    return {
-      id: `${sessionId}:t${index}`,
-      sessionId,
-      index,
-      role: m.role,
-      text: clampText(m.text),
-      time: prev,
-      status: 'complete',
-      ...(externalId ? { externalId } : {}),
-    };
-  });
+    // Nothing of a very long message is lost: its parts follow each other, said by the same speaker.
+    const parts = splitMessage(m.text);
+    if (parts.length > 1) split++;
+    for (const text of parts) {
+      const index = turns.length;
+      turns.push({
+        id: `${sessionId}:t${index}`,
+        sessionId,
+        index,
+        role: m.role,
+        text,
+        time: prev,
+        status: 'complete',
+        ...(externalId ? { externalId } : {}),
+      });
+    }
+  }
   if (isEmptySession(turns)) return undefined;
   const startedAt = Math.min(chat.createdAt ?? turns[0].time, turns[0].time);
   const last = turns[turns.length - 1].time;
@@ -113,5 +123,5 @@ export function chatRecords(source: HistorySource, chat: ExportedChat, now: Mill
   // Queued at the chat's own time: the job runner takes the oldest createdAt first, so history is
   // memorised in the order it happened (across imports too, and before chats newer than it).
   const job: Job = { ...createMemoriseJob(sessionId, last), updatedAt: now };
-  return { session, turns, job, cut };
+  return { session, turns, job, cut, split };
 }

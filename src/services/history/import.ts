@@ -1,8 +1,10 @@
 // "Bring your history": a ChatGPT or Claude conversations.json becomes ended chats with their
 // real dates, each with a memorising job that the normal job runner works through in the
 // background, oldest first. The file is read and checked completely before anything is written;
-// chats already imported (same conversation id, so the same session id) are skipped.
-import { MAX_IMPORT_CHAT_MESSAGES } from '../../memory/limits';
+// chats already imported (same conversation id, so the same session id) are skipped, and so are
+// chats the user deleted (a tombstone remembers them): exports are cumulative, so importing one
+// again is normal, and it never undoes what the user did.
+import { MAX_IMPORT_CHAT_MESSAGES, MAX_MESSAGE } from '../../memory/limits';
 import type { Millis } from '../../memory/types';
 import type { Repository } from '../../ports';
 import { SOURCE_NAMES, type ChatRecords, type HistorySource } from './chat-records';
@@ -29,10 +31,14 @@ export interface HistoryImportResult {
   messages: number;
   /** Chats that an earlier import had already brought. */
   alreadyThere: number;
+  /** Chats the user deleted since an earlier import: not brought back. */
+  deleted: number;
   /** Conversations with no message from the user, left out. */
   empty: number;
   /** Chats longer than the limit, of which only the first messages were kept. */
   cut: number;
+  /** Messages longer than one message may be, each kept as consecutive parts. */
+  split: number;
 }
 
 const pause = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
@@ -54,15 +60,20 @@ export async function writeHistory(
   parsed: ParsedHistory,
   deps: Pick<HistoryImportDeps, 'repo' | 'onProgress' | 'batchSize'>,
 ): Promise<HistoryImportResult> {
-  const stored = new Set((await deps.repo.listSessions()).map((s) => s.id));
-  const fresh = parsed.chats.filter((c) => !stored.has(c.session.id));
+  const [sessions, tombstones] = await Promise.all([deps.repo.listSessions(), deps.repo.listTombstones('session')]);
+  const stored = new Set(sessions.map((s) => s.id));
+  const deleted = new Set(tombstones.map((t) => t.id));
+  const there = parsed.chats.filter((c) => stored.has(c.session.id)).length;
+  const fresh = parsed.chats.filter((c) => !stored.has(c.session.id) && !deleted.has(c.session.id));
   const result: HistoryImportResult = {
     source: parsed.source,
     imported: 0,
     messages: 0,
-    alreadyThere: parsed.chats.length - fresh.length,
+    alreadyThere: there,
+    deleted: parsed.chats.length - there - fresh.length,
     empty: parsed.empty,
     cut: 0,
+    split: 0,
   };
   const size = deps.batchSize ?? 100;
   for (let i = 0; i < fresh.length; i += size) {
@@ -77,12 +88,15 @@ export async function writeHistory(
     result.imported += batch.length;
     result.messages += batch.reduce((n, c) => n + c.turns.length, 0);
     result.cut += batch.filter((c) => c.cut).length;
+    result.split += batch.reduce((n, c) => n + c.split, 0);
   }
   deps.onProgress?.(`Saved ${fresh.length} of ${fresh.length} chats.`);
   return result;
 }
 
-const chats = (n: number) => `${n.toLocaleString('en-US')} ${n === 1 ? 'chat' : 'chats'}`;
+const count = (n: number) => n.toLocaleString('en-US');
+const chats = (n: number) => `${count(n)} ${n === 1 ? 'chat' : 'chats'}`;
+const was = (n: number) => (n === 1 ? 'was' : 'were');
 
 /** Why imported chats may wait instead of being memorised now. */
 export interface MemorisingState {
@@ -96,10 +110,12 @@ export interface MemorisingState {
 export function historyResultMessage(r: HistoryImportResult, state: MemorisingState): string {
   const from = SOURCE_NAMES[r.source];
   const extra = [
-    r.alreadyThere > 0 ? `${chats(r.alreadyThere)} ${r.alreadyThere === 1 ? 'was' : 'were'} already there` : '',
-    r.empty > 0 ? `${chats(r.empty)} without messages ${r.empty === 1 ? 'was' : 'were'} left out` : '',
-    r.cut > 0
-      ? `${chats(r.cut)} kept only ${r.cut === 1 ? 'its' : 'their'} first ${MAX_IMPORT_CHAT_MESSAGES.toLocaleString('en-US')} messages`
+    r.alreadyThere > 0 ? `${chats(r.alreadyThere)} ${was(r.alreadyThere)} already there` : '',
+    r.deleted > 0 ? `${chats(r.deleted)} you deleted ${was(r.deleted)} not brought back` : '',
+    r.empty > 0 ? `${chats(r.empty)} without messages ${was(r.empty)} left out` : '',
+    r.cut > 0 ? `${chats(r.cut)} kept only ${r.cut === 1 ? 'its' : 'their'} first ${count(MAX_IMPORT_CHAT_MESSAGES)} messages` : '',
+    r.split > 0
+      ? `${count(r.split)} ${r.split === 1 ? 'message' : 'messages'} longer than ${count(MAX_MESSAGE)} characters ${was(r.split)} kept in parts`
       : '',
   ].filter(Boolean);
   const notes = extra.length > 0 ? ` (${extra.join('; ')})` : '';

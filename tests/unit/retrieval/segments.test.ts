@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { parseSegmentation, type TurnRange } from '../../../src/memory/ingest/segments/parse';
 import { splitByCohesion } from '../../../src/memory/ingest/segments/fallback';
 import { denoiseForIndex, isFillerTurn } from '../../../src/memory/ingest/segments/denoise';
-import { segmentSession, segmentSessionDetailed, SEGMENTATION_SCHEMA } from '../../../src/memory/ingest/segments';
+import { buildSegments, segmentSession, segmentSessionDetailed, SEGMENTATION_SCHEMA } from '../../../src/memory/ingest/segments';
+import { MAX_TEXT } from '../../../src/memory/limits';
 import type { LanguageModel } from '../../../src/ports';
 import type { Turn } from '../../../src/memory/types';
 
@@ -132,6 +133,32 @@ describe('denoising', () => {
     // 800 letters, on the page's thread); these inputs would run past the test's time-out.
     expect(denoiseForIndex(['x'.repeat(600)])).toBe('x'.repeat(600));
     for (const text of [`${'y'.repeat(50_000)}!`, `Hey ${'z'.repeat(20_000)}, hi.`]) expect(denoiseForIndex([text])).toBe(text);
+  });
+});
+
+describe('passages fit a record', () => {
+  const long = (i: number, n: number, role: Turn['role'] = 'user'): Turn => ({
+    id: `L${i}`,
+    sessionId: 's',
+    index: i,
+    role,
+    text: `${'word '.repeat(n / 5)}`.trim(),
+    time: i,
+    status: 'complete',
+  });
+
+  it('a range longer than a record is cut between whole turns; a turn too long alone is a passage of its own, cut', () => {
+    const ordered = [long(0, 600_000), long(1, 600_000, 'assistant'), long(2, 10), long(3, 10)];
+    const segments = buildSegments(ordered, [{ first: 0, last: 3 }]);
+    expect(segments.map((g) => [g.firstTurn, g.lastTurn])).toEqual([
+      [0, 0],
+      [1, 3],
+    ]);
+    expect(segments.every((g) => g.text.length <= MAX_TEXT && g.indexText.length <= MAX_TEXT)).toBe(true);
+    expect(segments[1].text.startsWith('assistant: word')).toBe(true);
+    const alone = buildSegments([{ ...long(0, 10), text: 'q'.repeat(MAX_TEXT) }], [{ first: 0, last: 0 }]);
+    expect(alone[0].text.length).toBe(MAX_TEXT);
+    expect(alone[0].text).toMatch(/Cut here/);
   });
 });
 

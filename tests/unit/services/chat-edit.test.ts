@@ -83,7 +83,13 @@ describe('ChatService versions', () => {
     expect(model.histories.at(-1)).toEqual(['I like coffee']);
     const first = chat.turns[0];
     expect(first.versions?.[0]).toMatchObject({ text: 'I like tea' });
-    expect(first.versions?.[0].after?.map((t) => t.text)).toEqual(['reply 1 to I like tea', 'and cake', 'reply 2 to and cake']);
+    // Put away flat, each naming the version it followed.
+    expect(first.branches?.map((t) => [t.text, t.follows.version])).toEqual([
+      ['reply 1 to I like tea', 0],
+      ['and cake', 0],
+      ['reply 2 to and cake', 0],
+    ]);
+    expect(first.branches?.map((t) => t.follows.turnId)).toEqual([first.id, first.branches![0].id, first.branches![1].id]);
     // Unchanged text or an ended chat: nothing happens.
     await chat.editAndResend(chat.turns[0].id, 'I like coffee');
     expect(model.n).toBe(3);

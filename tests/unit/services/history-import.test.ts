@@ -102,7 +102,7 @@ describe.each(Object.entries(stores))('importing history (%s store)', (_name, op
     const { deps } = wire(repo);
     const progress: string[] = [];
     const first = await importHistory(file(CHATGPT), { ...deps, onProgress: (l) => progress.push(l) });
-    expect(first).toEqual({ source: 'chatgpt', imported: 3, messages: 10, alreadyThere: 0, empty: 1, cut: 0 });
+    expect(first).toEqual({ source: 'chatgpt', imported: 3, messages: 10, alreadyThere: 0, deleted: 0, empty: 1, cut: 0, split: 0 });
     expect(progress[0]).toBe('Reading the file…');
     expect(progress.at(-1)).toBe('Saved 3 of 3 chats.');
     const after = await counts(repo);
@@ -234,7 +234,7 @@ describe.each(Object.entries(stores))('importing history (%s store)', (_name, op
 });
 
 describe('the result message points to the memory-creation switch', () => {
-  const r = { source: 'claude' as const, imported: 2, messages: 5, alreadyThere: 0, empty: 1, cut: 0 };
+  const r = { source: 'claude' as const, imported: 2, messages: 5, alreadyThere: 0, deleted: 0, empty: 1, cut: 0, split: 0 };
   it('running, paused, waiting for a model', () => {
     expect(historyResultMessage(r, { creationOff: false, noModel: false })).toBe(
       'Imported 2 chats from Claude (1 chat without messages was left out); they are being memorised in the background, oldest first. To pause, switch off “Make new memories from chats” in Settings.',

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { parseHistory, HistoryImportError, checkHistorySize } from '../../../src/services/history/parse';
 import { chatRecords, historySessionId } from '../../../src/services/history/chat-records';
 import { currentBranch, chatgptConversationSchema } from '../../../src/services/history/chatgpt';
-import { MAX_IMPORT_BYTES, MAX_IMPORT_CHAT_MESSAGES, MAX_IMPORT_CHATS, MAX_TEXT } from '../../../src/memory/limits';
+import { MAX_IMPORT_BYTES, MAX_IMPORT_CHAT_MESSAGES, MAX_IMPORT_CHATS, MAX_MESSAGE, splitMessage } from '../../../src/memory/limits';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const CHATGPT = readFileSync(resolve(ROOT, 'tests/fixtures/chatgpt-conversations.json'), 'utf8');
@@ -199,8 +199,11 @@ describe('files that cannot be imported say why and what to do', () => {
     expect(errorOf(() => parseHistory(many, NOW)).message).toMatch(/holds 20,001 chats.*at most 20,000/);
   });
 
-  it('overlong texts are cut like clampText, overlong chats keep their first messages; neither is refused', () => {
-    const long = 'x'.repeat(MAX_TEXT + 10);
+  it('overlong messages are kept whole in parts, overlong chats keep their first messages; neither is refused', () => {
+    // Paragraphs, so the parts end where a paragraph does; one character over the limit is one part more.
+    const paragraph = `${'word '.repeat(199)}word`;
+    const long = Array.from({ length: Math.ceil((MAX_MESSAGE + 1) / (paragraph.length + 2)) }, () => paragraph).join('\n\n');
+    expect(long.length).toBeGreaterThan(MAX_MESSAGE);
     const messages = Array.from({ length: MAX_IMPORT_CHAT_MESSAGES + 3 }, (_, i) => ({
       role: i % 2 ? ('assistant' as const) : ('user' as const),
       text: i === 0 ? long : `m${i}`,
@@ -208,9 +211,25 @@ describe('files that cannot be imported say why and what to do', () => {
     }));
     const r = chatRecords('claude', { id: 'long', title: 't', messages }, NOW)!;
     expect(r.cut).toBe(true);
-    expect(r.turns).toHaveLength(MAX_IMPORT_CHAT_MESSAGES);
-    expect(r.turns[0].text.length).toBe(MAX_TEXT);
-    expect(r.turns[0].text).toMatch(/\[Cut here: Tealeaf keeps at most 1,000,000 characters of one message\.\]$/);
+    expect(r.split).toBe(1);
+    // The first messages of the export, the first of them in two parts said by the same speaker.
+    expect(r.turns).toHaveLength(MAX_IMPORT_CHAT_MESSAGES + 1);
+    expect(r.turns.map((t) => t.index)).toEqual(r.turns.map((_, i) => i));
+    expect(r.turns.slice(0, 3).map((t) => t.role)).toEqual(['user', 'user', 'assistant']);
+    expect(r.turns[0].text.length).toBeLessThanOrEqual(MAX_MESSAGE);
+    expect(r.turns[0].text.endsWith('\n\n')).toBe(true);
+    expect(r.turns[0].text + r.turns[1].text).toBe(long);
+    expect(r.turns[2].text).toBe('m1');
+  });
+
+  it('splitMessage: no part over the limit, nothing lost, no surrogate pair split, without spaces too', () => {
+    for (const text of ['x'.repeat(MAX_MESSAGE * 2 + 5), '😀'.repeat(MAX_MESSAGE), `${'a '.repeat(MAX_MESSAGE)}`]) {
+      const parts = splitMessage(text);
+      expect(parts.join('')).toBe(text);
+      expect(parts.every((p) => p.length <= MAX_MESSAGE && p.length > 0)).toBe(true);
+      expect(parts.every((p) => !/[\ud800-\udbff]$/.test(p))).toBe(true);
+    }
+    expect(splitMessage('short')).toEqual(['short']);
   });
 });
 

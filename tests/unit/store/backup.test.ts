@@ -28,6 +28,7 @@ async function fill(repo: IdbRepository, d: Dataset): Promise<void> {
     edges: d.edges,
     segments: d.segments,
     vectors: d.vectors,
+    tombstones: d.tombstones,
   });
   for (const s of d.settings) await repo.putSetting(s.key, s.value);
 }
@@ -41,6 +42,7 @@ function backupOf(d: Dataset, withVectors = true): Record<string, unknown> {
     edges: d.edges,
     segments: d.segments,
     settings: d.settings,
+    tombstones: d.tombstones,
   };
   if (withVectors) data.vectors = d.vectors.map(encodeVector);
   return JSON.parse(JSON.stringify({ format: BACKUP_FORMAT, version: 1, exportedAt: 1, data })) as Record<string, unknown>;
@@ -80,6 +82,7 @@ describe('export -> import round trip', () => {
           edges: d.edges.length,
           segments: d.segments.length,
           settings: d.settings.length,
+          tombstones: d.tombstones.length,
           vectors: d.vectors.length,
         });
         expect(await dump(b.db)).toBe(await dump(a.db));
@@ -117,7 +120,7 @@ describe('export -> import round trip', () => {
     expect(plain.format).toBe('tealeaf-backup');
     expect(plain.version).toBe(1);
     expect(plain.exportedAt).toBe(7);
-    expect(Object.keys(plain.data).sort()).toEqual(['edges', 'memories', 'segments', 'sessions', 'settings', 'turns']);
+    expect(Object.keys(plain.data).sort()).toEqual(['edges', 'memories', 'segments', 'sessions', 'settings', 'tombstones', 'turns']);
     const full = await exportBackup(repo.db, { includeVectors: true });
     expect(full.data.vectors).toEqual([
       { unitId: 'm', modelId: 'e', dimension: 2, data: Buffer.from(new Float32Array([1, -2.5]).buffer).toString('base64') },
@@ -156,8 +159,8 @@ describe('import modes', () => {
     };
     const summary = await importBackup(repo.db, JSON.stringify(file), { mode: 'merge' });
     expect(summary).toEqual({
-      added: { sessions: 0, turns: 1, memories: 1, edges: 1, segments: 0, settings: 1, vectors: 0 },
-      skipped: { sessions: 1, turns: 1, memories: 0, edges: 0, segments: 0, settings: 1, vectors: 0 },
+      added: { sessions: 0, turns: 1, memories: 1, edges: 1, segments: 0, settings: 1, tombstones: 0, vectors: 0 },
+      skipped: { sessions: 1, turns: 1, memories: 0, edges: 0, segments: 0, settings: 1, tombstones: 0, vectors: 0 },
     });
     expect((await repo.getSession('s1'))?.title).toBe('mine');
     expect((await repo.listTurns('s1')).map((t) => t.id)).toEqual(['t-mine', 't-new']);
@@ -211,6 +214,7 @@ describe('import rejects with a message and touches nothing', () => {
       segments: [],
       settings: [{ key: 'k', value: { a: [1, 2] } }],
       vectors: [{ unitId: 'm1', modelId: 'e', vector: new Float32Array([1, 2]) }],
+      tombstones: [{ kind: 'session', id: 'gone', deletedAt: 1 }],
     });
   const set = (path: Array<string | number>, value: unknown) => {
     const b = valid();
@@ -240,6 +244,17 @@ describe('import rejects with a message and touches nothing', () => {
     ['a dangling edge', () => set(['data', 'edges', 0, 'to'], 'nowhere'), 'edges[0].to: no memory "nowhere"'],
     ['a turn without its session', () => set(['data', 'turns', 0, 'sessionId'], 'gone'), 'turns[0].sessionId: no session "gone"'],
     ['a duplicate id', () => set(['data', 'memories', 1, 'id'], 'm1'), 'memories[1]: duplicate id "m1"'],
+    [
+      'a duplicate tombstone',
+      () => set(['data', 'tombstones', 1], { kind: 'session', id: 'gone', deletedAt: 2 }),
+      'tombstones[1]: duplicate session "gone"',
+    ],
+    ['a tombstone of another kind', () => set(['data', 'tombstones', 0, 'kind'], 'edge'), 'tombstones[0].kind: expected one of'],
+    [
+      'a branch turn without the version it followed',
+      () => set(['data', 'turns', 0, 'branches'], [{ id: 'b', role: 'user', text: 'x', time: 1, status: 'complete' }]),
+      'turns[0].branches[0].follows: missing',
+    ],
     ['bad vector bytes', () => set(['data', 'vectors', 0, 'data'], 'AAAA'), 'vectors[0].data: not base64 of 32-bit floats'],
     ['a wrong vector dimension', () => set(['data', 'vectors', 0, 'dimension'], 3), 'vectors[0].data: holds 2 numbers, dimension says 3'],
     ['text that is not JSON', () => '{"format": "tealeaf-backup", ', 'not valid JSON'],
@@ -328,6 +343,8 @@ describe('import rejects with a message and touches nothing', () => {
       modelId: ['string', false],
       usedMemory: ['object', false],
       externalId: ['string', false],
+      versions: ['array', false],
+      branches: ['array', false],
     },
     memories: {
       id: ['id', true],
@@ -363,6 +380,7 @@ describe('import rejects with a message and touches nothing', () => {
       time: ['number', true],
     },
     settings: { key: ['id', true] },
+    tombstones: { kind: ['enum', true], id: ['id', true], deletedAt: ['number', true] },
     vectors: { unitId: ['id', true], modelId: ['id', true], dimension: ['int', true], data: ['base64', true] },
   };
   const WRONG: Record<Kind, unknown[]> = {
@@ -384,6 +402,7 @@ describe('import rejects with a message and touches nothing', () => {
     edges: { id: 'tpl-e', from: 'tpl-m', to: 'tpl-m', relation: 'SameTopic', origin: 'user', createdAt: 1 },
     segments: { id: 'tpl-g', sessionId: 'tpl-s', firstTurn: 0, lastTurn: 0, turnIds: [], text: 't', indexText: 't', time: 1 },
     settings: { key: 'tpl-k', value: 1 },
+    tombstones: { kind: 'session', id: 'tpl-x', deletedAt: 1 },
     vectors: { unitId: 'tpl-m', modelId: 'e', dimension: 1, data: 'AACAPw==' },
   };
   const COLLECTIONS = Object.keys(FIELDS);

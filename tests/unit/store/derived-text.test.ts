@@ -10,7 +10,7 @@ import { exportBackup, importBackup, serializeBackup } from '../../../src/store/
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { followSources, turnSources } from '../../../src/memory/derived';
 import type { Repository } from '../../../src/ports';
-import type { Memory, Session, Turn, UsedMemory } from '../../../src/memory/types';
+import type { BranchTurn, Memory, Session, Turn, UsedMemory } from '../../../src/memory/types';
 
 const SECRET = 'diagnosed with epilepsy';
 const session = (id: string): Session => ({ id, title: id, startedAt: 1, lastActivityAt: 1, status: 'ended' });
@@ -174,15 +174,28 @@ describe.each(repos)('%s repository: derived text follows its memories', (_name,
 
   it('versions put away (an edited or regenerated turn) follow too', async () => {
     const old: Turn = reply({ id: 't2', index: 3, time: 300 });
+    const put: BranchTurn = {
+      id: old.id,
+      role: old.role,
+      text: old.text,
+      time: old.time,
+      status: old.status,
+      usedMemory: old.usedMemory,
+      follows: { turnId: 't1', version: 0 },
+    };
     const repo = await seeded(
       await make(),
-      reply({ usedMemory: undefined, versions: [{ text: 'Before', time: 200, status: 'complete', usedMemory: used(), after: [old] }] }),
+      reply({
+        usedMemory: undefined,
+        versions: [{ text: 'Before', time: 200, status: 'complete', usedMemory: used() }],
+        branches: [put],
+      }),
     );
     expect((await stored(repo)).drewOn).toEqual(['m1', 'm2', 'm3', 'm4']);
     await repo.apply({ deleteMemories: ['m1'] });
     const t = await stored(repo);
     expect(holdsSecret(t)).toBe(false);
-    expect(t.versions![0]!.after![0]!.usedMemory!.timelines.map((x) => x.memoryIds)).toEqual([['m2'], ['m3']]);
+    expect(t.branches![0]!.usedMemory!.timelines.map((x) => x.memoryIds)).toEqual([['m2'], ['m3']]);
   });
 
   it('deleting the chat of the reply and the memory in one change writes no turn back', async () => {

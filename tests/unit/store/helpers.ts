@@ -3,7 +3,19 @@ import 'fake-indexeddb/auto'; // idb checks instanceof against the global IDB cl
 import { IDBFactory } from 'fake-indexeddb';
 import fc from 'fast-check';
 import { RELATIONS } from '../../../src/memory/types';
-import type { Edge, Memory, Segment, Session, Setting, Turn, UsedMemory, VectorRecord } from '../../../src/memory/types';
+import type {
+  BranchTurn,
+  Edge,
+  Memory,
+  Segment,
+  Session,
+  Setting,
+  Tombstone,
+  Turn,
+  TurnVersion,
+  UsedMemory,
+  VectorRecord,
+} from '../../../src/memory/types';
 import { openTealeafDb } from '../../../src/store/db';
 import type { OpenTealeafDbOptions, TealeafDb } from '../../../src/store/db';
 import { STORE_NAMES } from '../../../src/store/schema';
@@ -63,6 +75,7 @@ export interface Dataset {
   segments: Segment[];
   settings: Setting[];
   vectors: VectorRecord[];
+  tombstones: Tombstone[];
 }
 
 const usedMemoryArb = (ids: string[]): fc.Arbitrary<UsedMemory> => {
@@ -104,6 +117,42 @@ const usedMemoryArb = (ids: string[]): fc.Arbitrary<UsedMemory> => {
     { requiredKeys: ['memoryIds', 'segmentIds', 'timelines', 'scores'] },
   );
 };
+
+const statusArb = fc.constantFrom('complete' as const, 'streaming' as const, 'interrupted' as const, 'stopped' as const, 'error' as const);
+
+/** Other versions of a turn (an edit, a regeneration), as turn-versions.ts keeps them. */
+const versionsArb = (ids: string[]): fc.Arbitrary<TurnVersion[]> =>
+  fc.array(
+    fc.record(
+      { text: bodyText, time, status: statusArb, modelId: anyText, usedMemory: usedMemoryArb(ids) },
+      { requiredKeys: ['text', 'time', 'status'] },
+    ),
+    { maxLength: 2 },
+  );
+
+/** Turns put away in branches, flat, each naming the version it followed. */
+const branchesArb = (ids: string[], prefix: string): fc.Arbitrary<BranchTurn[]> =>
+  fc
+    .array(
+      fc.record(
+        {
+          role: fc.constantFrom('user' as const, 'assistant' as const),
+          text: bodyText,
+          time,
+          status: statusArb,
+          modelId: anyText,
+          usedMemory: usedMemoryArb(ids),
+          externalId: anyText,
+          versions: versionsArb(ids),
+          shown: fc.nat(3),
+          follows: fc.record({ turnId: anyText, version: fc.nat(3) }),
+          suffix: idSuffix,
+        },
+        { requiredKeys: ['role', 'text', 'time', 'status', 'follows', 'suffix'] },
+      ),
+      { maxLength: 2 },
+    )
+    .map((bs) => bs.map(({ suffix, ...b }, i): BranchTurn => ({ ...b, id: `${prefix}b${i}-${suffix}` })));
 
 const settingValue = fc.oneof(
   anyText,
@@ -154,16 +203,13 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
                     role: fc.constantFrom('user' as const, 'assistant' as const),
                     text: bodyText,
                     time,
-                    status: fc.constantFrom(
-                      'complete' as const,
-                      'streaming' as const,
-                      'interrupted' as const,
-                      'stopped' as const,
-                      'error' as const,
-                    ),
+                    status: statusArb,
                     modelId: anyText,
                     usedMemory: usedMemoryArb(memoryIds),
                     externalId: anyText,
+                    versions: versionsArb(memoryIds),
+                    shown: fc.nat(3),
+                    branches: branchesArb(memoryIds, `${prefix}${si}.`),
                     suffix: idSuffix,
                   },
                   { requiredKeys: ['role', 'text', 'time', 'status', 'suffix'] },
@@ -255,7 +301,21 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
                 { selector: (v) => `${v.unitId}\u0000${v.modelId}`, maxLength: max },
               )
               .map((vs) => vs as VectorRecord[]);
-      return fc.record({ sessions, turns, memories, edges, segments, settings, vectors });
+      // What the user deleted: chats and memories by id (some of them also present: a restored backup).
+      const tombstones = fc
+        .uniqueArray(
+          fc.record({
+            kind: fc.constantFrom('session' as const, 'memory' as const),
+            id: fc.oneof(
+              anyText.map((x) => `${prefix}gone-${x}`),
+              ...[...sessionIds, ...memoryIds].map((x) => fc.constant(x)),
+            ),
+            deletedAt: time,
+          }),
+          { selector: (t) => `${t.kind}\u0000${t.id}`, maxLength: 3 },
+        )
+        .map((ts) => ts as Tombstone[]);
+      return fc.record({ sessions, turns, memories, edges, segments, settings, vectors, tombstones });
     })
     .map((d) => ({
       ...d,
@@ -268,4 +328,40 @@ function withoutSuperseded(m: Memory): Memory {
   const copy = { ...m };
   delete copy.supersededBy;
   return copy;
+}
+
+/** A turn as versions before issue 21 stored it: the turns put away nested inside a version (`after`). */
+export type LegacyTurn = Omit<Turn, 'versions' | 'branches'> & { versions?: object[] };
+
+/**
+ * The conversation an older version wrote (session `s`) when the user sent `n` messages and then
+ * edited each from the last back to the first: each edit nested everything after it one level
+ * deeper. `reply` adds fields to every reply (e.g. the memory it drew on).
+ */
+export function legacyEdits(n: number, reply: Partial<Turn> = {}): LegacyTurn[] {
+  const turn = (id: string, index: number, text: string): LegacyTurn => ({
+    id,
+    sessionId: 's',
+    index,
+    role: index % 2 ? 'assistant' : 'user',
+    text,
+    time: 1_700_000_000_000 + index,
+    status: 'complete',
+    ...(index % 2 ? reply : {}),
+  });
+  let shown: LegacyTurn[] = [];
+  for (let i = 0; i < n; i++) shown.push(turn(`u${i}`, 2 * i, `m${i}`), turn(`a${i}`, 2 * i + 1, `r${i}`));
+  for (let i = n - 1; i >= 0; i--) {
+    const at = 2 * i;
+    const old = shown[at]!;
+    const after = shown.slice(at + 1);
+    const edited: LegacyTurn = {
+      ...old,
+      text: `m${i} edited`,
+      versions: [{ text: old.text, time: old.time, status: 'complete', after }],
+      shown: 1,
+    };
+    shown = [...shown.slice(0, at), edited, turn(`b${i}`, at + 1, `r${i} edited`)];
+  }
+  return shown;
 }

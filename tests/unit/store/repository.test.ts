@@ -117,8 +117,11 @@ describe('IdbRepository reads and writes', () => {
       jobs: [
         { id: 'j1', kind: 'memorise', sessionId: 's1', step: 'summarise', status: 'pending', attempts: 0, createdAt: 1, updatedAt: 1 },
       ],
+      tombstones: [{ kind: 'session', id: 'gone', deletedAt: 5 }],
     });
     expect((await repo.listJobsByStatus('pending')).map((j) => j.id)).toEqual(['j1']);
+    expect(await repo.listTombstones('session')).toEqual([{ kind: 'session', id: 'gone', deletedAt: 5 }]);
+    expect(await repo.listTombstones('memory')).toEqual([]);
     const before = await repo.countAll();
     expect(before).toEqual({
       sessions: 2,
@@ -130,6 +133,7 @@ describe('IdbRepository reads and writes', () => {
       jobs: 1,
       settings: 1,
       vectorPacks: 0,
+      tombstones: 1,
     });
     // The wipe says what it deleted (the words after "Delete everything" come from it).
     expect(await repo.wipeAll()).toEqual(before);

@@ -78,6 +78,7 @@ describe('schema', () => {
       jobs: { keyPath: 'id', indexes: { byStatus: { keyPath: 'status', unique: false } } },
       settings: { keyPath: 'key', indexes: {} },
       vectorPacks: { keyPath: ['modelId', 'pack'], indexes: {} },
+      tombstones: { keyPath: ['kind', 'id'], indexes: {} },
     });
     db.close();
   });

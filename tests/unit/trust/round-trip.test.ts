@@ -6,7 +6,7 @@ import { plainPreparer } from '../../../src/services/reply-prompt';
 import { importLocomo, type LocomoImportDeps } from '../../../src/services/importer';
 import { IdbRepository } from '../../../src/store/repository';
 import { exportBackup, importBackup, serializeBackup, BackupError } from '../../../src/store/backup';
-import { MAX_TEXT, clampText } from '../../../src/memory/limits';
+import { MAX_MESSAGE, MAX_TEXT, clampText } from '../../../src/memory/limits';
 import { promptDate } from '../../../src/memory/text';
 import { formatDate, formatDateTime } from '../../../src/app/explorer/format';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
@@ -61,20 +61,25 @@ describe('round trip of what the app writes', () => {
     await roundTrip(repo);
   });
 
-  it('a message longer than a record holds is cut with a note, stored, and still round-trips', async () => {
+  it('a reply longer than a message may be (a model that does not stop) is cut with a note, stored, and still round-trips', async () => {
     const repo = await open();
-    const chat = new ChatService({
-      repo,
-      preparer: plainPreparer,
-      getModel: () => new EchoModel(),
-      idleGapMs: () => 3_600_000,
-      saveEveryMs: 0,
-    });
-    await chat.send('x'.repeat(MAX_TEXT + 10));
+    const endless: LanguageModel = {
+      modelId: 'endless',
+      async chat(_m: ChatMessage[], o: GenerateOptions = {}) {
+        const text = 'and on '.repeat(Math.ceil((MAX_TEXT + 10) / 7));
+        for (let i = 0; i < text.length; i += 100_000) o.onToken?.(text.slice(i, i + 100_000));
+        return text;
+      },
+      async json() {
+        return '{}';
+      },
+    };
+    const chat = new ChatService({ repo, preparer: plainPreparer, getModel: () => endless, idleGapMs: () => 3_600_000, saveEveryMs: 0 });
+    await chat.send('Tell me a story');
     const [session] = await repo.listSessions();
-    const [user] = await repo.listTurns(session.id);
-    expect(user.text.length).toBe(MAX_TEXT);
-    expect(user.text).toMatch(/Cut here/);
+    const [, reply] = await repo.listTurns(session.id);
+    expect(reply.text.length).toBe(MAX_MESSAGE);
+    expect(reply.text).toMatch(/Cut here: Tealeaf keeps at most 990,000 characters of one text\.\]$/);
     await roundTrip(repo);
   });
 
@@ -111,7 +116,8 @@ describe('round trip of what the app writes', () => {
     expect(clampText('hello')).toBe('hello');
     const emoji = '😀'.repeat(MAX_TEXT);
     const cut = clampText(emoji);
-    expect(cut.length).toBeLessThanOrEqual(MAX_TEXT);
+    expect(cut.length).toBeLessThanOrEqual(MAX_MESSAGE);
+    expect(clampText(emoji, MAX_TEXT).length).toBeLessThanOrEqual(MAX_TEXT);
     expect(cut.replace(/\n\n\[Cut here[^\]]*\]$/, '')).toMatch(/^(?:😀)+$/u);
   });
 });

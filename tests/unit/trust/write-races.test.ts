@@ -220,7 +220,18 @@ describe('import and delete-all while a job runs (IndexedDB store)', () => {
     service.kick();
     await new Promise((r) => setTimeout(r, 50));
     const counts = await repo.countAll();
-    expect(counts).toEqual({ sessions: 0, turns: 0, memories: 0, edges: 0, segments: 0, vectors: 0, jobs: 0, settings: 0, vectorPacks: 0 });
+    expect(counts).toEqual({
+      sessions: 0,
+      turns: 0,
+      memories: 0,
+      edges: 0,
+      segments: 0,
+      vectors: 0,
+      jobs: 0,
+      settings: 0,
+      vectorPacks: 0,
+      tombstones: 0,
+    });
   });
 
   it('a replace import during the labelling call holds exactly the backup, and nothing dangles', async () => {

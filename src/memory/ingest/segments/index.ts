@@ -5,6 +5,7 @@
 import { errorText } from '../../../errors';
 import type { LanguageModel } from '../../../ports';
 import type { Segment, Turn } from '../../types';
+import { clampText, MAX_TEXT } from '../../limits';
 import { denoiseForIndex } from './denoise';
 import { splitByCohesion, type SplitterOptions } from './fallback';
 import { parseSegmentation, repairCover, type TurnRange } from './parse';
@@ -91,6 +92,29 @@ export async function segmentSession(turns: readonly Turn[], options: SegmentOpt
   return (await segmentSessionDetailed(turns, options)).segments;
 }
 
+/**
+ * Ranges cut further where their passage would be longer than a record may hold (MAX_TEXT): a
+ * passage then holds as many whole turns as fit, and a turn too long on its own is a passage of
+ * its own (cut there, with a note; the turn itself keeps every word).
+ */
+function fittingRanges(ordered: readonly Turn[], ranges: readonly TurnRange[], line: (t: Turn) => string): TurnRange[] {
+  const out: TurnRange[] = [];
+  for (const r of ranges) {
+    let first = r.first;
+    let size = 0;
+    for (let i = r.first; i <= r.last; i++) {
+      const add = line(ordered[i]!).length + (i > first ? 1 : 0);
+      if (i > first && size + add > MAX_TEXT) {
+        out.push({ first, last: i - 1 });
+        first = i;
+        size = line(ordered[i]!).length;
+      } else size += add;
+    }
+    out.push({ first, last: r.last });
+  }
+  return out;
+}
+
 /** Segment records for turn ranges over turns ordered by index (positions, not Turn.index). */
 export function buildSegments(
   ordered: readonly Turn[],
@@ -98,7 +122,8 @@ export function buildSegments(
   options: Pick<SegmentOptions, 'speakerLabel' | 'names'> = {},
 ): Segment[] {
   const label = options.speakerLabel ?? ((t: Turn) => t.role);
-  return ranges.map((r) => {
+  const line = (t: Turn) => `${label(t)}: ${t.text}`;
+  return fittingRanges(ordered, ranges, line).map((r) => {
     const run = ordered.slice(r.first, r.last + 1);
     return {
       id: segmentId(run[0]!.sessionId, run[0]!.index),
@@ -106,10 +131,13 @@ export function buildSegments(
       firstTurn: run[0]!.index,
       lastTurn: run[run.length - 1]!.index,
       turnIds: run.map((t) => t.id),
-      text: run.map((t) => `${label(t)}: ${t.text}`).join('\n'),
-      indexText: denoiseForIndex(
-        run.map((t) => t.text),
-        options.names,
+      text: clampText(run.map(line).join('\n'), MAX_TEXT),
+      indexText: clampText(
+        denoiseForIndex(
+          run.map((t) => t.text),
+          options.names,
+        ),
+        MAX_TEXT,
       ),
       time: run[0]!.time,
     };
