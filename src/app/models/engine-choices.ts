@@ -2,6 +2,7 @@
 // picker, and the picker's words, all from the models snapshot (and the servers found running
 // here). Pure (tests/unit/app/engine-choices.test.ts).
 import { BUILTIN_MODEL_ID } from '../../models/builtin-model';
+import { DEFAULT_CPU_MODEL_ID } from '../../models/catalog';
 import { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot } from '../../services/model-snapshot';
 import type { EngineAction, FoundServer } from '../../services/models/local-servers';
 import { engineStatus, type EngineStatus } from '../engine-status';
@@ -96,7 +97,11 @@ export function firstRunChoices(m: Snap, found: readonly FoundServer[]): FirstRu
     if (gpu) out.push(download(gpu, m, 'Runs on your graphics card (WebGPU): fast.'));
   }
   const cpus = choices.filter((c) => c.engine === 'cpu');
-  const cpu = cpus.find((c) => m.cached[c.id]) ?? cpus.find((c) => c.id === m.recommendedId) ?? cpus.find((c) => c.speed) ?? cpus[0];
+  const cpu =
+    cpus.find((c) => m.cached[c.id]) ??
+    cpus.find((c) => c.id === m.recommendedId) ??
+    cpus.find((c) => c.id === DEFAULT_CPU_MODEL_ID) ??
+    cpus[0];
   if (cpu) out.push(download(cpu, m, `Runs on the processor, no WebGPU needed: ${cpu.speed ?? 'slower than a graphics card'}.`));
   return out;
 }
