@@ -19,10 +19,16 @@ export interface EngineStatus {
   reconnecting?: boolean;
 }
 
-export function engineStatus(m: Pick<ModelsSnapshot, 'loading' | 'loadedId' | 'loadedLabel' | 'server'>): EngineStatus {
-  if (m.loading) {
-    const pct = Math.round(m.loading.fraction * 100);
-    return { kind: 'loading', label: `Loading ${pct}%`, dot: 'busy', detail: `Loading ${m.loading.label}: ${pct}%` };
+export function engineStatus(
+  m: Pick<ModelsSnapshot, 'loading' | 'loadedId' | 'loadedLabel' | 'server'> & Partial<Pick<ModelsSnapshot, 'builtin'>>,
+): EngineStatus {
+  // The browser's model getting ready counts as loading where nothing else chats meanwhile.
+  const builtin =
+    !m.loadedId && m.builtin?.loading !== undefined ? { label: "the browser's model", fraction: m.builtin.loading } : undefined;
+  const loading = m.loading ?? builtin;
+  if (loading) {
+    const pct = Math.round(loading.fraction * 100);
+    return { kind: 'loading', label: `Loading ${pct}%`, dot: 'busy', detail: `Loading ${loading.label}: ${pct}%` };
   }
   const server = m.server;
   if (m.loadedId && server.model && server.lost !== undefined) {

@@ -4,6 +4,7 @@ import { errorText } from '../errors';
 import { displayText } from '../memory/voice';
 import { FrameBatch } from './frame-batch';
 import type { ModelsSnapshot } from '../services/models';
+import { useEngine, type EngineAction, type LocalServersSnapshot } from '../services/models/local-servers';
 import type { JobSnapshot } from '../services/jobs';
 import type { EvaluationSnapshot } from '../services/evaluation';
 import type { AppSettings } from '../services/settings';
@@ -60,6 +61,8 @@ export class AppState {
     server: { url: '', state: 'none', models: [] },
     builtin: { availability: 'checking' },
   });
+  /** Model servers found running on this computer. */
+  localServers = $state<LocalServersSnapshot>({ state: 'idle', found: [] });
   jobs = $state<JobSnapshot[]>([]);
   /** The Evaluate view's run (TeaFarm): progress, then the report. */
   evaluation = $state<EvaluationSnapshot>({ state: 'idle' });
@@ -123,6 +126,8 @@ export class AppState {
     t.models.on('state', (m) => (this.models = m));
     t.models.on('error', ({ message }) => this.toast('error', message));
     t.models.on('notice', ({ message }) => this.toast('info', message));
+    t.localServers.on('state', (s) => (this.localServers = s));
+    this.localServers = t.localServers.snapshot;
     t.memory.on('jobs', (j) => (this.jobs = j));
     t.evaluation.on('state', (e) => (this.evaluation = e));
     t.memory.on('graph', () => {
@@ -277,6 +282,12 @@ export class AppState {
   endSession = () => this.tealeaf?.chat.endCurrent() ?? Promise.resolve();
   /** "Try again now" on a chat whose memorising failed. */
   retryMemorising = (jobId: string) => this.tealeaf?.memory.retryFailedJobs(jobId) ?? Promise.resolve();
+  /** Puts a chat engine to use in one step and shows the chat (a download's progress is there). */
+  useEngine = async (action: EngineAction) => {
+    if (!this.tealeaf) return;
+    this.go('chat');
+    await useEngine(this.tealeaf.models, action);
+  };
   /** Asks the model server that stopped answering again. */
   reconnect = () => this.tealeaf?.models.reconnectServer() ?? Promise.resolve();
   openSession = async (id: string) => {

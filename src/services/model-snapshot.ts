@@ -20,6 +20,8 @@ export interface ModelChoice {
   engine?: 'webgpu' | 'cpu';
   /** Why it cannot run here (shown instead of a usable button). */
   unavailable?: string;
+  /** How fast it writes, in words (CPU models: it depends on the model's size). */
+  speed?: string;
 }
 
 export interface ModelsSnapshot {
@@ -89,8 +91,25 @@ export function choiceOf(m: LlmModelInfo): ModelChoice {
   return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, vramMB: m.vramMB, needsGpu: true, engine: 'webgpu' };
 }
 
+/** What a processor does with a model of this size, on a usual laptop (bench:cpu). */
+export function cpuSpeed(paramsB: number): string {
+  if (paramsB < 0.2) return 'quick even on an old laptop';
+  if (paramsB < 0.4) return 'a few words a second on most laptops';
+  if (paramsB < 1) return 'a word or two a second on most laptops';
+  return 'slow: for fast desktops';
+}
+
 export function cpuChoiceOf(m: CpuModelInfo): ModelChoice {
-  return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, ramMB: m.ramMB, needsGpu: false, engine: 'cpu' };
+  return {
+    id: m.id,
+    label: m.label,
+    description: m.description,
+    sizeMB: m.downloadMB,
+    ramMB: m.ramMB,
+    needsGpu: false,
+    engine: 'cpu',
+    speed: cpuSpeed(m.paramsB),
+  };
 }
 
 /** What ModelService tells its listeners. */

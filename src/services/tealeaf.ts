@@ -8,6 +8,7 @@ import { ChatService } from './chat';
 import { EvaluationService } from './evaluation';
 import { MemoryService } from './memory';
 import { ModelService } from './models';
+import { LocalServers } from './models/local-servers';
 import { SettingsService } from './settings';
 
 export interface OpenOptions {
@@ -18,6 +19,8 @@ export interface OpenOptions {
 export class Tealeaf {
   readonly settings: SettingsService;
   readonly models: ModelService;
+  /** Model servers found running on this computer (offered before any download). */
+  readonly localServers = new LocalServers();
   readonly memory: MemoryService;
   readonly chat: ChatService;
   readonly evaluation: EvaluationService;
@@ -260,6 +263,8 @@ export class Tealeaf {
     await this.chat.start();
     await this.memory.retryFailedJobs();
     await this.memory.load();
+    // Quietly, beside the WebGPU check: nothing answering is the usual case.
+    void this.localServers.look();
     await this.models.start();
     // Idle sessions end while the app stays open too.
     setInterval(() => void this.chat.checkIdle(), 60_000);

@@ -48,6 +48,10 @@ test('every view passes axe-core without serious or critical violations, at 1280
         for (const p of await audit(page)) problems.push(`${width}px ${scheme} ${view}: ${p}`);
         checked.add(`${width}:${scheme}:${view}`);
       };
+      // The first-run card, before any model.
+      await page.goto(`${server.url}/`);
+      await page.getByTestId('first-run-choice').first().waitFor();
+      await check('chat, first-run card');
       await loadTestModel(page, server.url);
       await check('models');
       await page.getByTestId('nav-chat').click();
@@ -55,6 +59,10 @@ test('every view passes axe-core without serious or critical violations, at 1280
       await check('chat, empty');
       await say(page, 'I adopted a cat named Miso');
       await check('chat, with a reply');
+      await page.getByTestId('model-picker').click();
+      await page.getByRole('listbox').waitFor();
+      await check('chat, model picker open');
+      await page.keyboard.press('Escape');
       await page.getByTestId('nav-memory').click();
       await page.getByTestId('load-demo').click();
       await page.getByTestId('memory-count').waitFor();
@@ -91,7 +99,7 @@ test('every view passes axe-core without serious or critical violations, at 1280
     }
   }
   console.log(`[a11y] views checked: ${checked.size}`);
-  assert.equal(checked.size, 40, 'ten views at two widths, light and dark');
+  assert.equal(checked.size, 48, 'twelve views at two widths, light and dark');
   assert.deepEqual(problems, []);
 });
 

@@ -5,6 +5,7 @@ import { registerChatModel } from '../../src/services/models';
 import { buildOptions } from '../../src/services/model-env';
 import { SCRIPTED_MODEL_ID, ScriptedModel } from './scripted-model';
 import { installFakePromptApi } from './fake-prompt-api';
+import { discoveryOptions, type KnownServer } from '../../src/services/models/local-servers';
 
 // The browser's Prompt API, only where a test asks for it (localStorage 'tealeaf-test-builtin').
 installFakePromptApi();
@@ -12,6 +13,11 @@ installFakePromptApi();
 // The memory search model comes along with the first chat model only where a test asks for it
 // (localStorage 'tealeaf-test-search-model' = 'with-chat'): most tests expect recall by words only.
 buildOptions.searchModelWithChat = localStorage.getItem('tealeaf-test-search-model') === 'with-chat';
+
+// Where to look for a model server on this computer: the usual ports unless a test names others
+// (localStorage 'tealeaf-test-local-servers', a JSON list of { name, url }: its fake server on a free port).
+const servers = localStorage.getItem('tealeaf-test-local-servers');
+if (servers) discoveryOptions.servers = JSON.parse(servers) as KnownServer[];
 
 registerChatModel({
   choice: {

@@ -21,6 +21,17 @@ const ROWS: Array<[string, Input, Partial<EngineStatus>]> = [
     snap({ loading: { modelId: 'm', label: 'Model M', fraction: 0.423, text: '' } }),
     { kind: 'loading', label: 'Loading 42%', dot: 'busy', detail: 'Loading Model M: 42%' },
   ],
+  [
+    "the browser's model getting ready",
+    snap({ builtin: { availability: 'downloading', loading: 0.25 } }),
+    { kind: 'loading', label: 'Loading 25%', dot: 'busy', detail: "Loading the browser's model: 25%" },
+  ],
+  [
+    // Another model chats while the browser's downloads: that one is what the header says.
+    "the browser's model getting ready beside a model that chats",
+    snap({ loadedId: 'm', loadedLabel: 'Model M', builtin: { availability: 'downloading', loading: 0.25 } }),
+    { kind: 'ready', label: 'Model M', dot: 'ok' },
+  ],
   ['a downloaded model ready', snap({ loadedId: 'm', loadedLabel: 'Model M' }), { kind: 'ready', label: 'Model M', dot: 'ok' }],
   [
     'the model server answering',
