@@ -48,10 +48,10 @@ function rewrite(text: string, table: Array<[RegExp, string]>): string {
   for (const [re, to] of table) {
     s = s.replace(re, () => {
       done.push(to);
-      return `\u0000${done.length - 1}\u0000`;
+      return `\uE000${done.length - 1}\uE001`;
     });
   }
-  return s.replace(/\u0000(\d+)\u0000/g, (_, i: string) => done[Number(i)]!);
+  return s.replace(/\uE000(\d+)\uE001/g, (_, i: string) => done[Number(i)]!);
 }
 
 /** A sentence: a capital first letter and a full stop (unless it ends with its own mark). */
