@@ -1,5 +1,6 @@
 // UI state: mirrors what the services publish into Svelte runes. No IndexedDB or model SDK here.
 import type { Memory, Session, Timeline, Turn } from '../memory/types';
+import type { ChangeSet } from '../ports';
 import { errorText } from '../errors';
 import { displayText } from '../memory/voice';
 import { FrameBatch } from './frame-batch';
@@ -294,6 +295,37 @@ export class AppState {
     await this.tealeaf?.chat.open(id);
     this.go('chat');
   };
+
+  /** Forget cards whose Undo this page holds (the change that puts their memories back), by card. */
+  private forgetUndo = new Map<string, ChangeSet>();
+  forgetUndoable = $state<Record<string, true>>({});
+
+  /** "Forget these n" on a forget card in the chat. */
+  forgetMemories = (turnId: string, ids: string[]) =>
+    this.command('Could not forget', async (c) => {
+      const undo = await c.forget(turnId, ids);
+      if (!undo) return;
+      this.forgetUndo.set(turnId, undo);
+      this.forgetUndoable = { ...this.forgetUndoable, [turnId]: true };
+    });
+  keepMemories = (turnId: string) => this.command('Could not answer', (c) => c.keep(turnId));
+  /** Undo under a command's answer: a "remember that" forgets its memory, a forget puts them back. */
+  undoCommand = (turn: Turn) =>
+    this.command('Could not undo', async (c) => {
+      if (turn.command?.kind === 'remember') return c.unremember(turn.id);
+      const undo = this.forgetUndo.get(turn.id);
+      this.forgetUndo.delete(turn.id);
+      this.forgetUndoable = Object.fromEntries(Object.entries(this.forgetUndoable).filter(([id]) => id !== turn.id));
+      if (undo) await c.undo(undo);
+    });
+  private async command(failed: string, fn: (c: NonNullable<Tealeaf['commands']>) => Promise<void>): Promise<void> {
+    if (!this.tealeaf) return;
+    try {
+      await fn(this.tealeaf.commands);
+    } catch (e) {
+      this.toast('error', `${failed}: ${errorText(e)}`);
+    }
+  }
 
   /** Opens the explorer on the memories a session added (the "Memory updated" notice's link). */
   openMemories(memoryIds: string[]): void {

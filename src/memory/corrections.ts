@@ -33,6 +33,21 @@ export function deleteMemory(id: Id, memories: ReadonlyMap<Id, Memory>, graph: M
   };
 }
 
+/** Deletes several memories in one change; the undo puts them all back (each edge once). */
+export function deleteMemories(ids: readonly Id[], memories: ReadonlyMap<Id, Memory>, graph: MemoryGraph): Deletion | undefined {
+  const each = ids.map((id) => deleteMemory(id, memories, graph)).filter((d): d is Deletion => d !== undefined);
+  if (each.length === 0) return undefined;
+  const edges = new Map(each.flatMap((d) => d.undo.edges ?? []).map((e) => [e.id, e]));
+  return {
+    change: { deleteMemories: each.flatMap((d) => d.change.deleteMemories ?? []) },
+    undo: {
+      memories: each.flatMap((d) => d.undo.memories ?? []),
+      edges: [...edges.values()],
+      memoryPatches: each.flatMap((d) => d.undo.memoryPatches ?? []),
+    },
+  };
+}
+
 /** The patch that corrects a memory's text, or undefined when nothing changes. */
 export function editMemoryText(memory: Memory, text: string): MemoryPatch | undefined {
   const clean = text.replace(/\s+/g, ' ').trim();

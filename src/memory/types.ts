@@ -59,6 +59,23 @@ export interface Turn {
    * a record nests no deeper. Absent when there is none.
    */
   branches?: BranchTurn[];
+  /**
+   * The answer to a memory command ("remember that …", src/services/commands/), made from the
+   * store with no model call. The memories it made, asks about or lists are in `usedMemory`, so
+   * they follow the memories (src/memory/derived.ts). The user turn before it is the command.
+   */
+  command?: CommandAnswer;
+}
+
+export const COMMAND_KINDS = ['remember', 'forget', 'recall'] as const;
+/**
+ * done: remembered or listed. asked: a forget card waiting for the user; then forgotten or kept.
+ * undone: Undo took it back. none: nothing matched. temporary: a temporary chat, nothing done.
+ */
+export const COMMAND_STATES = ['done', 'asked', 'forgotten', 'kept', 'undone', 'none', 'temporary'] as const;
+export interface CommandAnswer {
+  kind: (typeof COMMAND_KINDS)[number];
+  state: (typeof COMMAND_STATES)[number];
 }
 
 /** A version of a turn that is not shown now. */
@@ -87,6 +104,7 @@ export interface BranchTurn {
   versions?: TurnVersion[];
   shown?: number;
   follows: { turnId: Id; version: number };
+  command?: CommandAnswer;
 }
 
 export type MemoryKind = 'event' | 'user-trait' | 'assistant-trait' | 'note';

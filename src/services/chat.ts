@@ -6,12 +6,13 @@ import type { ChangeSet, LanguageModel, Repository } from '../ports';
 import type { Job, Millis, Session, Turn } from '../memory/types';
 import { Emitter } from './emitter';
 import { newId } from './ids';
-import { isIdleExpired, startUpChats, titleFrom, writeSessionEnd } from './session-rules';
+import { isIdleExpired, renameSession, startUpChats, titleFrom, writeSessionEnd } from './session-rules';
 import { addVersion, showVersion, type VersionChange } from './turn-versions';
 import { ChatSearch, type SessionMatch } from './chat-search';
 import { plainPreparer, type TurnPreparer } from './reply-prompt';
 import { appendTurn } from './turn-append';
 import { ReplySaver, touchAfterReply } from './reply-saver';
+import type { ChatCommands } from './commands/memory-commands';
 
 export type ChatEvents = {
   sessions: Session[];
@@ -42,10 +43,9 @@ export interface ChatOptions {
   saveEveryMs?: number;
   /** Whether an ended session is queued for memorising (the memory-creation switch); default yes. */
   memorise?: () => boolean;
+  /** Memory commands ("remember that …"), answered from the store with no model call. */
+  commands?: ChatCommands;
 }
-
-/** Longest chat title kept (a rename is cut there). */
-export const MAX_TITLE = 200;
 
 export class ChatService extends Emitter<ChatEvents> {
   private abort?: AbortController;
@@ -122,8 +122,7 @@ export class ChatService extends Emitter<ChatEvents> {
   }
 
   async listSessions(): Promise<Session[]> {
-    const all = await this.opts.repo.listSessions();
-    return all.sort((a, b) => b.lastActivityAt - a.lastActivityAt);
+    return (await this.opts.repo.listSessions()).sort((a, b) => b.lastActivityAt - a.lastActivityAt);
   }
 
   async open(sessionId: string): Promise<void> {
@@ -201,7 +200,13 @@ export class ChatService extends Emitter<ChatEvents> {
     await this.emitSessions();
     // Saved: from here a failure is the reply's, reported, never thrown back (the composer keeps
     // the text only while it is not saved: ChatView).
-    await this.reply().catch((e: unknown) => this.emit('error', { message: errorText(e) }));
+    await this.answer(clean).catch((e: unknown) => this.emit('error', { message: errorText(e) }));
+  }
+
+  /** A memory command is answered from the store (src/services/commands/, answer stored), the rest by the model. */
+  private async answer(text: string): Promise<void> {
+    const turns = await this.opts.commands?.answer(text, this.turns, this.temporary);
+    return turns ? this.applyVersions({ turns, put: [], deleteTurnIds: [] }) : this.reply();
   }
 
   /** The open session's turn with this id and its position, when it may get a new version. */
@@ -260,12 +265,9 @@ export class ChatService extends Emitter<ChatEvents> {
 
   /** Renames a chat (here and in other tabs). */
   async rename(sessionId: string, title: string): Promise<void> {
-    const clean = title.replace(/\s+/g, ' ').trim().slice(0, MAX_TITLE);
-    const stored = await this.opts.repo.getSession(sessionId);
-    if (!clean || !stored || stored.title === clean) return;
-    const renamed = { ...stored, title: clean };
-    await this.opts.repo.apply({ sessions: [renamed] });
-    if (this.current?.id === sessionId) this.current = { ...this.current, title: clean };
+    const renamed = await renameSession(this.opts.repo, sessionId, title);
+    if (!renamed) return;
+    if (this.current?.id === sessionId) this.current = { ...this.current, title: renamed.title };
     this.searchIndex.drop(sessionId);
     this.broadcast(sessionId);
     await this.emitSessions();
@@ -324,9 +326,7 @@ export class ChatService extends Emitter<ChatEvents> {
 
   /** Streams a reply into a new turn at the end, or into `target` (a new version, already stored). */
   private reply(target?: Turn): Promise<void> {
-    const run = this.replyOnce(target);
-    this.replying = run;
-    return run;
+    return (this.replying = this.replyOnce(target));
   }
 
   private async replyOnce(target?: Turn): Promise<void> {

@@ -4,7 +4,7 @@
 import { errorText } from '../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
 import type { Edge, Id, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
-import { changeEdge, deleteMemory, editMemoryText, toggleSuperseded } from '../memory/corrections';
+import { changeEdge, deleteMemories, editMemoryText, toggleSuperseded } from '../memory/corrections';
 import { planRepair, REPAIR_LOG_KEY, REPAIR_LOG_SIZE, type RepairLogEntry } from '../memory/repair';
 import { createHybridIndex } from '../memory/retrieval/hybrid';
 import { MemoryGraph } from '../memory/graph';
@@ -323,15 +323,22 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   }
 
   /** Deletes a memory (the store takes its edges and vectors along); returns the change that undoes it. */
-  async deleteMemory(id: Id): Promise<ChangeSet | undefined> {
-    const d = deleteMemory(id, this.memories, this.graph);
+  deleteMemory(id: Id): Promise<ChangeSet | undefined> {
+    return this.deleteMemories([id]);
+  }
+
+  /** Deletes memories, with `also` written in the same change (a chat's answer saying so). */
+  async deleteMemories(ids: Id[], also: ChangeSet = {}): Promise<ChangeSet | undefined> {
+    const d = deleteMemories(ids, this.memories, this.graph);
     if (!d) return undefined;
-    const vectors = this.getEmbedder() ? await this.repo.listVectorsOfUnit(id) : undefined;
+    const gone = d.change.deleteMemories ?? [];
+    const vectors = this.getEmbedder() ? (await Promise.all(gone.map((id) => this.repo.listVectorsOfUnit(id)))).flat() : [];
     // Remembered as deleted: a memorise job run again (a chat imported again) does not bring it back.
-    await this.applyLive({ ...d.change, tombstones: [{ kind: 'memory', id, deletedAt: Date.now() }] });
+    const deletedAt = Date.now();
+    await this.applyLive({ ...also, ...d.change, tombstones: gone.map((id) => ({ kind: 'memory' as const, id, deletedAt })) });
     // The undo also puts back the search vector, so the memory is found by meaning again.
-    const undo: ChangeSet = { ...d.undo, deleteTombstones: [['memory', id]] };
-    return vectors && vectors.length > 0 ? { ...undo, vectors } : undo;
+    const undo: ChangeSet = { ...d.undo, deleteTombstones: gone.map((id) => ['memory', id] as ['memory', Id]) };
+    return vectors.length > 0 ? { ...undo, vectors } : undo;
   }
 
   /**
@@ -380,7 +387,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         this.repo.listJobs(),
         deleteMemories || unfinished ? this.repo.listMemories() : Promise.resolve([]),
       ]);
-      const gone = memories.filter((m) => m.sessionId === sessionId).map((m) => m.id);
+      // What the user made or edited themselves ("remember that …") is not a job's partial set.
+      const gone = memories.filter((m) => m.sessionId === sessionId && (deleteMemories || !m.edited)).map((m) => m.id);
       const deletedAt = Date.now();
       return this.applyLive({
         deleteSessions: [sessionId],

@@ -1,5 +1,5 @@
 // When a chat session ends (LD-Agent: an idle gap, default one hour, or the user ending it).
-import type { Job, Millis, Session, Turn } from '../memory/types';
+import type { Id, Job, Millis, Session, Turn } from '../memory/types';
 import type { Repository } from '../ports';
 import { createMemoriseJob } from '../memory/ingest/memorise';
 import { isStorageFullError } from '../store/errors';
@@ -40,6 +40,19 @@ export function isEmptySession(turns: Turn[]): boolean {
 /** The session's end time is its last activity (not the moment the rule noticed it). */
 export function endSession(session: Session, reason: NonNullable<Session['endReason']>): Session {
   return { ...session, status: 'ended', endedAt: session.lastActivityAt, endReason: reason };
+}
+
+/** Longest chat title kept (a rename is cut there). */
+export const MAX_TITLE = 200;
+
+/** Writes a chat's new title (spaces folded, cut at MAX_TITLE): the renamed session, or none when nothing changes. */
+export async function renameSession(repo: Repository, id: Id, title: string): Promise<Session | undefined> {
+  const clean = title.replace(/\s+/g, ' ').trim().slice(0, MAX_TITLE);
+  const stored = await repo.getSession(id);
+  if (!clean || !stored || stored.title === clean) return undefined;
+  const renamed = { ...stored, title: clean };
+  await repo.apply({ sessions: [renamed] });
+  return renamed;
 }
 
 const TITLE_MAX = 60;

@@ -10,6 +10,7 @@ import { MemoryService } from './memory';
 import { ModelService } from './models';
 import { LocalServers } from './models/local-servers';
 import { SettingsService } from './settings';
+import { MemoryCommands } from './commands/memory-commands';
 
 export interface OpenOptions {
   onVersionChange: () => void;
@@ -24,6 +25,8 @@ export class Tealeaf {
   readonly memory: MemoryService;
   readonly chat: ChatService;
   readonly evaluation: EvaluationService;
+  /** "remember that …", "forget …", "what do you remember about …" in the chat. */
+  readonly commands: MemoryCommands;
 
   private constructor(
     readonly repo: IdbRepository,
@@ -44,6 +47,12 @@ export class Tealeaf {
       () => this.models.languageModel,
       () => this.models.embedder,
     );
+    this.commands = new MemoryCommands({
+      repo,
+      memory: this.memory,
+      getEmbedder: () => this.models.embedder,
+      getModel: () => this.models.languageModel,
+    });
     this.chat = new ChatService({
       repo,
       preparer: this.memory,
@@ -52,6 +61,7 @@ export class Tealeaf {
       idleGapMs: () => this.settings.idleGapMs,
       temperature: () => this.settings.value.temperature,
       memorise: () => this.settings.value.memoryCreation,
+      commands: this.commands,
     });
     // Memory creation off: stop the job that runs now; on again: catch up with what waited.
     this.settings.on('changed', (s) => {

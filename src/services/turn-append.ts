@@ -7,7 +7,12 @@ import type { Turn } from '../memory/types';
  * comes from the store (another tab may have added turns), and a clash at an index (unique in the
  * store) is retried a few times.
  */
-export async function appendTurn(repo: Repository, turn: Turn, existing: boolean, change: (t: Turn) => ChangeSet): Promise<Turn[]> {
+export async function appendTurn(
+  repo: Pick<Repository, 'listTurns' | 'apply'>,
+  turn: Turn,
+  existing: boolean,
+  change: (t: Turn) => ChangeSet,
+): Promise<Turn[]> {
   for (let attempt = 0; ; attempt++) {
     const turns = existing ? await repo.listTurns(turn.sessionId) : [];
     const t = { ...turn, index: turns.length };

@@ -60,6 +60,7 @@ function toBranch(t: Turn, follows: BranchTurn['follows']): BranchTurn {
   if (t.externalId !== undefined) b.externalId = t.externalId;
   if (t.versions !== undefined) b.versions = t.versions;
   if (t.shown !== undefined) b.shown = t.shown;
+  if (t.command !== undefined) b.command = t.command;
   return b;
 }
 
@@ -70,6 +71,7 @@ function fromBranch(b: BranchTurn, sessionId: Id, index: number): Turn {
   if (b.externalId !== undefined) t.externalId = b.externalId;
   if (b.versions !== undefined) t.versions = b.versions;
   if (b.shown !== undefined) t.shown = b.shown;
+  if (b.command !== undefined) t.command = b.command;
   return t;
 }
 

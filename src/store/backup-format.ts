@@ -2,7 +2,7 @@
 // is an error) and the encoding of vectors. What the app can store must fit these (round trip is
 // a law: src/memory/limits.ts sets both).
 import { z } from 'zod';
-import { REFLECTION_OUTCOMES, RELATIONS } from '../memory/types';
+import { COMMAND_KINDS, COMMAND_STATES, REFLECTION_OUTCOMES, RELATIONS } from '../memory/types';
 import type { Edge, Id, Memory, Segment, Session, Setting, Tombstone, Turn, VectorRecord } from '../memory/types';
 import { MAX_TEXT, MAX_TIME, MIN_TIME } from '../memory/limits';
 import { BACKUP_COLLECTIONS } from './backup-messages';
@@ -156,6 +156,8 @@ const usedMemorySchema = z.strictObject({
 });
 
 const turnStatus = z.enum(['complete', 'streaming', 'interrupted', 'stopped', 'error']);
+// The answer to a memory command (src/services/commands/).
+const commandSchema = z.strictObject({ kind: z.enum(COMMAND_KINDS), state: z.enum(COMMAND_STATES) });
 
 // Versions of a turn, and the turns put away with them, flat (src/services/turn-versions.ts): a
 // branch turn names the version it followed. Files with the older nested form (`after` inside a
@@ -180,6 +182,7 @@ const branchTurnSchema = z.strictObject({
   versions: list(turnVersionSchema).optional(),
   shown: position.optional(),
   follows: z.strictObject({ turnId: refId, version: position }),
+  command: commandSchema.optional(),
 });
 
 const turnSchema = z.strictObject({
@@ -198,6 +201,7 @@ const turnSchema = z.strictObject({
   versions: list(turnVersionSchema).optional(),
   shown: position.optional(),
   branches: list(branchTurnSchema).optional(),
+  command: commandSchema.optional(),
 });
 
 const memorySchema = z.strictObject({

@@ -10,7 +10,8 @@
 // Optional: "jsonDelayMs" slows every JSON call (trust e2e tests close the tab mid-job), and
 // "note" replaces the refined timeline note (to place hostile text there), and "recordCalls"
 // leaves one localStorage key per JSON call ('tealeaf-test-call:<title>:...'), shared by all tabs,
-// so a test can count how many runners summarised a session; "keywords" makes the self-reflection
+// so a test can count how many runners summarised a session (chat calls too, as
+// 'tealeaf-test-chat-call:...'); "keywords" makes the self-reflection
 // of the refinement call answer "not enough" with them (only on turns whose last user message
 // contains "keywordsWhen", when given); otherwise it answers "enough"; "failJson" makes every JSON
 // call fail with that message (memorising fails, as with a broken model).
@@ -66,6 +67,8 @@ export class ScriptedModel implements LanguageModel {
   async chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
     ScriptedModel.calls.push({ kind: 'chat', messages });
     const s = script();
+    // Chat calls under their own prefix, so counts of JSON calls by title stay as they were.
+    if (s.recordCalls) localStorage.setItem(`tealeaf-test-chat-call:${Date.now()}:${Math.random().toString(36).slice(2)}`, '1');
     if (s.failWith) throw new Error(s.failWith);
     const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
     const rule = s.replies?.find((r) => lastUser.includes(r.when));

@@ -181,7 +181,10 @@ class MemoriseRun {
 
   private async sessionTurns(job: Job): Promise<Turn[]> {
     const turns = await this.deps.repo.listTurns(job.sessionId!);
-    return turns.filter((t) => t.text.trim() !== '' && t.status !== 'error');
+    // Memory commands and their answers are done (src/services/commands/): not memorised twice.
+    const byIndex = new Map(turns.map((t) => [t.index, t]));
+    const command = (t: Turn) => t.command !== undefined || byIndex.get(t.index + 1)?.command !== undefined;
+    return turns.filter((t) => t.text.trim() !== '' && t.status !== 'error' && !command(t));
   }
 
   private async summarise(job: Job, state: MemoriseState): Promise<Job> {

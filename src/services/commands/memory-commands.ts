@@ -1,0 +1,211 @@
+// Memory commands in the chat (issue 22): "remember that …" stores the user's words as a memory,
+// "forget …" finds memories and deletes them once the user confirms in the chat, "what do you
+// remember about …" lists what is true now. Answered from the store with no model call, with any
+// engine or none. Every write goes through MemoryService.applyLive (the one writer; its live index
+// follows), the answer turn in the same change as the memories it made or deleted. The answer
+// names its memories in `usedMemory`, so it follows them (src/memory/derived.ts).
+import type { ChangeSet, Embedder, LanguageModel, Repository } from '../../ports';
+import type { CommandAnswer, Id, Memory, Millis, Turn, UsedMemory } from '../../memory/types';
+import { parseMemoryCommand, type MemoryCommand } from '../../memory/commands/parse';
+import { rememberedFact } from '../../memory/commands/fact';
+import { isPast } from '../../memory/past';
+import { displayText } from '../../memory/voice';
+import { duplicateKey } from '../../memory/text';
+import { memoryUnit } from '../../memory/ingest/memorise';
+import type { MemoryService } from '../memory';
+import { appendTurn } from '../turn-append';
+import { newId } from '../ids';
+import { answerText, type AnswerFacts } from './words';
+
+/** What the chat asks of the commands (ChatService's hook). */
+export interface ChatCommands {
+  /**
+   * When `text`, the last of `turns` (stored unless the chat is temporary), is a memory command:
+   * its answer is added after it and the session's turns are returned. Undefined: no command, or
+   * one the model answers (nothing remembered about what was asked, and a model is loaded).
+   */
+  answer(text: string, turns: Turn[], temporary: boolean): Promise<Turn[] | undefined>;
+}
+
+export interface MemoryCommandsOptions {
+  /** Reads only: writes go through `memory`. */
+  repo: Pick<Repository, 'listTurns' | 'getTurns'>;
+  memory: MemoryService;
+  getEmbedder: () => Embedder | undefined;
+  getModel: () => LanguageModel | undefined;
+  now?: () => Millis;
+}
+
+/** Most memories a search lists (a forget card, a list); the persona bank ("me") lists more. */
+export const MAX_FOUND = 12;
+export const MAX_ABOUT_ME = 40;
+/**
+ * A memory found by meaning only (no word in common) counts when its cosine similarity is at least
+ * this and close to the best one; the search model's nearest neighbours are otherwise anything.
+ */
+export const DENSE_MIN = 0.75;
+const DENSE_SPREAD = 0.05;
+
+const listed = (memoryIds: Id[]): UsedMemory => ({ memoryIds, segmentIds: [], timelines: [], scores: [] });
+const newestFirst = (a: Memory, b: Memory) => b.time - a.time || b.createdAt - a.createdAt;
+
+export class MemoryCommands implements ChatCommands {
+  private readonly now: () => Millis;
+
+  constructor(private readonly opts: MemoryCommandsOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  private get memory(): MemoryService {
+    return this.opts.memory;
+  }
+
+  async answer(text: string, turns: Turn[], temporary: boolean): Promise<Turn[] | undefined> {
+    const command = parseMemoryCommand(text);
+    const user = turns.at(-1);
+    if (!command || user?.role !== 'user') return undefined;
+    if (temporary) {
+      // Nothing of a temporary chat is stored or remembered: it says so and does nothing.
+      return [...turns, this.answerTurn(user, { kind: command.kind, state: 'temporary' })];
+    }
+    const made = await this.make(command, user);
+    if (!made) return undefined;
+    const writer = { listTurns: (id: Id) => this.opts.repo.listTurns(id), apply: (c: ChangeSet) => this.memory.applyLive(c) };
+    return appendTurn(writer, made.turn, true, (t) => ({ ...made.change, turns: [t] }));
+  }
+
+  /** The answer to a command, with the change it makes (written with the answer). */
+  private async make(command: MemoryCommand, user: Turn): Promise<{ turn: Turn; change: ChangeSet } | undefined> {
+    if (command.kind === 'remember') return this.remember(command.fact, user);
+    const found = command.me ? this.aboutMe(command.kind === 'forget') : await this.find(command.about);
+    if (command.kind === 'forget') {
+      const ids = found.map((m) => m.id);
+      const facts = { kind: 'forget', about: command.about, count: ids.length } as const;
+      return { turn: this.answerTurn(user, { ...facts, state: ids.length ? 'asked' : 'none' }, ids), change: {} };
+    }
+    const current = found.filter((m) => !isPast(m));
+    // Nothing at all about it (maybe a question of knowledge): the model answers, where there is one.
+    if (!command.me && found.length === 0 && this.opts.getModel()) return undefined;
+    const limit = command.me ? MAX_ABOUT_ME : MAX_FOUND;
+    const shown = current.slice(0, limit).map((m) => m.id);
+    const facts: AnswerFacts = { kind: 'recall', state: shown.length ? 'done' : 'none', about: command.about, count: shown.length };
+    if (current.length > limit) facts.more = current.length - limit;
+    if (found.length > current.length) facts.past = found.length - current.length;
+    return { turn: this.answerTurn(user, facts, shown), change: {} };
+  }
+
+  private async remember(words: string, user: Turn): Promise<{ turn: Turn; change: ChangeSet }> {
+    const fact = rememberedFact(words);
+    const key = duplicateKey(fact.kind, fact.subject, fact.text);
+    const known = [...this.memory.memories.values()].find((m) => !isPast(m) && duplicateKey(m.kind, m.subject, m.text) === key);
+    if (known) {
+      const facts: AnswerFacts = { kind: 'remember', state: 'none', remembered: displayText(known) };
+      return { turn: this.answerTurn(user, facts, [known.id]), change: {} };
+    }
+    // The user's own: `edited`, so no memorise job ever replaces it (src/store/integrity.ts).
+    const memory: Memory = {
+      id: `said:${user.id}`,
+      kind: fact.kind,
+      text: fact.text,
+      subject: fact.subject,
+      ...(fact.context ? { context: fact.context } : {}),
+      time: user.time,
+      sourceTurnIds: [user.id],
+      sessionId: user.sessionId,
+      edited: true,
+      createdAt: this.now(),
+      worthRemembering: true,
+    };
+    const change: ChangeSet = { memories: [memory] };
+    const embedder = this.opts.getEmbedder();
+    if (embedder) {
+      // Found by meaning at once (else the next start's catch-up would embed it).
+      const [vector] = await embedder.embed([memoryUnit(memory).indexText ?? memory.text]).catch(() => [undefined]);
+      if (vector) change.vectors = [{ unitId: memory.id, modelId: embedder.modelId, vector }];
+    }
+    const facts: AnswerFacts = { kind: 'remember', state: 'done', remembered: displayText(memory) };
+    return { turn: this.answerTurn(user, facts, [memory.id]), change };
+  }
+
+  /** The persona bank: the user's traits, newest first (for a forget, past ones too: they are stored). */
+  private aboutMe(withPast: boolean): Memory[] {
+    const traits = [...this.memory.memories.values()].filter((m) => m.kind === 'user-trait' && (withPast || !isPast(m)));
+    return traits.sort(newestFirst);
+  }
+
+  /** Memories about `about`: the retrieval of replies (words, and meaning where the search model is loaded). */
+  private async find(about: string): Promise<Memory[]> {
+    const embedder = this.opts.getEmbedder();
+    const vector = embedder
+      ? await embedder.embed([about]).then(
+          ([v]) => v,
+          () => undefined,
+        )
+      : undefined;
+    const hits = this.memory.index.search(about, vector, 4 * MAX_FOUND, { kinds: ['memory'] });
+    const best = Math.max(-Infinity, ...hits.map((h) => h.score.dense ?? -Infinity));
+    const close = (dense: number | undefined) => dense !== undefined && dense >= DENSE_MIN && dense >= best - DENSE_SPREAD;
+    return hits
+      .filter((h) => (h.score.lexical ?? 0) > 0 || close(h.score.dense))
+      .map((h) => this.memory.memories.get(h.unit.id))
+      .filter((m): m is Memory => m !== undefined)
+      .slice(0, MAX_FOUND);
+  }
+
+  private answerTurn(user: Turn, facts: AnswerFacts, memoryIds: Id[] = []): Turn {
+    const command: CommandAnswer = { kind: facts.kind, state: facts.state };
+    return {
+      id: newId('turn'),
+      sessionId: user.sessionId,
+      index: user.index + 1,
+      role: 'assistant',
+      text: answerText(facts),
+      time: this.now(),
+      status: 'complete',
+      command,
+      ...(memoryIds.length ? { usedMemory: listed(memoryIds) } : {}),
+    };
+  }
+
+  /** "Forget these n": deletes the chosen memories the card asked about, the card saying so in the same change. Returns the undo. */
+  async forget(cardId: Id, ids: Id[]): Promise<ChangeSet | undefined> {
+    const card = await this.card(cardId, 'forget', 'asked');
+    const asked = new Set(card?.usedMemory?.memoryIds ?? []);
+    const chosen = ids.filter((id) => asked.has(id) && this.memory.memories.has(id));
+    if (!card || chosen.length === 0) return undefined;
+    const after = this.restate(card, { kind: 'forget', state: 'forgotten', count: chosen.length });
+    const undo = await this.memory.deleteMemories(chosen, { turns: [after] });
+    return undo && { ...undo, turns: [this.restate(card, { kind: 'forget', state: 'undone', count: chosen.length })] };
+  }
+
+  /** "Keep them": the card says nothing was forgotten. */
+  async keep(cardId: Id): Promise<void> {
+    const card = await this.card(cardId, 'forget', 'asked');
+    if (card) await this.memory.applyLive({ turns: [this.restate(card, { kind: 'forget', state: 'kept' })] });
+  }
+
+  /** Undo of "remember that": the memory it made is deleted as the explorer deletes one (a tombstone). */
+  async unremember(cardId: Id): Promise<void> {
+    const card = await this.card(cardId, 'remember', 'done');
+    const ids = card?.usedMemory?.memoryIds ?? [];
+    if (card) await this.memory.deleteMemories(ids, { turns: [this.restate(card, { kind: 'remember', state: 'undone' })] });
+  }
+
+  /** Undo of a forget: the change `forget` returned. */
+  async undo(change: ChangeSet): Promise<void> {
+    await this.memory.applyLive(change);
+  }
+
+  private async card(id: Id, kind: CommandAnswer['kind'], state: CommandAnswer['state']): Promise<Turn | undefined> {
+    const [turn] = await this.opts.repo.getTurns([id]);
+    return turn?.command?.kind === kind && turn.command.state === state ? turn : undefined;
+  }
+
+  /** The answer in a new state: its words from that state; it names no memory any more. */
+  private restate(card: Turn, facts: AnswerFacts): Turn {
+    const next: Turn = { ...card, text: answerText(facts), command: { kind: facts.kind, state: facts.state } };
+    delete next.usedMemory;
+    delete next.drewOn;
+    return next;
+  }
+}

@@ -1,0 +1,53 @@
+// The words of a memory command's answer, from its one state (Turn.command) and what it counted.
+// Stored as the answer's text: the model reads it later in the chat, and it names no memory's
+// words but the one a "remember that" stored (the user's own words, just above): a forgotten
+// memory does not live on in the chat's answers. The memories are listed live by the view.
+import type { CommandAnswer } from '../../memory/types';
+
+export interface AnswerFacts extends CommandAnswer {
+  /** How many memories it made, asks about, forgot or lists. */
+  count?: number;
+  /** What it was asked about ("me": the user). */
+  about?: string;
+  /** remember: the memory as stored (done) or as found (none: already remembered). */
+  remembered?: string;
+  /** recall: how many more than listed are true now, and how many matched but are no longer true. */
+  more?: number;
+  past?: number;
+}
+
+const memories = (n: number) => (n === 1 ? '1 memory' : `${n} memories`);
+const topic = (about: string | undefined) => (about === undefined || about === 'me' ? 'you' : `“${about}”`);
+
+const TEMPORARY: Record<CommandAnswer['kind'], string> = {
+  remember: 'This is a temporary chat: nothing is remembered here, so nothing was stored. Say it in a normal chat to remember it.',
+  forget: 'This is a temporary chat: it does not use your memory, so nothing was forgotten. Ask in a normal chat.',
+  recall: 'This is a temporary chat: it does not use your memory. Ask in a normal chat what Tealeaf remembers.',
+};
+
+export function answerText(f: AnswerFacts): string {
+  const n = f.count ?? 0;
+  if (f.state === 'temporary') return TEMPORARY[f.kind];
+  switch (f.kind) {
+    case 'remember':
+      if (f.state === 'undone') return 'Undone: that is not remembered.';
+      if (f.state === 'none') return `I already remember that: “${f.remembered ?? ''}”`;
+      return `Remembered: “${f.remembered ?? ''}”`;
+    case 'forget':
+      if (f.state === 'asked')
+        return `Forget ${n === 1 ? 'this memory' : `these ${n} memories`} about ${topic(f.about)}? Nothing is deleted until you confirm.`;
+      if (f.state === 'forgotten') return `Forgot ${memories(n)}.`;
+      if (f.state === 'kept') return 'Kept them: nothing was forgotten.';
+      if (f.state === 'undone') return `Undone: ${n === 1 ? 'the memory is' : `the ${n} memories are`} back.`;
+      return `Nothing in your memory matches ${topic(f.about)}, so nothing was forgotten.`;
+    case 'recall': {
+      const past = f.past
+        ? ` ${f.past === 1 ? '1 memory about it is' : `${f.past} memories about it are`} no longer true (see the Memory view).`
+        : '';
+      if (f.state === 'none')
+        return `${f.about === 'me' ? 'I don’t remember anything about you that is true now.' : `Nothing in your memory about ${topic(f.about)} is true now.`}${past}`;
+      const more = f.more ? ` ${f.more} more are in the Memory view.` : '';
+      return `What I remember about ${topic(f.about)} that is true now (${memories(n)}):${more}${past}`;
+    }
+  }
+}
