@@ -18,6 +18,18 @@ const server = serveApp();
 // acted on sit in the middle of the list, not at an end where an off-by-one still lands right.
 const N = 21;
 const title = (i) => (i === 8 ? 'Garden notes' : i === 9 ? 'Garden notes, part two' : `Chat number ${String(i).padStart(2, '0')}`);
+// A few memories of the newest chat, so the Memory view shows its explorer and toolbar.
+const MEMORIES = (t) =>
+  ['The user keeps a garden diary', 'The user grows tomatoes', 'The user waters the garden at dawn'].map((text, i) => ({
+    id: `kb-m${i}`,
+    kind: 'event',
+    text,
+    time: t + i,
+    sourceTurnIds: ['kb-u0'],
+    sessionId: 'kb-s0',
+    edited: false,
+    createdAt: t + i,
+  }));
 function backup() {
   const t0 = Date.UTC(2025, 2, 3, 9);
   const sessions = [];
@@ -57,7 +69,7 @@ function backup() {
     format: 'tealeaf-backup',
     version: 1,
     exportedAt: t0,
-    data: { sessions, turns, memories: [], edges: [], segments: [], settings: [] },
+    data: { sessions, turns, memories: MEMORIES(t0), edges: [], segments: [], settings: [] },
   };
 }
 const FILE = join(tmpdir(), `tealeaf-keyboard-${process.pid}.json`);
@@ -325,5 +337,81 @@ test('the chat list is one Tab stop: arrows, Home, End, Enter; F2 renames, Delet
     assertNoOffHost(h);
   } finally {
     await h.dispose();
+  }
+});
+
+test('looks, 1280 and 375 px, light and dark: the focused chat, the skip link, the Memory toolbar on one line with its menu', async () => {
+  for (const [width, scheme] of [
+    [1280, 'light'],
+    [1280, 'dark'],
+    [375, 'light'],
+    [375, 'dark'],
+  ]) {
+    const h = await launch({ viewport: { width, height: 800 } });
+    try {
+      const { page } = h;
+      await page.emulateMedia({ colorScheme: scheme });
+      await importChats(page);
+      await freshChat(page);
+      const name = (what) => `keyboard-${what}-${width}-${scheme}`;
+      // The skip link, focused from the page's start.
+      await page.locator('a.brand').focus();
+      await page.keyboard.press('Shift+Tab');
+      assert.equal(await focused(page), 'skip-link');
+      await shot(page, name('skip-link'));
+      // The chat list with the focus ring (on a phone, in its drawer).
+      if (width === 375) await page.getByTestId('open-chats').click();
+      await page.getByTestId('chat-search').focus();
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('ArrowDown');
+      assert.equal(await focusedChat(page), 'Chat number 02');
+      await shot(page, name('chat-list-focus'));
+      await page.keyboard.press('ArrowRight');
+      await shot(page, name('chat-list-rename-focus'));
+
+      // The Memory view with the user's own memories (the demo banner would be another line).
+      await page.goto(`${server.url}/#/memory`);
+      const toolbar = page.getByTestId('memory-toolbar');
+      const recall = page.getByTestId('search-model-recall');
+      await recall.waitFor();
+      assert.match(await page.getByTestId('memory-count').textContent(), /^3 memories/);
+      const line = await recall.evaluate((el) => parseFloat(getComputedStyle(el).lineHeight) || 20);
+      const box = await toolbar.boundingBox();
+      if (width === 375) {
+        assert.ok(box.height < 2 * line, `the toolbar is one line at 375 px: ${box.height} px high, a line is ${line} px`);
+        // Every control is still there, one tap away.
+        const more = page.getByTestId('toolbar-more');
+        assert.equal(await more.getAttribute('aria-expanded'), 'false');
+        assert.equal(await page.getByTestId('open-demo').isVisible(), false);
+        await shot(page, name('memory-toolbar'));
+        await more.click();
+        assert.equal(await more.getAttribute('aria-expanded'), 'true');
+        for (const label of ['Explore the demo', 'Import ChatGPT or Claude history…', 'Import LoCoMo…'])
+          assert.ok(await page.getByRole('button', { name: label }).isVisible(), label);
+        await shot(page, name('memory-toolbar-menu'));
+        // Escape closes it and gives the focus back to More.
+        await page.getByRole('button', { name: 'Import LoCoMo…' }).focus();
+        await page.keyboard.press('Escape');
+        assert.equal(await more.getAttribute('aria-expanded'), 'false');
+        assert.equal(await focused(page), 'toolbar-more');
+        // The imports still open their pickers from the menu.
+        await more.click();
+        const [chooser] = await Promise.all([
+          page.waitForEvent('filechooser'),
+          page.getByRole('button', { name: 'Import LoCoMo…' }).click(),
+        ]);
+        assert.ok(chooser);
+        assert.equal(await more.getAttribute('aria-expanded'), 'false', 'a choice closes the menu');
+      } else {
+        assert.equal(await page.getByTestId('toolbar-more').count(), 0, 'no menu where there is room');
+        assert.ok(await page.getByTestId('open-demo').isVisible());
+        await shot(page, name('memory-toolbar'));
+      }
+      assert.deepEqual(h.errors, []);
+      assertNoOffHost(h);
+    } finally {
+      await h.dispose();
+    }
   }
 });
