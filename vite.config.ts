@@ -59,8 +59,12 @@ export default defineConfig(({ mode }) => ({
     target: 'es2022',
     sourcemap: false,
     chunkSizeWarningLimit: 8000,
+    // Rolldown prints how long each plugin took on every build (PLUGIN_TIMINGS): advice for a slow
+    // build, not a fault, and it buried real warnings under forty lines on each `npm start`.
+    rolldownOptions: { checks: { bundlerTimings: false } },
   },
-  worker: { format: 'es' },
+  // Workers are bundled by builds of their own, which print the same timings.
+  worker: { format: 'es', rolldownOptions: { checks: { bundlerTimings: false } } },
   // Both servers the README names send the page's policy plus frame-ancestors as headers. The dev
   // server runs under the full policy too: its client is a same-origin module and HMR a same-origin
   // WebSocket (connect-src 'self'); tests/e2e/trust-headers.spec.mjs loads the app through it.

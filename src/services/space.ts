@@ -2,7 +2,7 @@
 // and memories never reach a real reply). Kept per tab in sessionStorage: a reload stays in the
 // demo, a new tab or a new browser session opens the user's own memory.
 import type { ChangeSet, Repository } from '../ports';
-import { DEMO_PREFIX, demoSessionId } from './demo';
+import { DEMO_PREFIX, demoSessionId } from './demo/ids';
 import { DEFAULT_SETTINGS, type AppSettings } from './settings';
 
 export type Space = 'own' | 'demo';

@@ -296,7 +296,7 @@ export class Tealeaf {
 
 /** Fills the demo database once: loading again would re-date it and undo edits made in the demo. */
 async function seedDemo(repo: IdbRepository): Promise<void> {
-  const { buildDemo, demoSessionId } = await import('./demo');
+  const { buildDemo, demoSessionId } = await import('./demo/demo');
   if (await repo.getSession(demoSessionId(1))) return;
   const demo = buildDemo(Date.now());
   await repo.apply({ sessions: demo.sessions, turns: demo.turns, memories: demo.memories, edges: demo.edges });

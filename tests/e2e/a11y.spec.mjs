@@ -46,6 +46,9 @@ test('every view passes axe-core without serious or critical violations, at 1280
       await page.emulateMedia({ colorScheme: scheme });
       const check = async (view) => {
         for (const p of await audit(page)) problems.push(`${width}px ${scheme} ${view}: ${p}`);
+        // One level-one heading per view (issue 22; axe rates its absence moderate, below the bar).
+        const h1 = await page.locator('h1').count();
+        if (h1 !== 1) problems.push(`${width}px ${scheme} ${view}: ${h1} level-one headings`);
         checked.add(`${width}:${scheme}:${view}`);
       };
       // The first-run card, before any model.

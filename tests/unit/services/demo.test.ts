@@ -4,7 +4,7 @@ import { MemoryGraph } from '../../../src/memory/graph';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { checkGraphInvariants } from '../../support/invariants';
 import { RELATIONS } from '../../../src/memory/types';
-import { buildDemo, DEMO_PREFIX } from '../../../src/services/demo';
+import { buildDemo, DEMO_PREFIX } from '../../../src/services/demo/demo';
 import { BACKUP_FORMAT, BACKUP_VERSION, importBackup, validateBackup, type TealeafBackup } from '../../../src/store/backup';
 
 const NOW = Date.UTC(2025, 4, 17, 15, 30, 12, 345);

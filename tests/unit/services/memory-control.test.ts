@@ -241,7 +241,7 @@ describe('races with a memorise job', () => {
 
   it('removing old demo records while a job links to one: the link is dropped, nothing dangles', async () => {
     const repo = new InMemoryRepository();
-    const { buildDemo } = await import('../../../src/services/demo');
+    const { buildDemo } = await import('../../../src/services/demo/demo');
     const { findLegacyDemo } = await import('../../../src/services/space');
     const demo = buildDemo(T);
     await repo.apply({ sessions: demo.sessions, turns: demo.turns, memories: demo.memories, edges: demo.edges });

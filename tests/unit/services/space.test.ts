@@ -2,7 +2,7 @@
 // and removed in one change, and nothing of the user's own goes with them.
 import { describe, expect, it } from 'vitest';
 import { InMemoryRepository } from '../../support/in-memory-repository';
-import { buildDemo, DEMO_PREFIX } from '../../../src/services/demo';
+import { buildDemo, DEMO_PREFIX } from '../../../src/services/demo/demo';
 import { findLegacyDemo } from '../../../src/services/space';
 import type { Memory } from '../../../src/memory/types';
 

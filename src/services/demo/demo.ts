@@ -4,7 +4,10 @@
 // injury hinders it; running gives way to swimming, a Changed trait), a sister's wedding speech,
 // learning Portuguese for a trip to Lisbon, and tea giving way to coffee (a superseded trait).
 // Every id starts with "demo:" and depends only on the script, so loading it twice adds nothing.
-import type { Edge, Id, Memory, MemoryKind, Millis, Relation, Role, Session, Turn } from '../memory/types';
+import type { Edge, Id, Memory, MemoryKind, Millis, Relation, Role, Session, Turn } from '../../memory/types';
+import { DEMO_PREFIX, demoSessionId } from './ids';
+
+export { DEMO_PREFIX, demoSessionId };
 
 export interface DemoData {
   sessions: Session[];
@@ -12,8 +15,6 @@ export interface DemoData {
   memories: Memory[];
   edges: Edge[];
 }
-
-export const DEMO_PREFIX = 'demo:';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -273,7 +274,6 @@ const EDGES: Array<[string, Relation, string]> = [
   ['tea', 'Changed', 'coffee'],
 ];
 
-export const demoSessionId = (n: number): Id => `${DEMO_PREFIX}s${n}`;
 const turnId = (n: number, index: number): Id => `${DEMO_PREFIX}s${n}:t${index}`;
 const memoryId = (key: string): Id => `${DEMO_PREFIX}m:${key}`;
 

@@ -1,0 +1,3 @@
+import { lazy } from './lazy.js';
+
+export const helper = `helper of ${lazy}`;
