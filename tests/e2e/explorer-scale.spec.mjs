@@ -161,6 +161,9 @@ for (const viewport of [
             const tl = await page.locator(`${DETAIL} .tl .text`).allTextContents();
             assert.equal(new Set(tl).size, tl.length, `timeline items are distinct: ${tl.join(' | ')}`);
             await shot(page, `explorer-cycles-${viewport.width}-${phase === 'imported' ? 'a' : 'b'}`);
+            await page.emulateMedia({ colorScheme: 'dark' });
+            await shot(page, `explorer-cycles-${viewport.width}-${phase === 'imported' ? 'a' : 'b'}-dark`);
+            await page.emulateMedia({ colorScheme: 'light' });
           }
         }
         assert.deepEqual(h.errors, [], `${phase}: no page errors`);
