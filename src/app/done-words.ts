@@ -42,7 +42,7 @@ export function exportedWords(fileName: string, c: Pick<RecordCounts, 'sessions'
 }
 
 /** After a backup import: what came back, what was skipped and why. */
-export function importedWords(r: { added: RecordCounts; skipped: RecordCounts }, mode: 'merge' | 'replace'): string {
+export function importedWords(r: { added: RecordCounts; skipped: RecordCounts; selfLinks?: number }, mode: 'merge' | 'replace'): string {
   const { added: a, skipped: k } = r;
   const restored = [
     a.sessions > 0
@@ -73,6 +73,8 @@ export function importedWords(r: { added: RecordCounts; skipped: RecordCounts },
     if (k.settings > 0) sentences.push('Your settings were kept (the backup’s were not applied).');
     else if (a.settings > 0) sentences.push('The backup’s settings were applied.');
   }
+  const self = r.selfLinks ?? 0;
+  if (self > 0) sentences.push(`Left out ${count(self, 'link', 'links')} from a memory to itself (a link joins two different memories).`);
   return sentences.join(' ');
 }
 

@@ -11,6 +11,8 @@ import type { Edge, Id, Memory, Millis } from './types';
 import { compareChronological, type Dated } from './order';
 
 const NONE = -1;
+/** Pair keys are a * PAIR_SPAN + b, exact in a double while both vertex numbers stay below it. */
+const PAIR_SPAN = 2 ** 26;
 
 function growI32(a: Int32Array, cap: number, fill = 0): Int32Array<ArrayBuffer> {
   const next = new Int32Array(cap);
@@ -43,6 +45,9 @@ export class MemoryGraph {
   private to = new Int32Array(0);
   private nextOut = new Int32Array(0);
   private nextIn = new Int32Array(0);
+  // The edge of each (from, to) pair: looked up on every insert, so one memory with 100,000 links
+  // must not make that a walk of its list (which made building the graph quadratic in its degree).
+  private readonly pairOf = new Map<number, number>();
   // Union-find over vertex numbers; `ring` links the members of each component in a cycle.
   private parent = new Int32Array(0);
   private compSize = new Int32Array(0);
@@ -155,6 +160,7 @@ export class MemoryGraph {
     }
     this.edgeRec.push(edge);
     this.edgeOf.set(edge.id, e);
+    if (a < PAIR_SPAN && b < PAIR_SPAN) this.pairOf.set(a * PAIR_SPAN + b, e);
     this.from[e] = a;
     this.to[e] = b;
     this.nextOut[e] = NONE;
@@ -172,10 +178,18 @@ export class MemoryGraph {
   removeEdge(id: Id): void {
     const e = this.edgeOf.get(id);
     if (e === undefined) return;
-    this.edgeOf.delete(id);
-    this.edgeRec[e] = undefined;
     this.unlink(e, this.from[e]!, this.headOut, this.tailOut, this.nextOut);
     this.unlink(e, this.to[e]!, this.headIn, this.tailIn, this.nextIn);
+    this.forgetEdge(e);
+  }
+
+  /** Drops edge number e from the id and pair maps (its list links are the caller's). */
+  private forgetEdge(e: number): void {
+    const a = this.from[e]!;
+    const b = this.to[e]!;
+    if (a < PAIR_SPAN && b < PAIR_SPAN && this.pairOf.get(a * PAIR_SPAN + b) === e) this.pairOf.delete(a * PAIR_SPAN + b);
+    this.edgeOf.delete(this.edgeRec[e]!.id);
+    this.edgeRec[e] = undefined;
     this.componentsStale = true;
   }
 
@@ -190,8 +204,9 @@ export class MemoryGraph {
     }
   }
 
-  /** The edge from a to b (vertex numbers), by a walk of a's outgoing list (degrees are small). */
+  /** The edge from a to b (vertex numbers). */
   private pairEdge(a: number, b: number): number {
+    if (a < PAIR_SPAN && b < PAIR_SPAN) return this.pairOf.get(a * PAIR_SPAN + b) ?? NONE;
     for (let e = this.headOut[a]!; e !== NONE; e = this.nextOut[e]!) if (this.to[e] === b) return e;
     return NONE;
   }

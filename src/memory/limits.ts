@@ -89,6 +89,15 @@ export function clampModelId(id: string): string {
   return id.length <= MAX_MODEL_ID ? id : `${id.slice(0, cutAt(id, MAX_MODEL_ID - 1))}…`;
 }
 
+/**
+ * A link joins two different memories. A memory linked to itself is no step of any timeline and
+ * no edge of the graph (MemoryGraph leaves it out), so it is not kept: a backup import leaves it
+ * out and says so, the store's writer drops it. Data stored before still opens (it is ignored).
+ */
+export function isSelfLink(edge: { from: string; to: string }): boolean {
+  return edge.from === edge.to;
+}
+
 /** A time that JavaScript can turn into a Date. */
 export function isValidTime(t: number): boolean {
   return Number.isFinite(t) && t >= MIN_TIME && t <= MAX_TIME;

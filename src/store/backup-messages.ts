@@ -8,6 +8,8 @@ export type BackupCounts = Record<BackupCollection, number>;
 export interface ImportSummary {
   added: BackupCounts;
   skipped: BackupCounts;
+  /** Links from a memory to itself in the file, not imported (src/memory/limits.ts, isSelfLink). */
+  selfLinks: number;
 }
 
 export type ImportMode = 'merge' | 'replace';

@@ -4,6 +4,7 @@
 // backup-format.ts, its checks in backup-validate.ts.
 import type { Id, Setting, Tombstone, Turn, VectorRecord } from '../memory/types';
 import { fitTurn } from './fit';
+import { isSelfLink } from '../memory/limits';
 import { turnSources } from '../memory/derived';
 import type { TealeafDb } from './db';
 import { runWrite, tracked } from './repository';
@@ -325,9 +326,12 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
       (r) => r.id,
       (r) => store('memories').put(r),
     );
+    // A link from a memory to itself is not kept (limits.ts): left out, and counted for the words.
+    const links = data.edges.filter((e) => !isSelfLink(e));
+    const selfLinks = data.edges.length - links.length;
     putAll(
       'edges',
-      data.edges,
+      links,
       (r) => r.id,
       (r) => store('edges').put(r),
     );
@@ -378,6 +382,6 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
     }
     // The last moment a cancel can still undo everything: the commit follows.
     reporter.stopIfCancelled();
-    return { added, skipped };
+    return { added, skipped, selfLinks };
   });
 }

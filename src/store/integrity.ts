@@ -10,6 +10,7 @@ import type { AppliedChange, ChangeSet, MemoryPatch } from '../ports';
 import { JobGoneError } from '../ports';
 import type { Id, Job, Memory, Tombstone, Turn } from '../memory/types';
 import { fitMemory, fitSegment, fitSession, fitTurn } from './fit';
+import { isSelfLink } from '../memory/limits';
 import { followTurn, keepRemoved, sourceChanged, turnSources } from '../memory/derived';
 
 /** Reads of the store as it is inside the write's transaction. */
@@ -189,7 +190,8 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
 
   const edges = [];
   for (const e of input.edges ?? []) {
-    if (!(await after.memory(e.from)) || !(await after.memory(e.to))) dropped.push(`edge ${e.id}: an end is gone`);
+    if (isSelfLink(e)) dropped.push(`edge ${e.id}: links a memory to itself`);
+    else if (!(await after.memory(e.from)) || !(await after.memory(e.to))) dropped.push(`edge ${e.id}: an end is gone`);
     else edges.push(e);
   }
 

@@ -3,7 +3,7 @@
 // Runs in Node, so its geometric promises (lanes never overlap, x follows time, edges point
 // forward) are unit-tested.
 
-import { MemoryGraph } from '../memory/graph';
+import { RowPacker } from './row-packing';
 import { compareChronological } from '../memory/order';
 import type { Edge, Id, Memory, MemoryKind, Millis, Relation } from '../memory/types';
 import { components } from './components';
@@ -129,7 +129,6 @@ function truncate(text: string, max: number): string {
  * unlinked memories share one lane at the bottom. Edges to unknown memories are left out.
  */
 export function threads(memories: readonly Memory[], edges: readonly Edge[], groupSingletons = true): Threads {
-  const graph = MemoryGraph.from(memories, edges);
   const byMemory = new Map<Id, Memory>();
   for (const m of memories) byMemory.set(m.id, m);
   const validEdges = edges.filter((e) => byMemory.has(e.from) && byMemory.has(e.to));
@@ -140,7 +139,7 @@ export function threads(memories: readonly Memory[], edges: readonly Edge[], gro
   }
   const out: Thread[] = [];
   const singles: Memory[] = [];
-  for (const ids of components(memories, graph)) {
+  for (const ids of components(memories, validEdges)) {
     const members = ids.map((id) => byMemory.get(id)!).sort(compareChronological);
     if (groupSingletons && members.length === 1) singles.push(members[0]);
     else {
@@ -203,17 +202,13 @@ export function layoutLanes(data: Threads, options: TimelineLayoutOptions): Time
   for (const [index, g] of data.threads.entries()) {
     // First-fit row packing in time order: a node goes to the lowest row whose last node is at
     // least `spacing` to the left, so two nodes of one row never overlap.
-    const rowEnds: number[] = [];
+    const packer = new RowPacker(spacing);
     const rowLast: LayoutNode[] = [];
     const rowPrev: (LayoutNode | undefined)[] = [];
     const laneNodes: LayoutNode[] = [];
     for (const m of g.members) {
       const x = xOf(m.time);
-      let row = rowEnds.findIndex((end) => x - end >= spacing);
-      if (row === -1) {
-        row = rowEnds.length;
-        rowEnds.push(x);
-      } else rowEnds[row] = x;
+      const row = packer.place(x);
       const node: LayoutNode = {
         id: m.id,
         x,
@@ -237,7 +232,7 @@ export function layoutLanes(data: Threads, options: TimelineLayoutOptions): Time
       laneNodes.push(node);
     }
     for (const prev of rowPrev) if (prev) prev.nextIsLast = true;
-    const rows = Math.max(1, rowEnds.length);
+    const rows = Math.max(1, packer.rows);
     const height = laneHeader + rows * laneHeight;
     for (const n of laneNodes) {
       n.y = y + laneHeader + n.row * laneHeight + laneHeight / 2;

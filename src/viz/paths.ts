@@ -4,7 +4,7 @@
 // bounded depth-first walk that prefers the most recent neighbour.
 
 import type { MemoryGraph } from '../memory/graph';
-import { compareChronological } from '../memory/order';
+import { compareChronological, type Dated } from '../memory/order';
 import type { Id, Relation, Timeline } from '../memory/types';
 
 interface Walk {
@@ -23,11 +23,16 @@ export function timelinesThrough(graph: MemoryGraph, id: Id, limit = 3, budget =
   for (let i = 0; i < count; i++) {
     const b = back[i % back.length];
     const f = fwd[i % fwd.length];
-    const ids = [...b.ids.slice().reverse(), ...f.ids.slice(1)];
+    // In a cycle (A→B→C→A, A↔B) the way forward comes back to memories already on the way back:
+    // it ends before the first of them, so a timeline names each memory once.
+    const behind = new Set(b.ids);
+    let end = 1;
+    while (end < f.ids.length && !behind.has(f.ids[end])) end++;
+    const ids = [...b.ids.slice().reverse(), ...f.ids.slice(1, end)];
     const key = ids.join('\u0000');
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({ memoryIds: ids, relations: [...b.rels.slice().reverse(), ...f.rels], through: id });
+    out.push({ memoryIds: ids, relations: [...b.rels.slice().reverse(), ...f.rels.slice(0, end - 1)], through: id });
   }
   return out;
 }
@@ -36,18 +41,28 @@ export function timelinesThrough(graph: MemoryGraph, id: Id, limit = 3, budget =
 function walk(graph: MemoryGraph, start: Id, dir: 'back' | 'forward', limit: number, budget: number): Walk[] {
   const paths: Walk[] = [];
   let steps = 0;
-  const next = (id: Id): { id: Id; rel: Relation }[] => {
-    const es = dir === 'back' ? graph.incoming(id) : graph.outgoing(id);
-    return es
-      .map((e) => ({ id: dir === 'back' ? e.from : e.to, rel: e.relation }))
-      .sort((a, b) => compareChronological(graph.dated(b.id)!, graph.dated(a.id)!));
-  };
   const ids: Id[] = [start];
   const rels: Relation[] = [];
   const onPath = new Set<Id>([start]);
+  // Every memory with nowhere left to go ends a path, so a visit never needs more than the
+  // `limit` most recent neighbours off the path: one pass keeps those (a memory with 100,000 links
+  // is not sorted whole).
+  const next = (id: Id): { id: Id; rel: Relation }[] => {
+    const best: { id: Id; rel: Relation; at: Dated }[] = [];
+    for (const e of dir === 'back' ? graph.incoming(id) : graph.outgoing(id)) {
+      const other = dir === 'back' ? e.from : e.to;
+      if (onPath.has(other)) continue;
+      const at = graph.dated(other)!;
+      if (best.length === limit && compareChronological(at, best[limit - 1].at) <= 0) continue;
+      let i = Math.min(best.length, limit - 1);
+      best[i] = { id: other, rel: e.relation, at };
+      for (; i > 0 && compareChronological(best[i].at, best[i - 1].at) > 0; i--) [best[i], best[i - 1]] = [best[i - 1], best[i]];
+    }
+    return best;
+  };
   const visit = (id: Id): void => {
     if (paths.length >= limit || steps++ > budget) return;
-    const ns = next(id).filter((n) => !onPath.has(n.id));
+    const ns = next(id);
     if (ns.length === 0) {
       paths.push({ ids: ids.slice(), rels: rels.slice() });
       return;

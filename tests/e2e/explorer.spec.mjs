@@ -41,7 +41,7 @@ test('import, select, follow a link, edit, delete, reload', async () => {
     await shot(page, 'explorer-selected');
 
     // Follow a link to the memory at its other end.
-    const link = page.locator('aside[aria-label="Memory details"] ul.edges button.link-text').first();
+    const link = page.locator('aside[aria-label="Memory details"] .edges button.link-text').first();
     await link.waitFor();
     await link.click();
     await page.waitForFunction(

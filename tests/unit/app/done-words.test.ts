@@ -104,6 +104,18 @@ describe('importedWords: what came back, what was skipped and why, never record 
       'replace',
       'Replaced your data with the backup, which held no chats, memories or settings.',
     ],
+    [
+      'merge of a file with a link from a memory to itself (issue 21)',
+      { added: counts({ sessions: 1, memories: 7 }), skipped: counts({}), selfLinks: 1 },
+      'merge',
+      'Restored 1 chat and 7 memories. Left out 1 link from a memory to itself (a link joins two different memories).',
+    ],
+    [
+      'replace with two of them',
+      { added: counts({ memories: 3 }), skipped: counts({}), selfLinks: 2 },
+      'replace',
+      'Replaced your data with the backup: 3 memories. Left out 2 links from a memory to itself (a link joins two different memories).',
+    ],
   ])('%s', (_, summary, mode, words) => {
     const said = importedWords(summary, mode);
     expect(said).toBe(words);

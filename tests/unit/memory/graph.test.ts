@@ -56,6 +56,52 @@ describe('MemoryGraph', () => {
     expect(build).toBeLessThan(3000);
     expect(queries).toBeLessThan(200);
   });
+
+  // Issue 21, defect 7: every insert walked the source's outgoing list to refuse a duplicate pair,
+  // so one memory with 100,000 links cost 5e9 steps to build (tens of seconds).
+  it('builds one memory with 100,000 links about as fast as a chain of as many', () => {
+    const n = 100_000;
+    const memories = [mem('hub', 0), ...Array.from({ length: n }, (_, i) => mem(`m${i}`, i + 1))];
+    const build = (edges: ReturnType<typeof edge>[]) => {
+      const t0 = performance.now();
+      const g = MemoryGraph.from(memories, edges);
+      return { g, ms: performance.now() - t0 };
+    };
+    const chain = build(Array.from({ length: n }, (_, i) => edge(i ? `m${i - 1}` : 'hub', `m${i}`)));
+    const hub = build(Array.from({ length: n }, (_, i) => edge('hub', `m${i}`)));
+    // A ratio, not a time: both are linear now; the old hub took seconds against a chain's ~100 ms.
+    expect(hub.ms).toBeLessThan(10 * chain.ms + 100);
+    const g = hub.g;
+    expect(g.edgeCount).toBe(n);
+    expect(g.outgoing('hub')).toHaveLength(n);
+    // The pair index still refuses a duplicate and knows the two directions apart.
+    expect(g.addEdge({ ...edge('hub', 'm1'), id: 'dup' })).toBe(false);
+    expect(g.addEdge(edge('m1', 'hub'))).toBe(true);
+    expect(g.edgeBetween('m1', 'hub')?.id).toBe('edge:m1->hub');
+    expect(g.edgeBetween('hub', 'm1')?.id).toBe('edge:hub->m1');
+    g.removeMemory('hub');
+    expect(g.edgeCount).toBe(0);
+    expect(g.incoming('m1')).toEqual([]);
+    expect(g.outgoing('m1')).toEqual([]);
+    expect(g.componentOf('m5')).toEqual(['m5']);
+  });
+
+  it('forgets a removed pair, so the same pair can be linked again; A↔B are two edges', () => {
+    const g = MemoryGraph.from([mem('a', 1), mem('b', 2), mem('c', 3)], [edge('a', 'b'), edge('b', 'a'), edge('a', 'c')]);
+    expect(g.edgeCount).toBe(3);
+    g.removeEdge('edge:a->b');
+    expect(g.hasEdge('a', 'b')).toBe(false);
+    expect(g.hasEdge('b', 'a')).toBe(true);
+    expect(g.addEdge({ ...edge('a', 'b'), id: 'again' })).toBe(true);
+    expect(g.edgeBetween('a', 'b')?.id).toBe('again');
+    g.removeMemory('a');
+    expect([...g.edges()]).toEqual([]);
+    expect(g.incoming('b')).toEqual([]);
+    expect(g.outgoing('b')).toEqual([]);
+    g.addMemory('a', 1);
+    expect(g.addEdge(edge('b', 'a'))).toBe(true);
+    expect(g.incoming('a').map((e) => e.id)).toEqual(['edge:b->a']);
+  });
 });
 
 describe('checkGraphInvariants', () => {

@@ -161,11 +161,20 @@ describe('import modes', () => {
     expect(summary).toEqual({
       added: { sessions: 0, turns: 1, memories: 1, edges: 1, segments: 0, settings: 1, tombstones: 0, vectors: 0 },
       skipped: { sessions: 1, turns: 1, memories: 0, edges: 0, segments: 0, settings: 1, tombstones: 0, vectors: 0 },
+      selfLinks: 0,
     });
     expect((await repo.getSession('s1'))?.title).toBe('mine');
     expect((await repo.listTurns('s1')).map((t) => t.id)).toEqual(['t-mine', 't-new']);
     expect(await repo.getSetting('theme')).toBe('dark');
     expect((await repo.listJobs()).length).toBe(1);
+
+    // A link from a memory to itself is left out and counted (limits.ts, isSelfLink); the rest comes.
+    const withLoop = { ...file, data: { ...file.data, edges: [...file.data.edges, { ...file.data.edges[0], id: 'loop', from: 'm2' }] } };
+    const looped = await importBackup(repo.db, JSON.stringify(withLoop), { mode: 'merge' });
+    expect(looped.selfLinks).toBe(1);
+    expect(looped.added.edges).toBe(0);
+    expect(looped.skipped.edges).toBe(1);
+    expect(await repo.db.get('edges', 'loop')).toBeUndefined();
 
     // The same edge in replace mode dangles: m1 is not in the file and the store is wiped.
     const before = await dump(repo.db);

@@ -263,7 +263,10 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
                 }),
                 { maxLength: max * 2 },
               )
-              .map((es) => es.map(({ suffix, ...e }, i): Edge => ({ ...e, id: `${prefix}e${i}-${suffix}` })));
+              // A link from a memory to itself is not kept (limits.ts, isSelfLink): not app-reachable.
+              .map((es) =>
+                es.filter((e) => e.from !== e.to).map(({ suffix, ...e }, i): Edge => ({ ...e, id: `${prefix}e${i}-${suffix}` })),
+              );
       const segments =
         sessionIds.length === 0
           ? fc.constant([] as Segment[])

@@ -97,6 +97,9 @@ describe('IdbRepository reads and writes', () => {
       memories: [memory('m2', 2, { sessionId: 's2' }), memory('m1', 1), memory('m3', 3)],
       edges: [edge('e1', 'm1', 'm2'), edge('e2', 'm2', 'm3'), edge('e3', 'm1', 'm3'), edge('loop', 'm2', 'm2')],
     });
+    // The writer keeps no link from a memory to itself (limits.ts); one stored before still counts.
+    expect(await repo.db.get('edges', 'loop')).toBeUndefined();
+    await repo.db.put('edges', edge('loop', 'm2', 'm2'));
     expect((await repo.listMemories()).map((m) => m.id)).toEqual(['m1', 'm2', 'm3']);
     expect((await repo.listMemoriesBySession('s1')).map((m) => m.id).sort()).toEqual(['m1', 'm3']);
     expect((await repo.listEdgesTouching('m2')).map((e) => e.id).sort()).toEqual(['e1', 'e2', 'loop']);
@@ -297,7 +300,7 @@ describe('deleting a memory cascades inside the transaction', () => {
         memory('b2', 3, { supersededBy: 'c' }),
         memory('c', 4),
       ],
-      edges: [edge('e-old-b', 'old', 'b'), edge('e-b-c', 'b', 'c'), edge('e-b2-c', 'b2', 'c'), edge('loop', 'b', 'b')],
+      edges: [edge('e-old-b', 'old', 'b'), edge('e-b-c', 'b', 'c'), edge('e-b2-c', 'b2', 'c')],
       vectors: [
         { unitId: 'b', modelId: 'minilm', vector: new Float32Array([1]) },
         { unitId: 'b', modelId: 'bge', vector: new Float32Array([2]) },
@@ -305,6 +308,8 @@ describe('deleting a memory cascades inside the transaction', () => {
         { unitId: 'c', modelId: 'minilm', vector: new Float32Array([4]) },
       ],
     });
+    // A self-link stored before the writer refused them goes with its memory too.
+    await repo.db.put('edges', edge('loop', 'b', 'b'));
     const change = await repo.apply({ deleteMemories: ['b'] });
     expect(change.deleteMemories).toEqual(['b']);
     expect([...(change.deleteEdges ?? [])].sort()).toEqual(['e-b-c', 'e-old-b', 'loop']);

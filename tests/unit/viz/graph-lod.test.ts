@@ -2,10 +2,9 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { Edge, Memory } from '../../../src/memory/types';
 import { GraphLod, pickGraphSubset } from '../../../src/viz/graph-lod';
-import { MemoryGraph } from '../../../src/memory/graph';
 import { components as componentsOf } from '../../../src/viz/components';
 
-const components = (ms: readonly Memory[], es: readonly Edge[]): string[][] => componentsOf(ms, MemoryGraph.from(ms, es));
+const components = (ms: readonly Memory[], es: readonly Edge[]): string[][] => componentsOf(ms, es);
 
 function mem(id: string, time: number): Memory {
   return { id, kind: 'event', text: `memory ${id}`, time, sourceTurnIds: [], sessionId: 's', edited: false, createdAt: time };

@@ -5,7 +5,7 @@ import { RELATIONS } from '../../../src/memory/types';
 import { MemoryGraph } from '../../../src/memory/graph';
 import { components } from '../../../src/viz/components';
 import { layoutLanes, layoutTimelines, threads, type TimelineLayout } from '../../../src/viz/lanes';
-import { DAY, KINDS, edge, mem } from './fixtures';
+import { DAY, KINDS, edge, graphComponents, mem } from './fixtures';
 
 /** Random graph: times drawn from a small range so collisions are common; edges older -> newer. */
 const graphArb = fc
@@ -149,7 +149,8 @@ describe('layoutTimelines', () => {
         const linked = layout.lanes.filter((l) => !l.singletons);
         for (let i = 1; i < linked.length; i++) expect(linked[i - 1].lastActivity).toBeGreaterThanOrEqual(linked[i].lastActivity);
         expect(linked.length + (layout.lanes.some((l) => l.singletons) ? 1 : 0)).toBe(layout.lanes.length);
-        const comps = components(memories, MemoryGraph.from(memories, edges)).filter((c) => c.length > 1);
+        const comps = components(memories, edges).filter((c) => c.length > 1);
+        expect(components(memories, edges)).toEqual(graphComponents(memories, MemoryGraph.from(memories, edges)));
         expect(linked.length).toBe(comps.length);
       }),
       { numRuns: 300, seed: 42 },
