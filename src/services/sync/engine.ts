@@ -1,0 +1,280 @@
+// One device's sync (docs/SYNC.md, "Engine"): local writes go into the record document and out
+// to the relay as sealed Yjs updates; sealed updates from the relay are opened, merged into the
+// document and written to the store through the same `apply` as a local change.
+import * as Y from 'yjs';
+import type { AppliedChange, ChangeSet, Repository } from '../../ports';
+import { type Bytes } from './bytes';
+import { EnvelopeError, ReplayGuard, type Sealer } from './envelope';
+import { type Epoch, type Kind, REMOTE, RecordDoc, type Touched, touchedBy } from './record-doc';
+import type { RelayClient } from './relay-client';
+
+/** What a device keeps between runs (with its store; see SYNC.md for where). */
+export interface SyncState {
+  /** The last relay position read. */
+  cursor: number;
+  /** This device's last sequence number sent. */
+  seq: number;
+  /** The replay guard's marks: the last sequence number applied per device. */
+  marks: Record<string, number>;
+  /** The Yjs document, encoded. */
+  doc?: Bytes;
+  /** The state vector of what the relay already has (sent or received), encoded. */
+  sent?: Bytes;
+  epoch?: Epoch;
+  /** Keys merged into the document whose write to the store failed: written at the next pull. */
+  unapplied?: Array<[string, string[]]>;
+}
+
+export interface SyncEngineOptions {
+  store: Repository;
+  relay: RelayClient;
+  room: string;
+  sealer: Sealer;
+  deviceId: string;
+  /** Empties this device's store (delete-all heard from another device). */
+  wipe: () => Promise<void>;
+  /** Asked when another device deleted everything; `keep` puts this device's data back. Default wipe. */
+  onReset?: (epoch: Epoch) => Promise<'wipe' | 'keep'>;
+  state?: SyncState;
+  /** Called with every message that could not be applied (wrong key, tampered, replayed). */
+  onRefused?: (seq: number, error: EnvelopeError) => void;
+}
+
+export class SyncEngine implements Repository {
+  readonly records: RecordDoc;
+  private readonly guard: ReplayGuard;
+  private cursor: number;
+  private seq: number;
+  private epoch: Epoch;
+  /** What the relay has, per Yjs client: nothing below it needs sending. */
+  private sent: Map<number, number>;
+  private queue: Promise<unknown> = Promise.resolve();
+  private unapplied: Touched;
+  refused = 0;
+  lastError: string | undefined;
+  lastSyncAt: number | undefined;
+
+  constructor(private readonly o: SyncEngineOptions) {
+    const doc = new Y.Doc();
+    if (o.state?.doc) Y.applyUpdate(doc, o.state.doc, REMOTE);
+    this.records = new RecordDoc(doc);
+    this.guard = new ReplayGuard({ ...(o.state?.marks ?? {}) });
+    this.cursor = o.state?.cursor ?? 0;
+    this.seq = o.state?.seq ?? 0;
+    this.epoch = o.state?.epoch ?? this.records.epoch;
+    this.sent = o.state?.sent ? Y.decodeStateVector(o.state.sent) : new Map();
+    this.unapplied = new Map((o.state?.unapplied ?? []).map(([k, ids]) => [k as Kind, new Set(ids)]));
+  }
+
+  /** What to persist now (after a pull or a push). */
+  state(): SyncState {
+    return {
+      cursor: this.cursor,
+      seq: this.seq,
+      marks: { ...this.guard.marks },
+      doc: Y.encodeStateAsUpdate(this.records.doc) as Bytes,
+      sent: encodeVector(this.sent),
+      epoch: this.epoch,
+      unapplied: [...this.unapplied].map(([k, ids]) => [k, [...ids]]),
+    };
+  }
+
+  /** One at a time: a pull, a push and a local write never interleave their document edits. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  // The Repository: writes go to the store and into the document; reads go to the store.
+  apply(change: ChangeSet): Promise<AppliedChange> {
+    return this.serial(async () => {
+      const applied = await this.o.store.apply(change);
+      this.records.record(applied);
+      return applied;
+    });
+  }
+  getSession: Repository['getSession'] = (id) => this.o.store.getSession(id);
+  listSessions: Repository['listSessions'] = () => this.o.store.listSessions();
+  listTurns: Repository['listTurns'] = (id) => this.o.store.listTurns(id);
+  getTurns: Repository['getTurns'] = (ids) => this.o.store.getTurns(ids);
+  getMemory: Repository['getMemory'] = (id) => this.o.store.getMemory(id);
+  listMemories: Repository['listMemories'] = () => this.o.store.listMemories();
+  listEdges: Repository['listEdges'] = () => this.o.store.listEdges();
+  listSegments: Repository['listSegments'] = () => this.o.store.listSegments();
+  listSegmentsBySession: Repository['listSegmentsBySession'] = (id) => this.o.store.listSegmentsBySession(id);
+  listVectors: Repository['listVectors'] = (m) => this.o.store.listVectors(m);
+  listVectorsOfUnit: Repository['listVectorsOfUnit'] = (id) => this.o.store.listVectorsOfUnit(id);
+  getJob: Repository['getJob'] = (id) => this.o.store.getJob(id);
+  listJobs: Repository['listJobs'] = () => this.o.store.listJobs();
+  listTombstones: Repository['listTombstones'] = (k) => this.o.store.listTombstones(k);
+  getSetting: Repository['getSetting'] = (k) => this.o.store.getSetting(k);
+  putSetting: Repository['putSetting'] = (k, v) => this.o.store.putSetting(k, v);
+  updateSetting: Repository['updateSetting'] = (k, fn) => this.o.store.updateSetting(k, fn);
+
+  /** Copies the whole store into the document: the first device turning sync on. */
+  adoptStore(): Promise<void> {
+    return this.serial(async () => this.records.record(await storeAsChange(this.o.store)));
+  }
+
+  /** Delete-all on this device: the caller has wiped the store; the document starts a new epoch. */
+  deleteAll(now = Date.now()): Promise<Epoch> {
+    return this.serial(async () => (this.epoch = this.records.reset(this.o.deviceId, now)));
+  }
+
+  /** Whether local changes wait to be sent. */
+  get pending(): boolean {
+    const now = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
+    for (const [client, clock] of now) if (clock > (this.sent.get(client) ?? 0)) return true;
+    return false;
+  }
+
+  /** Sends what the relay does not have yet, as one sealed update. Throws if the relay is away. */
+  push(): Promise<boolean> {
+    return this.serial(async () => {
+      if (!this.pending) return false;
+      const update = Y.encodeStateAsUpdate(this.records.doc, encodeVector(this.sent));
+      const vector = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
+      const seq = this.seq + 1;
+      const sealed = await this.o.sealer.seal(this.o.deviceId, seq, await gzip(update));
+      try {
+        await this.o.relay.post(this.o.room, sealed);
+      } catch (e) {
+        this.lastError = (e as Error).message;
+        throw e;
+      }
+      // Only now: a message the relay never took keeps its changes pending.
+      this.seq = seq;
+      this.sent = vector;
+      this.lastError = undefined;
+      this.lastSyncAt = Date.now();
+      return true;
+    });
+  }
+
+  /** Reads, opens and applies everything the relay has after the cursor. Returns how many applied. */
+  pull(): Promise<number> {
+    return this.serial(async () => {
+      let applied = 0;
+      if (this.unapplied.size > 0) await this.catchUp(new Map());
+      for (;;) {
+        const { messages } = await this.o.relay.read(this.o.room, this.cursor);
+        if (messages.length === 0) break;
+        for (const m of messages) {
+          const took = await this.take(m.seq, m.bytes);
+          // The document has the message now; if the store write below fails, `unapplied` retries it.
+          this.cursor = m.seq;
+          if (took) {
+            applied++;
+            if (took !== 'reset') await this.catchUp(took);
+          }
+        }
+      }
+      this.lastSyncAt = Date.now();
+      return applied;
+    });
+  }
+
+  /** Writes the touched keys (and any left from a failed write) to the store through `apply`. */
+  private async catchUp(touched: Touched): Promise<void> {
+    for (const [kind, ids] of touched) {
+      const set = this.unapplied.get(kind) ?? new Set<string>();
+      ids.forEach((id) => set.add(id));
+      this.unapplied.set(kind, set);
+    }
+    await this.o.store.apply(await this.records.changeFor(this.unapplied, this.o.store));
+    this.unapplied = new Map();
+  }
+
+  /** Opens and merges one message; what it touched, `reset` for a delete-all, false if refused. */
+  private async take(seq: number, bytes: Bytes): Promise<Touched | 'reset' | false> {
+    let update: Bytes;
+    let from: string;
+    try {
+      const opened = await this.o.sealer.open(bytes, this.guard);
+      from = opened.deviceId;
+      update = await gunzip(opened.plaintext);
+    } catch (e) {
+      if (!(e instanceof EnvelopeError)) throw e;
+      this.refused++;
+      this.o.onRefused?.(seq, e);
+      return false;
+    }
+    if (from === this.o.deviceId) return false;
+    const before = this.epoch.id;
+    let touched: Touched = new Map();
+    const listen = (tr: Y.Transaction) => {
+      if (tr.origin === REMOTE) touched = touchedBy(this.records, tr, before);
+    };
+    this.records.doc.on('afterTransaction', listen);
+    try {
+      Y.applyUpdate(this.records.doc, update, REMOTE);
+    } finally {
+      this.records.doc.off('afterTransaction', listen);
+    }
+    for (const [client, clock] of Y.decodeStateVector(Y.encodeStateVectorFromUpdate(update))) {
+      if ((this.sent.get(client) ?? 0) < clock) this.sent.set(client, clock);
+    }
+    const now = this.records.epoch;
+    if (now.id !== before) {
+      await this.resetTo(now);
+      return 'reset';
+    }
+    return touched;
+  }
+
+  /** Another device deleted everything: wipe here (or keep, if the user says so) and take the new epoch. */
+  private async resetTo(epoch: Epoch): Promise<void> {
+    const choice = (await this.o.onReset?.(epoch)) ?? 'wipe';
+    this.unapplied = new Map();
+    const keep = choice === 'keep' ? await storeAsChange(this.o.store) : undefined;
+    await this.o.wipe();
+    this.epoch = epoch;
+    await this.o.store.apply(await this.records.changeFor(this.records.everything(), this.o.store));
+    if (keep) this.records.record(await this.o.store.apply(keep));
+  }
+}
+
+/** Everything a store holds that syncs, as one change that puts it. */
+async function storeAsChange(store: Repository): Promise<AppliedChange> {
+  const sessions = await store.listSessions();
+  const turns = (await Promise.all(sessions.map((s) => store.listTurns(s.id)))).flat();
+  return {
+    dropped: [],
+    sessions,
+    turns,
+    memories: await store.listMemories(),
+    edges: await store.listEdges(),
+    segments: await store.listSegments(),
+    tombstones: [...(await store.listTombstones('session')), ...(await store.listTombstones('memory'))],
+  };
+}
+
+function encodeVector(v: Map<number, number>): Bytes {
+  // A state vector is encoded as a count, then (client, clock) pairs, all as varuints.
+  const out: number[] = [];
+  const varuint = (n: number) => {
+    while (n > 127) {
+      out.push((n & 127) | 128);
+      n = Math.floor(n / 128);
+    }
+    out.push(n);
+  };
+  varuint(v.size);
+  for (const [client, clock] of v) {
+    varuint(client);
+    varuint(clock);
+  }
+  return Uint8Array.from(out) as Bytes;
+}
+
+async function gzip(b: Uint8Array): Promise<Bytes> {
+  return pipe(b, new CompressionStream('gzip'));
+}
+async function gunzip(b: Uint8Array): Promise<Bytes> {
+  return pipe(b, new DecompressionStream('gzip'));
+}
+async function pipe(b: Uint8Array, stream: CompressionStream | DecompressionStream): Promise<Bytes> {
+  const out = new Response(new Blob([b as Bytes]).stream().pipeThrough(stream));
+  return new Uint8Array(await out.arrayBuffer());
+}
