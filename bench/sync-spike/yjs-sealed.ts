@@ -1,7 +1,7 @@
 // Spike: first sync of N memory-sized records as Yjs updates, compressed, sealed (AES-GCM,
 // src/services/sync/envelope.ts) and relayed through Tealeaf's relay (relay/relay.mjs) on
 // 127.0.0.1, then the time for one change to reach the other device (docs/SYNC.md).
-//   node --expose-gc --import tsx bench/sync-spike/yjs-sealed.ts 10000
+//   node --expose-gc --import tsx bench/sync-spike/yjs-sealed.ts 10000 [records per update, default 500]
 // Both devices run in this process (one Y.Doc each); the relay stores to a temporary folder.
 import { mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ import { RelayClient } from '../../src/services/sync/relay-client';
 import { gzippedBackupBytes, makeMemories, mb } from './records.mjs';
 
 const N = Number(process.argv[2] ?? 10000);
-const CHUNK = 2000;
+const CHUNK = Number(process.argv[3] ?? 500);
 const dir = mkdtempSync(join(tmpdir(), 'tealeaf-relay-bench-'));
 const relay = await startRelay({ port: 0, dir });
 const client = new RelayClient(relay.url);
