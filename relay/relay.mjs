@@ -10,9 +10,11 @@
 //   GET    /v1/rooms/:room/messages?after=n  -> frames [u32 seq][u32 length][bytes]..., header x-last-seq
 //   GET    /v1/rooms/:room/wait?after=n      long poll: answers {"last":n} once last > n, or after 25 s
 //   DELETE /v1/rooms/:room                   forgets the room (after a key rotation)
+// Rooms named pair-... are pairing mailboxes: at most 16 messages, forgotten 15 minutes after
+// their first message (a pairing code lives 10).
 // On disk: <dir>/<room>.log, records [u32 length][bytes], appended; a torn last record is cut at start.
 import { createServer } from 'node:http';
-import { mkdirSync, openSync, readSync, fstatSync, closeSync, truncateSync, rmSync, existsSync } from 'node:fs';
+import { mkdirSync, openSync, readSync, fstatSync, closeSync, truncateSync, rmSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +23,9 @@ const ROOM = /^[A-Za-z0-9_-]{22,96}$/;
 export const MAX_MESSAGE = 8 * 1024 * 1024;
 const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 const WAIT_MS = 25_000;
+export const PAIR_TTL_MS = 15 * 60 * 1000;
+const PAIR_MAX_MESSAGES = 16;
+const isPairing = (id) => id.startsWith('pair-');
 
 /** One room's log: offsets in memory, bytes on disk. */
 class Room {
@@ -92,14 +97,36 @@ class Room {
 }
 
 /** Starts a relay; resolves with its URL and a close function. */
-export async function startRelay({ host = '127.0.0.1', port = 8787, dir = '.relay-data' } = {}) {
+export async function startRelay({ host = '127.0.0.1', port = 8787, dir = '.relay-data', now = Date.now } = {}) {
   mkdirSync(dir, { recursive: true });
   const rooms = new Map();
+  const expired = (file) => now() - statSync(file).mtimeMs > PAIR_TTL_MS;
   const room = (id) => {
+    const path = join(dir, `${id}.log`);
     let r = rooms.get(id);
-    if (!r) rooms.set(id, (r = new Room(join(dir, `${id}.log`))));
+    if (isPairing(id) && existsSync(path) && now() - (r?.bornAt ?? statSync(path).mtimeMs) > PAIR_TTL_MS) {
+      rooms.delete(id);
+      rmSync(path, { force: true });
+      r = undefined;
+    }
+    if (!r) {
+      rooms.set(id, (r = new Room(path)));
+      r.bornAt = existsSync(path) ? statSync(path).mtimeMs : now();
+    }
     return r;
   };
+  // Mailboxes nobody came back to.
+  const sweep = () => {
+    for (const f of readdirSync(dir)) {
+      if (isPairing(f) && expired(join(dir, f))) {
+        rooms.delete(f.replace(/\.log$/, ''));
+        rmSync(join(dir, f), { force: true });
+      }
+    }
+  };
+  sweep();
+  const sweeper = setInterval(sweep, 60_000);
+  sweeper.unref();
   const server = createServer((req, res) => {
     handle(req, res, room, rooms, dir).catch((e) => send(res, 500, { error: String(e?.message ?? e) }));
   });
@@ -112,6 +139,7 @@ export async function startRelay({ host = '127.0.0.1', port = 8787, dir = '.rela
     url: `http://${host}:${address.port}`,
     close: () =>
       new Promise((resolve) => {
+        clearInterval(sweeper);
         for (const r of rooms.values()) for (const wake of r.waiters) wake(r.last);
         server.closeAllConnections?.();
         server.close(() => resolve());
@@ -166,7 +194,9 @@ async function handle(req, res, room, rooms, dir) {
       return send(res, e.status ?? 400, { error: e.message });
     }
     if (body.length === 0) return send(res, 400, { error: 'empty message' });
-    return send(res, 201, { seq: await room(id).append(body) });
+    const r = room(id);
+    if (isPairing(id) && r.last >= PAIR_MAX_MESSAGES) return send(res, 429, { error: 'this pairing mailbox is full' });
+    return send(res, 201, { seq: await r.append(body) });
   }
   if (m[2] === '/messages' && req.method === 'GET') {
     const limit = Math.min(10_000, Math.max(1, Number.parseInt(url.searchParams.get('limit') ?? '1000', 10) || 1000));
