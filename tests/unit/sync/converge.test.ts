@@ -186,6 +186,12 @@ describe('two devices through the relay', () => {
       expect(d.store.tombstones.size).toBe(1);
     }
     expect(contents(b.store)).toEqual(contents(a.store));
+    // Undo on A (the memory put back, its tombstone removed) brings it back on B too.
+    await a.engine.apply({ memories: [memory('m3', 'has a sister')], deleteTombstones: [['memory', 'm3']] });
+    await exchange(a.engine, b.engine);
+    expect(b.store.memories.get('m3')?.text).toBe('has a sister');
+    expect(b.store.tombstones.size).toBe(0);
+    expect(contents(b.store)).toEqual(contents(a.store));
   });
 
   it('a chat deleted on one device takes the turns the other added to it offline', async () => {
@@ -243,6 +249,23 @@ describe('two devices through the relay', () => {
     await exchange(c.engine, d.engine);
     expect(c.store.memories.size).toBe(4);
     expect(contents(d.store)).toEqual(contents(c.store));
+  });
+  it('two delete-alls at once end in one epoch, the same on both, and syncing goes on', async () => {
+    const w = await world();
+    const a = w.device('aa');
+    const b = w.device('bb');
+    await chat(a.engine);
+    await exchange(a.engine, b.engine);
+    await wipe(a.store);
+    await wipe(b.store);
+    await a.engine.deleteAll(T + 300);
+    await b.engine.deleteAll(T + 301);
+    await exchange(a.engine, b.engine);
+    expect(a.engine.records.epoch).toEqual(b.engine.records.epoch);
+    await b.engine.apply({ memories: [memory('after', 'after both wipes')] });
+    await exchange(a.engine, b.engine);
+    expect([...a.store.memories.keys()]).toEqual(['after']);
+    expect(contents(b.store)).toEqual(contents(a.store));
   });
 });
 
