@@ -3,8 +3,9 @@
 // document and written to the store through the same `apply` as a local change.
 import * as Y from 'yjs';
 import type { AppliedChange, ChangeSet, Repository } from '../../ports';
-import { type Bytes } from './bytes';
-import { EnvelopeError, ReplayGuard, type Sealer } from './envelope';
+import { type Bytes, concat, fromUtf8, utf8 } from './bytes';
+import { EnvelopeError, type Opened, ReplayGuard, Sealer } from './envelope';
+import { type Rotation, type SyncKey, roomOf } from './keys';
 import { type Epoch, type Kind, REMOTE, RecordDoc, type Touched, touchedBy } from './record-doc';
 import type { RelayClient } from './relay-client';
 
@@ -14,7 +15,7 @@ export interface SyncState {
   cursor: number;
   /** This device's last sequence number sent. */
   seq: number;
-  /** The replay guard's marks: the last sequence number applied per device. */
+  /** The replay guard's marks in the current room: the last sequence number applied per device. */
   marks: Record<string, number>;
   /** The Yjs document, encoded. */
   doc?: Bytes;
@@ -23,6 +24,10 @@ export interface SyncState {
   epoch?: Epoch;
   /** Keys merged into the document whose write to the store failed: written at the next pull. */
   unapplied?: Array<[string, string[]]>;
+  /** Pieces of a large update received so far, per sending device. */
+  partial?: Record<string, Bytes[]>;
+  /** The room and key now in use, after a rotation (else the options'). */
+  room?: string;
 }
 
 export interface SyncEngineOptions {
@@ -38,11 +43,15 @@ export interface SyncEngineOptions {
   state?: SyncState;
   /** Called with every message that could not be applied (wrong key, tampered, replayed). */
   onRefused?: (seq: number, error: EnvelopeError) => void;
+  /** A device rotated the key: the new key if this device kept it (keys.ts, acceptRotation). */
+  onRotation?: (rotation: Rotation) => Promise<SyncKey | 'unpaired'>;
+  /** Largest compressed update sent as one message (tests make it small). */
+  pieceBytes?: number;
 }
 
 export class SyncEngine implements Repository {
   readonly records: RecordDoc;
-  private readonly guard: ReplayGuard;
+  private guard: ReplayGuard;
   private cursor: number;
   private seq: number;
   private epoch: Epoch;
@@ -50,6 +59,11 @@ export class SyncEngine implements Repository {
   private sent: Map<number, number>;
   private queue: Promise<unknown> = Promise.resolve();
   private unapplied: Touched;
+  private partial: Record<string, Bytes[]>;
+  private room: string;
+  private sealer: Sealer;
+  /** This device was left out of a key rotation: it no longer syncs. */
+  unpaired = false;
   refused = 0;
   lastError: string | undefined;
   lastSyncAt: number | undefined;
@@ -64,6 +78,9 @@ export class SyncEngine implements Repository {
     this.epoch = o.state?.epoch ?? this.records.epoch;
     this.sent = o.state?.sent ? Y.decodeStateVector(o.state.sent) : new Map();
     this.unapplied = new Map((o.state?.unapplied ?? []).map(([k, ids]) => [k as Kind, new Set(ids)]));
+    this.partial = { ...(o.state?.partial ?? {}) };
+    this.room = o.state?.room ?? o.room;
+    this.sealer = o.sealer;
   }
 
   /** What to persist now (after a pull or a push). */
@@ -76,6 +93,8 @@ export class SyncEngine implements Repository {
       sent: encodeVector(this.sent),
       epoch: this.epoch,
       unapplied: [...this.unapplied].map(([k, ids]) => [k, [...ids]]),
+      partial: { ...this.partial },
+      room: this.room,
     };
   }
 
@@ -140,24 +159,63 @@ export class SyncEngine implements Repository {
   /** Sends what the relay does not have yet, as one sealed update. Throws if the relay is away. */
   push(): Promise<boolean> {
     return this.serial(async () => {
+      if (this.unpaired) throw new Error('This device was unpaired: it no longer syncs.');
       if (!this.pending) return false;
       const update = Y.encodeStateAsUpdate(this.records.doc, encodeVector(this.sent));
       const vector = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
+      await this.send(this.room, this.sealer, await gzip(update));
+      // Only now: a message the relay never took keeps its changes pending.
+      this.sent = vector;
+      return true;
+    });
+  }
+
+  /** Posts a compressed update, in pieces when it is larger than one message may be. */
+  private async send(room: string, sealer: Sealer, gz: Bytes, kind: number = KIND_UPDATE): Promise<void> {
+    const piece = this.o.pieceBytes ?? PIECE;
+    const pieces = kind === KIND_UPDATE && gz.length > piece ? Math.ceil(gz.length / piece) : 1;
+    for (let i = 0; i < pieces; i++) {
+      const body =
+        pieces === 1
+          ? concat(Uint8Array.of(kind), gz)
+          : concat(Uint8Array.of(KIND_PIECE, i >> 8, i & 255, pieces >> 8, pieces & 255), gz.subarray(i * piece, (i + 1) * piece));
       const seq = this.seq + 1;
-      const sealed = await this.o.sealer.seal(this.o.deviceId, seq, await gzip(update));
       try {
-        await this.o.relay.post(this.o.room, sealed);
+        await this.o.relay.post(room, await sealer.seal(this.o.deviceId, seq, body));
       } catch (e) {
         this.lastError = (e as Error).message;
         throw e;
       }
-      // Only now: a message the relay never took keeps its changes pending.
       this.seq = seq;
-      this.sent = vector;
-      this.lastError = undefined;
-      this.lastSyncAt = Date.now();
-      return true;
+    }
+    this.lastError = undefined;
+    this.lastSyncAt = Date.now();
+  }
+
+  /**
+   * This device rotates the key (to unpair a device, or after delete-all): the whole document goes
+   * to the new key's room first, then the notice, sealed under the old key, to the old room, where
+   * every device still reading it finds it (keys.ts, rotate).
+   */
+  rekey(key: SyncKey, rotation: Rotation): Promise<void> {
+    return this.serial(async () => {
+      const room = await roomOf(key);
+      const sealer = await Sealer.of(key, room);
+      await this.send(room, sealer, await gzip(Y.encodeStateAsUpdate(this.records.doc)));
+      await this.send(this.room, this.sealer, utf8(JSON.stringify(rotation)), KIND_ROTATION);
+      this.moveTo(room, sealer);
+      this.sent = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
     });
+  }
+
+  private moveTo(room: string, sealer: Sealer): void {
+    this.room = room;
+    this.sealer = sealer;
+    this.cursor = 0;
+    this.partial = {};
+    // Marks are per room: the room and key are in every message's authenticated data, so nothing
+    // of the old room replays into the new one (and the rotator's upload precedes its notice).
+    this.guard = new ReplayGuard();
   }
 
   /** Reads, opens and applies everything the relay has after the cursor. Returns how many applied. */
@@ -166,10 +224,13 @@ export class SyncEngine implements Repository {
       let applied = 0;
       if (this.unapplied.size > 0) await this.catchUp(new Map());
       for (;;) {
-        const { messages } = await this.o.relay.read(this.o.room, this.cursor);
+        if (this.unpaired) break;
+        const { messages } = await this.o.relay.read(this.room, this.cursor);
         if (messages.length === 0) break;
         for (const m of messages) {
+          const room = this.room;
           const took = await this.take(m.seq, m.bytes);
+          if (this.room !== room || this.unpaired) break; // moved to a new room, or left out
           // The document has the message now; if the store write below fails, `unapplied` retries it.
           this.cursor = m.seq;
           if (took) {
@@ -196,19 +257,40 @@ export class SyncEngine implements Repository {
 
   /** Opens and merges one message; what it touched, `reset` for a delete-all, false if refused. */
   private async take(seq: number, bytes: Bytes): Promise<Touched | 'reset' | false> {
-    let update: Bytes;
-    let from: string;
+    let opened: Opened;
     try {
-      const opened = await this.o.sealer.open(bytes, this.guard);
-      from = opened.deviceId;
-      update = await gunzip(opened.plaintext);
+      opened = await this.sealer.open(bytes, this.guard);
     } catch (e) {
       if (!(e instanceof EnvelopeError)) throw e;
       this.refused++;
       this.o.onRefused?.(seq, e);
       return false;
     }
+    const from = opened.deviceId;
+    const body = opened.plaintext;
     if (from === this.o.deviceId) return false;
+    if (body[0] === KIND_ROTATION) {
+      const key = (await this.o.onRotation?.(JSON.parse(fromUtf8(body.subarray(1))) as Rotation)) ?? 'unpaired';
+      if (key === 'unpaired') this.unpaired = true;
+      else {
+        const room = await roomOf(key);
+        this.moveTo(room, await Sealer.of(key, room));
+      }
+      return false;
+    }
+    let gz: Bytes;
+    if (body[0] === KIND_PIECE) {
+      const index = (body[1] << 8) | body[2];
+      const count = (body[3] << 8) | body[4];
+      const have = index === 0 ? [] : (this.partial[from] ?? []);
+      if (have.length !== index) return false; // a piece out of order: a lost start, nothing to join it to
+      have.push(body.slice(5));
+      this.partial[from] = have;
+      if (index + 1 < count) return false;
+      delete this.partial[from];
+      gz = concat(...have);
+    } else gz = body.slice(1);
+    const update = await gunzip(gz);
     const before = this.epoch.id;
     let touched: Touched = new Map();
     const listen = (tr: Y.Transaction) => {
@@ -257,6 +339,13 @@ async function storeAsChange(store: Repository): Promise<AppliedChange> {
     tombstones: [...(await store.listTombstones('session')), ...(await store.listTombstones('memory'))],
   };
 }
+
+// The first byte of every message's plaintext says what it holds.
+const KIND_UPDATE = 1;
+const KIND_ROTATION = 2;
+const KIND_PIECE = 3;
+/** A compressed update larger than this goes in pieces (the relay takes at most 8 MiB a message). */
+const PIECE = 4 * 1024 * 1024;
 
 const ORDER = ['tombstones', 'sessions', 'turns', 'memories', 'edges', 'segments'] as const;
 

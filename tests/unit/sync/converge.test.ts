@@ -7,10 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startRelay } from '../../../relay/relay.mjs';
 import type { Edge, Memory, Segment, Session, Turn } from '../../../src/memory/types';
 import { Sealer } from '../../../src/services/sync/envelope';
-import { generateSyncKey, roomOf } from '../../../src/services/sync/keys';
+import { acceptRotation, generateDevice, generateSyncKey, roomOf, rotate } from '../../../src/services/sync/keys';
 import { RelayClient } from '../../../src/services/sync/relay-client';
-import { SyncEngine, type SyncState } from '../../../src/services/sync/engine';
-import type { Epoch } from '../../../src/services/sync/record-doc';
+import { SyncEngine, type SyncEngineOptions } from '../../../src/services/sync/engine';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 
 const closers: Array<() => Promise<void>> = [];
@@ -86,26 +85,15 @@ async function world() {
   const room = await roomOf(key);
   const sealer = await Sealer.of(key, room);
   const client = new RelayClient(relay.url);
-  const device = (
-    name: string,
-    opts: { state?: SyncState; store?: InMemoryRepository; onReset?: (e: Epoch) => Promise<'wipe' | 'keep'> } = {},
-  ) => {
+  const device = (name: string, opts: Partial<SyncEngineOptions> & { store?: InMemoryRepository } = {}) => {
     const store = opts.store ?? new InMemoryRepository();
-    const id = name.padEnd(32, '0').slice(0, 32);
-    const engine = new SyncEngine({
-      store,
-      relay: client,
-      room,
-      sealer,
-      deviceId: id,
-      wipe: () => wipe(store),
-      state: opts.state,
-      onReset: opts.onReset,
-    });
+    const id = opts.deviceId ?? name.padEnd(32, '0').slice(0, 32);
+    const engine = new SyncEngine({ relay: client, room, sealer, wipe: () => wipe(store), ...opts, store, deviceId: id });
     return { store, engine, id };
   };
   return {
     client,
+    key,
     room,
     sealer,
     device,
@@ -119,7 +107,7 @@ async function world() {
 /** Each sends, then each reads, in rounds: the "reconnect" of devices that were offline. */
 async function exchange(...engines: SyncEngine[]) {
   for (let round = 0; round < 3; round++) {
-    for (const e of engines) await e.push();
+    for (const e of engines) if (!e.unpaired) await e.push();
     for (const e of engines) await e.pull();
   }
 }
@@ -354,5 +342,57 @@ describe('faults', () => {
     expect(b.engine.refused).toBe(0);
     expect(contents(store)).toEqual(contents(a.store));
     expect(b.engine.state().unapplied).toEqual([]);
+  });
+});
+
+describe('unpairing and large updates', () => {
+  it('a device left out of a rotation stops syncing; the others move to the new room and go on', async () => {
+    const w = await world();
+    const [laptop, phone, lost] = await Promise.all([generateDevice('Laptop'), generateDevice('Phone'), generateDevice('Lost')]);
+    const a = w.device('a', { deviceId: laptop.info.id });
+    const b = w.device('b', { deviceId: phone.info.id, onRotation: (r) => acceptRotation(phone, r) });
+    const c = w.device('c', { deviceId: lost.info.id, onRotation: (r) => acceptRotation(lost, r) });
+    await chat(a.engine);
+    await exchange(a.engine, b.engine, c.engine);
+    expect(c.store.memories.size).toBe(4);
+
+    const { key, rotation } = await rotate(laptop, [phone.info]);
+    await a.engine.rekey(key, rotation);
+    await exchange(a.engine, b.engine, c.engine);
+    expect(b.engine.state().room).toBe(await roomOf(key));
+    expect(c.engine.unpaired).toBe(true);
+    await expect(c.engine.push()).rejects.toThrow(/unpaired/);
+
+    // Life goes on without the lost device; what it posts in the old room reaches no one.
+    await a.engine.apply({ memoryPatches: [{ id: 'm1', text: 'moved to Porto', edited: true }] });
+    await w.client.post(w.room, await w.sealer.seal(lost.info.id, 1000, new Uint8Array([1, 9, 9])));
+    await exchange(a.engine, b.engine, c.engine);
+    expect(b.store.memories.get('m1')?.text).toBe('moved to Porto');
+    expect(c.store.memories.get('m1')?.text).toBe('moved to Lisbon');
+    expect(contents(b.store)).toEqual(contents(a.store));
+    expect(b.engine.refused).toBe(0);
+    // A device paired later, from the new key only, gets everything from the new room.
+    const late = new SyncEngine({
+      store: new InMemoryRepository(),
+      relay: w.client,
+      room: await roomOf(key),
+      sealer: await Sealer.of(key, await roomOf(key)),
+      deviceId: 'd'.repeat(32),
+      wipe: async () => undefined,
+    });
+    await late.pull();
+    expect((await late.listMemories()).find((m) => m.id === 'm1')?.text).toBe('moved to Porto');
+  });
+
+  it('an update larger than one message goes in pieces and arrives whole', async () => {
+    const w = await world();
+    const a = w.device('aa', { pieceBytes: 100 });
+    const b = w.device('bb');
+    await chat(a.engine);
+    await a.engine.push();
+    expect((await w.client.read(w.room, 0)).last).toBeGreaterThan(2);
+    await b.engine.pull();
+    expect(contents(b.store)).toEqual(contents(a.store));
+    expect(b.engine.state().partial).toEqual({});
   });
 });
