@@ -26,7 +26,8 @@ export interface SyncState {
   unapplied?: Array<[string, string[]]>;
   /** Pieces of a large update received so far, per sending device. */
   partial?: Record<string, Bytes[]>;
-  /** The room and key now in use, after a rotation (else the options'). */
+  /** The room in use. After a rotation the caller keeps the new key (from `onRotation`) and, on
+   * the next start, passes that key's room and sealer: a state of another room is refused. */
   room?: string;
 }
 
@@ -79,7 +80,10 @@ export class SyncEngine implements Repository {
     this.sent = o.state?.sent ? Y.decodeStateVector(o.state.sent) : new Map();
     this.unapplied = new Map((o.state?.unapplied ?? []).map(([k, ids]) => [k as Kind, new Set(ids)]));
     this.partial = { ...(o.state?.partial ?? {}) };
-    this.room = o.state?.room ?? o.room;
+    if (o.state?.room !== undefined && o.state.room !== o.room) {
+      throw new Error('The saved sync state belongs to another key: start with the key in use.');
+    }
+    this.room = o.room;
     this.sealer = o.sealer;
   }
 

@@ -371,6 +371,21 @@ describe('unpairing and large updates', () => {
     expect(c.store.memories.get('m1')?.text).toBe('moved to Lisbon');
     expect(contents(b.store)).toEqual(contents(a.store));
     expect(b.engine.refused).toBe(0);
+    // The phone restarts: its saved state goes with the new key, not the old one.
+    const saved = b.engine.state();
+    expect(() => w.device('b', { deviceId: phone.info.id, state: saved })).toThrow(/another key/);
+    const newRoom = await roomOf(key);
+    const resumed = w.device('b', {
+      deviceId: phone.info.id,
+      store: b.store,
+      state: saved,
+      room: newRoom,
+      sealer: await Sealer.of(key, newRoom),
+    });
+    await a.engine.apply({ memoryPatches: [{ id: 'm2', text: 'likes climbing', edited: true }] });
+    await exchange(a.engine, resumed.engine);
+    expect(resumed.engine.refused).toBe(0);
+    expect(b.store.memories.get('m2')?.text).toBe('likes climbing');
     // A device paired later, from the new key only, gets everything from the new room.
     const late = new SyncEngine({
       store: new InMemoryRepository(),
