@@ -1,0 +1,10 @@
+// Types of relay.mjs for the TypeScript tests and benchmarks.
+export declare const MAX_MESSAGE: number;
+export declare const PAIR_TTL_MS: number;
+export declare function startRelay(options?: {
+  host?: string;
+  port?: number;
+  dir?: string;
+  /** The clock, for tests of the pairing mailboxes' expiry. */
+  now?: () => number;
+}): Promise<{ url: string; close: () => Promise<void> }>;

@@ -1,0 +1,147 @@
+// Pairing a second device (docs/SYNC.md, "Pairing"). The first device shows a code; the new device
+// types it (or scans it); the sync key then travels between them through the relay, encrypted.
+//
+// The code is 120 random bits, 24 letters of Crockford base32 in groups of four. From it both sides
+// derive a mailbox (a relay room, one way, so the relay does not learn the code) and a MAC key.
+// The new device posts its ECDH public key with a MAC; the first device answers with its own
+// public key and MAC and the key ring, encrypted under ECDH(both) salted with the code's secret.
+// So: the relay sees only public keys, MACs and ciphertext; it cannot fake either side without
+// the code (120 bits: no guessing within the code's lifetime, online or offline); and a code
+// photographed later opens nothing, because the ECDH key pairs were thrown away after pairing.
+import { type Bytes, fromBase32, fromBase64Url, fromUtf8, randomBytes, toBase32, toBase64Url, utf8 } from './bytes';
+import { type Device, type DeviceInfo, type SyncKey, agreedKey, generateDevice, keyFromRaw } from './keys';
+
+const CODE_BYTES = 15;
+/** A code is good for this long; the first device stops listening after it. */
+export const PAIRING_TTL_MS = 10 * 60 * 1000;
+
+export interface PairingSecrets {
+  /** The relay room both sides use as a mailbox. */
+  mailbox: string;
+  macKey: CryptoKey;
+  salt: Bytes;
+}
+
+/** What the first device hands the new one: the key and who else holds it. */
+export interface PairingPayload {
+  key: string;
+  keyCreatedAt: number;
+  devices: DeviceInfo[];
+  relayUrl?: string;
+}
+
+export interface JoinRequest {
+  device: DeviceInfo;
+  mac: string;
+}
+
+export interface JoinReply {
+  publicKey: string;
+  mac: string;
+  nonce: string;
+  sealed: string;
+}
+
+export class PairingError extends Error {
+  override readonly name = 'PairingError';
+}
+
+/** Groups of four, as the code is shown and read aloud. */
+export function newPairingCode(): string {
+  return toBase32(randomBytes(CODE_BYTES)).match(/.{4}/g)!.join('-');
+}
+
+export async function pairingSecrets(code: string): Promise<PairingSecrets> {
+  let bytes: Bytes;
+  try {
+    bytes = fromBase32(code, CODE_BYTES);
+  } catch (e) {
+    throw new PairingError(`That is not a pairing code (${(e as Error).message}).`);
+  }
+  const base = await crypto.subtle.importKey('raw', bytes, 'HKDF', false, ['deriveBits']);
+  const derive = async (info: string) =>
+    new Uint8Array(await crypto.subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: utf8(info) }, base, 256));
+  const macRaw = await derive('tealeaf-pair mac');
+  return {
+    mailbox: 'pair-' + toBase64Url(await derive('tealeaf-pair mailbox')),
+    macKey: await crypto.subtle.importKey('raw', macRaw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']),
+    salt: await derive('tealeaf-pair salt'),
+  };
+}
+
+const mac = async (k: CryptoKey, parts: string[]) =>
+  toBase64Url(new Uint8Array(await crypto.subtle.sign('HMAC', k, utf8(parts.join('|')))));
+const verify = (k: CryptoKey, parts: string[], tag: string) => crypto.subtle.verify('HMAC', k, fromBase64Url(tag), utf8(parts.join('|')));
+
+/** New device, step 1: its own identity and the request to post in the mailbox. */
+export async function requestToJoin(
+  code: string,
+  name: string,
+): Promise<{ device: Device; request: JoinRequest; secrets: PairingSecrets }> {
+  const secrets = await pairingSecrets(code);
+  const device = await generateDevice(name);
+  const request = {
+    device: device.info,
+    mac: await mac(secrets.macKey, ['join', device.info.id, device.info.name, device.info.publicKey]),
+  };
+  return { device, request, secrets };
+}
+
+/**
+ * First device: checks the request against the code and answers with the key ring sealed for the
+ * new device. Returns the new device's info too, to add to the ring.
+ */
+export async function answerJoin(
+  secrets: PairingSecrets,
+  request: JoinRequest,
+  payload: PairingPayload,
+): Promise<{ reply: JoinReply; joined: DeviceInfo }> {
+  const d = request.device;
+  if (!(await verify(secrets.macKey, ['join', d.id, d.name, d.publicKey], request.mac))) {
+    throw new PairingError('A device tried to pair without the right code.');
+  }
+  // A fresh key pair for this exchange only (the device's own key is for rotations).
+  const mine = await crypto.subtle.generateKey({ name: 'ECDH', namedCurve: 'P-256' }, false, ['deriveBits']);
+  const publicKey = toBase64Url(new Uint8Array(await crypto.subtle.exportKey('raw', mine.publicKey)));
+  const aes = await agreedKey(mine.privateKey, fromBase64Url(d.publicKey), 'tealeaf-pair payload', secrets.salt);
+  const nonce = randomBytes(12);
+  const body = utf8(JSON.stringify({ ...payload, devices: [...payload.devices, d] }));
+  const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: utf8(d.id) }, aes, body));
+  const reply = {
+    publicKey,
+    nonce: toBase64Url(nonce),
+    sealed: toBase64Url(sealed),
+    mac: await mac(secrets.macKey, ['reply', d.id, publicKey]),
+  };
+  return { reply, joined: d };
+}
+
+/** New device, step 2: checks the answer against the code and opens the key ring. */
+export async function finishJoin(
+  secrets: PairingSecrets,
+  device: Device,
+  reply: JoinReply,
+): Promise<{ key: SyncKey; devices: DeviceInfo[]; relayUrl?: string }> {
+  if (!(await verify(secrets.macKey, ['reply', device.info.id, reply.publicKey], reply.mac))) {
+    throw new PairingError('The answer did not come from the device showing the code.');
+  }
+  const aes = await agreedKey(device.privateKey, fromBase64Url(reply.publicKey), 'tealeaf-pair payload', secrets.salt);
+  let payload: PairingPayload;
+  try {
+    const plain = await crypto.subtle.decrypt(
+      { name: 'AES-GCM', iv: fromBase64Url(reply.nonce), additionalData: utf8(device.info.id) },
+      aes,
+      fromBase64Url(reply.sealed),
+    );
+    payload = JSON.parse(fromUtf8(new Uint8Array(plain))) as PairingPayload;
+  } catch {
+    throw new PairingError('The answer was altered on its way.');
+  }
+  const key = await keyFromRaw(fromBase64Url(payload.key), payload.keyCreatedAt);
+  return { key, devices: payload.devices, relayUrl: payload.relayUrl };
+}
+
+/** The payload the first device sends, from its key and ring. */
+export function payloadOf(key: SyncKey, devices: DeviceInfo[], relayUrl?: string): PairingPayload {
+  return { key: toBase64Url(key.raw), keyCreatedAt: key.createdAt, devices, relayUrl };
+}

@@ -1,0 +1,184 @@
+// The synced records as one Yjs document (docs/SYNC.md, "Mapping"): a Y.Map per kind of record,
+// the record's id as its key and the record, as written by the store, as its value. Yjs merges the
+// maps (per record: one device's write wins, the same on every device); the store's one writer
+// (`Repository.apply` and its `settle`) stays the only way into the database, for local and remote
+// changes alike.
+//
+// - Local: what `apply` actually wrote (its AppliedChange: cascades, resolved patches and derived
+//   turn updates included, what was dropped left out) is copied into the document.
+// - Remote: the keys a remote update touched are read back from the document into a ChangeSet and
+//   written with `apply`, so the integrity rule holds after every merge.
+// - A tombstone wins over an edit made elsewhere: a memory or chat the user deleted on one device
+//   stays deleted even when another device, offline, edited it meanwhile.
+// - Delete-all starts a new epoch: the records live in maps named by the epoch, so what another
+//   device wrote into the old epoch (offline, before it heard of the wipe) never comes back.
+// Not synced: vectors (derived; each device embeds), jobs (each device runs its own; see
+// SYNC.md for ownership) and settings.
+import * as Y from 'yjs';
+import type { AppliedChange, ChangeSet, Repository } from '../../ports';
+import type { Edge, Id, Memory, Segment, Session, Tombstone, Turn } from '../../memory/types';
+
+/** The origin of transactions that apply what came from the relay (never sent back out). */
+export const REMOTE = Symbol('remote sync');
+/** The origin of transactions that copy local writes into the document. */
+export const LOCAL = Symbol('local sync');
+
+const KINDS = ['sessions', 'turns', 'memories', 'edges', 'segments', 'tombstones'] as const;
+export type Kind = (typeof KINDS)[number];
+type RecordOf = { sessions: Session; turns: Turn; memories: Memory; edges: Edge; segments: Segment; tombstones: Tombstone };
+
+export interface Epoch {
+  id: string;
+  at: number;
+  /** The device that deleted everything. */
+  by: string;
+}
+
+export const FIRST_EPOCH: Epoch = { id: 'e0', at: 0, by: '' };
+
+const tombKey = (kind: Tombstone['kind'], id: Id) => `${kind}:${id}`;
+
+/** The keys of each map that a transaction changed. */
+export type Touched = Map<Kind, Set<string>>;
+
+export class RecordDoc {
+  constructor(readonly doc: Y.Doc = new Y.Doc()) {}
+
+  get epoch(): Epoch {
+    return (this.doc.getMap<Epoch>('meta').get('epoch') as Epoch | undefined) ?? FIRST_EPOCH;
+  }
+
+  map<K extends Kind>(kind: K, epoch = this.epoch.id): Y.Map<RecordOf[K]> {
+    return this.doc.getMap<RecordOf[K]>(`${epoch}/${kind}`);
+  }
+
+  /** Copies what the store wrote into the document (one Yjs transaction, one update). */
+  record(applied: AppliedChange): void {
+    this.doc.transact(() => {
+      const del = (kind: Kind, ids: Id[] | undefined) => ids?.forEach((id) => this.map(kind).delete(id));
+      const put = <K extends Kind>(kind: K, records: RecordOf[K][] | undefined, key: (r: RecordOf[K]) => string) =>
+        records?.forEach((r) => this.map(kind).set(key(r), r));
+      del('sessions', applied.deleteSessions);
+      del('turns', applied.deleteTurns);
+      del('memories', applied.deleteMemories);
+      del('edges', applied.deleteEdges);
+      del('segments', applied.deleteSegments);
+      applied.deleteTombstones?.forEach(([kind, id]) => this.map('tombstones').delete(tombKey(kind, id)));
+      put('sessions', applied.sessions, (r) => r.id);
+      put('turns', applied.turns, (r) => r.id);
+      put('memories', applied.memories, (r) => r.id);
+      put('edges', applied.edges, (r) => r.id);
+      put('segments', applied.segments, (r) => r.id);
+      put('tombstones', applied.tombstones, (r) => tombKey(r.kind, r.id));
+    }, LOCAL);
+  }
+
+  /** Every record of the current epoch, as a change that puts them all (a first sync, a reset). */
+  everything(): Touched {
+    return new Map(KINDS.map((k) => [k, new Set(this.map(k).keys())]));
+  }
+
+  /**
+   * The change that brings a store in line with the document for the touched keys. Reads the
+   * store for the cascades `settle` does not do (a chat deleted elsewhere takes the turns and
+   * passages this device added to it meanwhile).
+   */
+  async changeFor(touched: Touched, store: Repository): Promise<ChangeSet> {
+    const tombs = this.map('tombstones');
+    const dead = (kind: Tombstone['kind'], id: Id) => tombs.has(tombKey(kind, id));
+    const c: Required<Pick<ChangeSet, 'sessions' | 'turns' | 'memories' | 'edges' | 'segments' | 'tombstones'>> & {
+      deleteSessions: Id[];
+      deleteTurns: Id[];
+      deleteMemories: Id[];
+      deleteEdges: Id[];
+      deleteSegments: Id[];
+      deleteTombstones: Array<[Tombstone['kind'], Id]>;
+    } = {
+      sessions: [],
+      turns: [],
+      memories: [],
+      edges: [],
+      segments: [],
+      tombstones: [],
+      deleteSessions: [],
+      deleteTurns: [],
+      deleteMemories: [],
+      deleteEdges: [],
+      deleteSegments: [],
+      deleteTombstones: [],
+    };
+    const sessionKeys = new Set(touched.get('sessions'));
+    const memoryKeys = new Set(touched.get('memories'));
+    for (const key of touched.get('tombstones') ?? []) {
+      const t = tombs.get(key);
+      const [kind, ...rest] = key.split(':');
+      const id = rest.join(':');
+      if (t) c.tombstones.push(t);
+      else c.deleteTombstones.push([kind as Tombstone['kind'], id]);
+      // A tombstone come or gone decides whether its record is there: look at it again.
+      (kind === 'session' ? sessionKeys : memoryKeys).add(id);
+    }
+    for (const id of sessionKeys) {
+      const s = this.map('sessions').get(id);
+      if (s && !dead('session', id)) c.sessions.push(s);
+      else c.deleteSessions.push(id);
+    }
+    for (const id of memoryKeys) {
+      const m = this.map('memories').get(id);
+      if (m && !dead('memory', id)) c.memories.push(m);
+      else c.deleteMemories.push(id);
+    }
+    const simple = <K extends 'turns' | 'edges' | 'segments'>(kind: K, puts: RecordOf[K][], deletes: Id[]) => {
+      for (const id of touched.get(kind) ?? []) {
+        const r = this.map(kind).get(id);
+        if (r) puts.push(r);
+        else deletes.push(id);
+      }
+    };
+    simple('turns', c.turns, c.deleteTurns);
+    simple('edges', c.edges, c.deleteEdges);
+    simple('segments', c.segments, c.deleteSegments);
+    // Deleting a chat here takes everything of it this store holds, known to the document or not.
+    const gone = new Set(c.deleteSessions);
+    for (const id of gone) {
+      for (const t of await store.listTurns(id)) c.deleteTurns.push(t.id);
+      for (const s of await store.listSegmentsBySession(id)) c.deleteSegments.push(s.id);
+    }
+    c.turns = c.turns.filter((t) => !gone.has(t.sessionId));
+    c.segments = c.segments.filter((s) => !gone.has(s.sessionId));
+    return c;
+  }
+
+  /**
+   * Delete-all: a new epoch, and the old epoch's maps emptied (Yjs then drops their contents).
+   * Returns the new epoch.
+   */
+  reset(deviceId: string, now = Date.now(), id = `e${now.toString(36)}-${deviceId.slice(0, 8)}`): Epoch {
+    const old = this.epoch.id;
+    const epoch = { id, at: now, by: deviceId };
+    this.doc.transact(() => {
+      for (const k of KINDS) this.map(k, old).clear();
+      this.doc.getMap<Epoch>('meta').set('epoch', epoch);
+    }, LOCAL);
+    return epoch;
+  }
+}
+
+/**
+ * The keys a transaction changed in the maps of the given epoch. Found by name: a map another
+ * device made is a placeholder type until `getMap` asks for it, so comparing instances would miss it.
+ */
+export function touchedBy(rd: RecordDoc, tr: Y.Transaction, epoch: string): Touched {
+  const names = new Map<unknown, string>();
+  for (const [name, type] of rd.doc.share) names.set(type, name);
+  const out: Touched = new Map();
+  for (const [type, keys] of tr.changed) {
+    const name = names.get(type);
+    const kind = KINDS.find((k) => name === `${epoch}/${k}`);
+    if (!kind) continue;
+    const set = out.get(kind) ?? new Set<string>();
+    for (const k of keys) if (k !== null) set.add(k);
+    out.set(kind, set);
+  }
+  return out;
+}

@@ -1,0 +1,76 @@
+// Talks to a relay (relay/relay.mjs): posts sealed messages to a room and reads them back in order.
+import type { Bytes } from './bytes';
+
+export interface RelayMessage {
+  /** The relay's position of the message in the room: 1, 2, 3... */
+  seq: number;
+  bytes: Bytes;
+}
+
+export class RelayError extends Error {
+  override readonly name = 'RelayError';
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export class RelayClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly fetchFn: typeof fetch = (...a) => fetch(...a),
+  ) {}
+
+  private roomUrl(room: string, tail = ''): string {
+    return `${this.baseUrl.replace(/\/+$/, '')}/v1/rooms/${encodeURIComponent(room)}${tail}`;
+  }
+
+  private async call(url: string, init?: RequestInit): Promise<Response> {
+    let res: Response;
+    try {
+      res = await this.fetchFn(url, init);
+    } catch (e) {
+      throw new RelayError(`The relay at ${this.baseUrl} cannot be reached (${(e as Error).message}).`);
+    }
+    if (!res.ok) throw new RelayError(`The relay answered ${res.status}.`, res.status);
+    return res;
+  }
+
+  async post(room: string, bytes: Bytes, signal?: AbortSignal): Promise<number> {
+    const res = await this.call(this.roomUrl(room, '/messages'), {
+      method: 'POST',
+      body: bytes,
+      headers: { 'content-type': 'application/octet-stream' },
+      signal,
+    });
+    return ((await res.json()) as { seq: number }).seq;
+  }
+
+  /** Messages after `after`, at most `limit` (the relay may send fewer), and the room's last seq. */
+  async read(room: string, after: number, limit = 1000, signal?: AbortSignal): Promise<{ messages: RelayMessage[]; last: number }> {
+    const res = await this.call(this.roomUrl(room, `/messages?after=${after}&limit=${limit}`), { signal });
+    const buf = new Uint8Array(await res.arrayBuffer());
+    const view = new DataView(buf.buffer);
+    const messages: RelayMessage[] = [];
+    for (let at = 0; at + 8 <= buf.length;) {
+      const seq = view.getUint32(at);
+      const len = view.getUint32(at + 4);
+      if (at + 8 + len > buf.length) throw new RelayError('The relay sent a cut-off message.');
+      messages.push({ seq, bytes: buf.slice(at + 8, at + 8 + len) });
+      at += 8 + len;
+    }
+    return { messages, last: Number(res.headers.get('x-last-seq') ?? 0) };
+  }
+
+  /** Resolves with the room's last seq once it is past `after` (or when the relay's wait ends). */
+  async wait(room: string, after: number, signal?: AbortSignal): Promise<number> {
+    const res = await this.call(this.roomUrl(room, `/wait?after=${after}`), { signal });
+    return ((await res.json()) as { last: number }).last;
+  }
+
+  async deleteRoom(room: string): Promise<void> {
+    await this.call(this.roomUrl(room), { method: 'DELETE' });
+  }
+}
