@@ -1,49 +1,198 @@
-// Where a timeline memory's text label goes. Right of its dot, in the room before the next dot of
-// its row; the last dot of a row, when the stage ends right after it (a thread's newest memory, the
-// one a user looks for first), puts its label left instead, in the half of the gap before it that
-// the previous dot's label leaves free.
-import type { LayoutNode } from './lanes';
+// Where the timeline's memory labels go, and what a click at a point means. Labels are placed in
+// priority order (the selection, search matches, each thread's newest memory, then the best
+// connected and most recent), each right or left of its dot in the room its row leaves, with the
+// longest form of its text that fits there (label-text.ts). No label covers another label or any
+// dot's target, so every click target (a dot's 24×24 square, a label's box at least 24 px tall,
+// WCAG 2.5.8) belongs to one memory. Placing left to right in time order instead lets the
+// first dots take all the room and cut every label short.
+import { fitLabel, labelForms } from './label-text';
 
-export interface LabelRoom {
-  /** Characters of the excerpt. */
-  chars: number;
-  side: 'right' | 'left';
-}
-
-export interface LabelView {
-  /** Zoom. */
-  k: number;
-  /** Screen x of a layout x. */
-  sx: (x: number) => number;
+export interface Box {
+  left: number;
+  top: number;
   width: number;
+  height: number;
 }
 
-const MIN_ROOM = 70;
-const MAX_CHARS = 56;
-const CHAR_WIDTH = 6.4;
-/** Between a label and the next dot. */
-const MARGIN = 16;
-
-const chars = (room: number): number => (room > MIN_ROOM ? Math.min(MAX_CHARS, Math.floor(room / CHAR_WIDTH)) : 0);
-
-/** The last dot of a row with no room right of it before the stage ends. */
-function labelGoesLeft(screenX: number, gapAfter: number, width: number): boolean {
-  return gapAfter === Infinity && width - screenX - MARGIN <= MIN_ROOM;
+export interface TimelineLabelCandidate<K> {
+  key: K;
+  /** Screen position of the dot. */
+  x: number;
+  y: number;
+  /** The memory's text as shown. */
+  text: string;
 }
 
-type Node = Pick<LayoutNode, 'x' | 'gapAfter' | 'gapBefore' | 'nextIsLast'>;
+export interface PlacedTimelineLabel<K> extends Box {
+  key: K;
+  text: string;
+  side: 'right' | 'left';
+  /** The text is shown whole (not a short title). */
+  whole: boolean;
+}
 
-/** The label of a dot, or null where there is no room for one. */
-export function timelineLabel(n: Node, view: LabelView): LabelRoom | null {
-  const x = view.sx(n.x);
-  if (labelGoesLeft(x, n.gapAfter, view.width)) {
-    const left = chars(Math.min((n.gapBefore * view.k) / 2, x) - MARGIN);
-    return left ? { chars: left, side: 'left' } : null;
+export interface TimelineLabelOptions {
+  width: number;
+  height: number;
+  /** Width of a string as drawn. */
+  measure: (s: string) => number;
+  /** Side of a dot's square target and least height of a label's box (WCAG 2.5.8: 24). */
+  target?: number;
+  /** Padding inside a label's box, each side. */
+  pad?: number;
+  /** Widest label. */
+  maxWidth?: number;
+}
+
+/** A dot's square click target. */
+export function dotBox(x: number, y: number, target = 24): Box {
+  return { left: x - target / 2, top: y - target / 2, width: target, height: target };
+}
+
+const intersects = (a: Box, b: Box): boolean =>
+  a.left < b.left + b.width && b.left < a.left + a.width && a.top < b.top + b.height && b.top < a.top + a.height;
+
+/** Boxes bucketed by vertical band, so a label only looks at what shares its rows. */
+class Bands {
+  private readonly bands = new Map<number, Box[]>();
+  constructor(private readonly size: number) {}
+  private keys(b: Box): number[] {
+    const out: number[] = [];
+    for (let k = Math.floor(b.top / this.size); k <= Math.floor((b.top + b.height) / this.size); k++) out.push(k);
+    return out;
   }
-  let room = Math.min(n.gapAfter * view.k, view.width - x) - MARGIN;
-  // The next dot is its row's last and labels to its left: leave it half of the gap.
-  if (n.nextIsLast && labelGoesLeft(x + n.gapAfter * view.k, Infinity, view.width))
-    room = Math.min(room, (n.gapAfter * view.k) / 2 - MARGIN);
-  const right = chars(room);
-  return right ? { chars: right, side: 'right' } : null;
+  add(b: Box): void {
+    for (const k of this.keys(b)) {
+      const list = this.bands.get(k);
+      if (list) list.push(b);
+      else this.bands.set(k, [b]);
+    }
+  }
+  near(b: Box): Box[] {
+    const out = new Set<Box>();
+    for (const k of this.keys(b)) for (const x of this.bands.get(k) ?? []) out.add(x);
+    return [...out];
+  }
+}
+
+/**
+ * Labels for the candidates, in priority order (most important first); `dots` are every dot on
+ * screen (their targets are kept free). A label is left out where no form of its text fits.
+ */
+export function placeTimelineLabels<K>(
+  candidates: readonly TimelineLabelCandidate<K>[],
+  dots: readonly { x: number; y: number }[],
+  o: TimelineLabelOptions,
+): PlacedTimelineLabel<K>[] {
+  const target = o.target ?? 24;
+  const pad = o.pad ?? 3;
+  const maxWidth = o.maxWidth ?? 300;
+  const taken = new Bands(target);
+  for (const d of dots) taken.add(dotBox(d.x, d.y, target));
+  const placed: PlacedTimelineLabel<K>[] = [];
+  for (const c of candidates) {
+    const top = c.y - target / 2;
+    if (top < 0 || top + target > o.height) continue;
+    const band: Box = { left: -1e9, top, width: 2e9, height: target };
+    const near = taken.near(band).filter((b) => intersects(b, band));
+    const own = dotBox(c.x, c.y, target);
+    // Room right of the dot's target up to the next thing in the band (or the stage's edge), and left.
+    const rightStart = own.left + own.width;
+    const leftEnd = own.left;
+    let rightEnd = Math.min(o.width, rightStart + maxWidth);
+    let leftStart = Math.max(0, leftEnd - maxWidth);
+    for (const b of near) {
+      if (b.left >= rightStart - 0.01) rightEnd = Math.min(rightEnd, b.left);
+      else if (b.left + b.width <= leftEnd + 0.01) leftStart = Math.max(leftStart, b.left + b.width);
+      else if (b !== own && !(b.left === own.left && b.top === own.top)) {
+        // Something over the dot's own target: no room on either side.
+        rightEnd = rightStart;
+        leftStart = leftEnd;
+      }
+    }
+    const forms = labelForms(c.text);
+    const measure = (s: string) => o.measure(s) + 2 * pad;
+    const right = fitLabel(forms, rightEnd - rightStart, measure);
+    const left = fitLabel(forms, leftEnd - leftStart, measure);
+    // The longer text wins; on a tie the label reads right of its dot, as time does.
+    const rank = (s: string | null) => (s === null ? Infinity : forms.indexOf(s));
+    const side = rank(right) <= rank(left) ? 'right' : 'left';
+    const text = side === 'right' ? right : left;
+    if (text === null) continue;
+    const width = Math.max(target, measure(text));
+    const box: PlacedTimelineLabel<K> = {
+      key: c.key,
+      text,
+      side,
+      whole: text === forms[0],
+      left: side === 'right' ? rightStart : leftEnd - width,
+      top,
+      width,
+      height: target,
+    };
+    taken.add(box);
+    placed.push(box);
+  }
+  return placed;
+}
+
+/** Who is at a point: a label's box, else the nearest dot whose square target holds the point. */
+export function targetAt<K>(
+  px: number,
+  py: number,
+  labels: readonly PlacedTimelineLabel<K>[],
+  dots: readonly { key: K; x: number; y: number }[],
+  target = 24,
+): K | null {
+  for (const l of labels) if (px >= l.left && px <= l.left + l.width && py >= l.top && py <= l.top + l.height) return l.key;
+  let best: K | null = null;
+  let bestD = Infinity;
+  for (const d of dots) {
+    const dx = Math.abs(d.x - px);
+    const dy = Math.abs(d.y - py);
+    if (dx > target / 2 || dy > target / 2) continue;
+    const dd = dx * dx + dy * dy;
+    if (dd < bestD) {
+      best = d.key;
+      bestD = dd;
+    }
+  }
+  return best;
+}
+
+export interface PriorityInput<K> {
+  /** Dots on screen. */
+  nodes: readonly { id: K; lane: number; time: number }[];
+  selected?: K | null;
+  /** Search matches, best first. */
+  hits?: readonly K[];
+  /** Links of a memory. */
+  degree: (id: K) => number;
+}
+
+/**
+ * The order labels are placed in: the selection, search matches, the newest memory of each
+ * thread, then the best connected, then the most recent.
+ */
+export function labelPriority<K>(p: PriorityInput<K>): K[] {
+  const on = new Set(p.nodes.map((n) => n.id));
+  const out: K[] = [];
+  const seen = new Set<K>();
+  const push = (id: K) => {
+    if (on.has(id) && !seen.has(id)) {
+      seen.add(id);
+      out.push(id);
+    }
+  };
+  if (p.selected != null) push(p.selected);
+  for (const id of p.hits ?? []) push(id);
+  const newest = new Map<number, { id: K; time: number }>();
+  for (const n of p.nodes) {
+    const cur = newest.get(n.lane);
+    if (!cur || n.time > cur.time) newest.set(n.lane, n);
+  }
+  for (const n of [...newest.values()].sort((a, b) => b.time - a.time)) push(n.id);
+  const rest = [...p.nodes].sort((a, b) => p.degree(b.id) - p.degree(a.id) || b.time - a.time);
+  for (const n of rest) push(n.id);
+  return out;
 }
