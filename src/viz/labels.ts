@@ -112,3 +112,28 @@ export function placeLabels<K>(candidates: readonly LabelCandidate<K>[], o: Labe
   });
   return placed;
 }
+
+/**
+ * Which memories the graph labels when nothing is selected: the best connected and the most recent,
+ * taken in turn (ties: the more recent), each once, at most `max`.
+ */
+export function overviewLabelOrder<K>(nodes: readonly { id: K; degree: number; time: number }[], max = 40): K[] {
+  const connected = [...nodes].sort((a, b) => b.degree - a.degree || b.time - a.time);
+  const recent = [...nodes].sort((a, b) => b.time - a.time);
+  const out: K[] = [];
+  const seen = new Set<K>();
+  for (let i = 0; out.length < max && i < nodes.length; i++) {
+    for (const n of [connected[i], recent[i]]) {
+      if (out.length < max && !seen.has(n.id)) {
+        seen.add(n.id);
+        out.push(n.id);
+      }
+    }
+  }
+  return out;
+}
+
+/** The label under a point, if any. */
+export function labelAt<K>(labels: readonly PlacedLabel<K>[], px: number, py: number): K | undefined {
+  return labels.find((l) => px >= l.left && px <= l.left + l.width && py >= l.top && py <= l.top + l.height)?.key;
+}

@@ -196,3 +196,32 @@ export function labelPriority<K>(p: PriorityInput<K>): K[] {
   for (const n of rest) push(n.id);
   return out;
 }
+
+export interface ScreenLabelInput<K> extends Omit<PriorityInput<K>, 'nodes'> {
+  /** Dots on screen, in layout coordinates. */
+  nodes: readonly { id: K; x: number; y: number; lane: number; time: number }[];
+  /** Screen x of a layout x; screen y is layout y + ty. */
+  sx: (x: number) => number;
+  ty: number;
+  text: (id: K) => string;
+}
+
+/** The dots on screen and their labels: priority, then placement (above). */
+export function labelScreen<K>(
+  p: ScreenLabelInput<K>,
+  o: TimelineLabelOptions,
+): { dots: { key: K; x: number; y: number }[]; labels: PlacedTimelineLabel<K>[] } {
+  const dots = p.nodes.map((n) => ({ key: n.id, x: p.sx(n.x), y: n.y + p.ty }));
+  // Past this many dots a label would not be read anyway, and placing them costs a frame.
+  if (o.width === 0 || dots.length > 700) return { dots, labels: [] };
+  const at = new Map(dots.map((d) => [d.key, d] as const));
+  const order = labelPriority(p);
+  return {
+    dots,
+    labels: placeTimelineLabels(
+      order.map((id) => ({ ...at.get(id)!, text: p.text(id) })),
+      dots,
+      o,
+    ),
+  };
+}
