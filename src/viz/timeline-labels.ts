@@ -1,7 +1,8 @@
 // Where the timeline's memory labels go, and what a click at a point means. Labels are placed in
 // priority order (the selection, search matches, each thread's newest memory, then the best
-// connected and most recent), each right or left of its dot in the room its row leaves, with the
-// longest form of its text that fits there (label-text.ts). No label covers another label or any
+// connected and most recent), each right or left of its dot in the room its row leaves, else in a
+// tier under or over the row joined to the dot by a line (drawn behind labels), with the longest form of its text that
+// fits there (label-text.ts). No label covers another label or any
 // dot's target, so every click target (a dot's 24×24 square, a label's box at least 24 px tall,
 // WCAG 2.5.8) belongs to one memory. Placing left to right in time order instead lets the
 // first dots take all the room and cut every label short.
@@ -26,9 +27,13 @@ export interface TimelineLabelCandidate<K> {
 export interface PlacedTimelineLabel<K> extends Box {
   key: K;
   text: string;
-  side: 'right' | 'left';
+  /** In the dot's row, or in a tier under or over it (joined to the dot by a line). */
+  side: 'right' | 'left' | 'below' | 'above';
   /** The text is shown whole (not a short title). */
   whole: boolean;
+  /** The dot. */
+  x: number;
+  y: number;
 }
 
 export interface TimelineLabelOptions {
@@ -42,6 +47,10 @@ export interface TimelineLabelOptions {
   pad?: number;
   /** Widest label. */
   maxWidth?: number;
+  /** Tiers of labels tried under and over a row whose own room is taken. */
+  tiers?: number;
+  /** What else labels must not cover (e.g. the lanes' names). */
+  obstacles?: readonly Box[];
 }
 
 /** A dot's square click target. */
@@ -87,47 +96,59 @@ export function placeTimelineLabels<K>(
   const target = o.target ?? 24;
   const pad = o.pad ?? 3;
   const maxWidth = o.maxWidth ?? 300;
+  const tiers = o.tiers ?? 6;
   const taken = new Bands(target);
   for (const d of dots) taken.add(dotBox(d.x, d.y, target));
+  for (const b of o.obstacles ?? []) taken.add(b);
+  /** Room in the band at `top` from `start` rightwards (dir 1) or leftwards (-1); 0 where something covers `start`. */
+  const room = (top: number, start: number, dir: 1 | -1): number => {
+    if (top < 0 || top + target > o.height) return 0;
+    const band: Box = { left: -1e9, top, width: 2e9, height: target };
+    let limit = dir > 0 ? Math.min(o.width, start + maxWidth) : Math.max(0, start - maxWidth);
+    for (const b of taken.near(band)) {
+      if (!intersects(b, band)) continue;
+      if (dir > 0) {
+        if (b.left >= start - 0.01) limit = Math.min(limit, b.left);
+        else if (b.left + b.width > start + 0.01) return 0;
+      } else if (b.left + b.width <= start + 0.01) limit = Math.max(limit, b.left + b.width);
+      else if (b.left < start - 0.01) return 0;
+    }
+    return Math.max(0, (limit - start) * dir);
+  };
   const placed: PlacedTimelineLabel<K>[] = [];
   for (const c of candidates) {
-    const top = c.y - target / 2;
-    if (top < 0 || top + target > o.height) continue;
-    const band: Box = { left: -1e9, top, width: 2e9, height: target };
-    const near = taken.near(band).filter((b) => intersects(b, band));
-    const own = dotBox(c.x, c.y, target);
-    // Room right of the dot's target up to the next thing in the band (or the stage's edge), and left.
-    const rightStart = own.left + own.width;
-    const leftEnd = own.left;
-    let rightEnd = Math.min(o.width, rightStart + maxWidth);
-    let leftStart = Math.max(0, leftEnd - maxWidth);
-    for (const b of near) {
-      if (b.left >= rightStart - 0.01) rightEnd = Math.min(rightEnd, b.left);
-      else if (b.left + b.width <= leftEnd + 0.01) leftStart = Math.max(leftStart, b.left + b.width);
-      else if (b !== own && !(b.left === own.left && b.top === own.top)) {
-        // Something over the dot's own target: no room on either side.
-        rightEnd = rightStart;
-        leftStart = leftEnd;
-      }
-    }
     const forms = labelForms(c.text);
     const measure = (s: string) => o.measure(s) + 2 * pad;
-    const right = fitLabel(forms, rightEnd - rightStart, measure);
-    const left = fitLabel(forms, leftEnd - leftStart, measure);
-    // The longer text wins; on a tie the label reads right of its dot, as time does.
+    const rowTop = c.y - target / 2;
+    // In the row: right of the dot's target, else left; the longer text wins, right on a tie.
+    const right = fitLabel(forms, room(rowTop, c.x + target / 2, 1), measure);
+    const left = fitLabel(forms, room(rowTop, c.x - target / 2, -1), measure);
     const rank = (s: string | null) => (s === null ? Infinity : forms.indexOf(s));
-    const side = rank(right) <= rank(left) ? 'right' : 'left';
-    const text = side === 'right' ? right : left;
-    if (text === null) continue;
-    const width = Math.max(target, measure(text));
+    let spot: { side: PlacedTimelineLabel<K>['side']; text: string; left: number; top: number } | null = null;
+    if (right !== null && rank(right) <= rank(left)) spot = { side: 'right', text: right, left: c.x + target / 2, top: rowTop };
+    else if (left !== null) spot = { side: 'left', text: left, left: c.x - target / 2 - Math.max(target, measure(left)), top: rowTop };
+    // Else in a tier below (then above) the row, its left end joined to its dot by a line.
+    for (let k = 1; !spot && k <= tiers; k++) {
+      for (const side of ['below', 'above'] as const) {
+        const top = side === 'below' ? c.y + target / 2 + (k - 1) * target : c.y - target / 2 - k * target;
+        const text = fitLabel(forms, room(top, c.x + 2, 1), measure);
+        if (text !== null) {
+          spot = { side, text, left: c.x + 2, top };
+          break;
+        }
+      }
+    }
+    if (!spot) continue;
     const box: PlacedTimelineLabel<K> = {
       key: c.key,
-      text,
-      side,
-      whole: text === forms[0],
-      left: side === 'right' ? rightStart : leftEnd - width,
-      top,
-      width,
+      text: spot.text,
+      side: spot.side,
+      whole: spot.text === forms[0],
+      x: c.x,
+      y: c.y,
+      left: spot.left,
+      top: spot.top,
+      width: Math.max(target, measure(spot.text)),
       height: target,
     };
     taken.add(box);
@@ -225,3 +246,7 @@ export function labelScreen<K>(
     ),
   };
 }
+
+/** The lanes' names over their bands (LaneLabels: at most 70% of the stage or 34rem), which labels keep clear of. */
+export const laneNameBoxes = (lanes: readonly { y: number }[], ty: number, width: number): Box[] =>
+  lanes.map((l) => ({ left: 0, top: l.y + ty, width: Math.min(width * 0.7, 544), height: 22 }));

@@ -72,7 +72,30 @@ describe('placeTimelineLabels', () => {
       { key: 'b', x: 124, y: 50, text: 'x' },
       { key: 'c', x: 76, y: 50, text: 'y' },
     ];
-    expect(placeTimelineLabels(tight.slice(0, 1), tight, stage)).toEqual([]);
+    expect(placeTimelineLabels(tight.slice(0, 1), tight, { ...stage, tiers: 0 })).toEqual([]);
+    // With tiers, it goes under the row, joined to its dot.
+    const [under] = placeTimelineLabels(tight.slice(0, 1), tight, stage);
+    expect(under.side).toBe('below');
+    expect(under.top).toBeGreaterThanOrEqual(50 + 12);
+    expect(under.left).toBeGreaterThan(100);
+  });
+
+  it('one row of 23 dots 55 px apart (no room in the row): labels in tiers, none over another or a dot', () => {
+    const dots = Array.from({ length: 23 }, (_, i) => ({
+      key: `d${i}`,
+      x: 20 + i * 55,
+      y: 40,
+      text: `You said: ${TEXTS[i % 6].slice(10)}`,
+    }));
+    const wide = { width: 1280, height: 400, measure };
+    const placed = placeTimelineLabels(dots, dots, wide);
+    expect(placed.length).toBeGreaterThanOrEqual(15);
+    const boxes = dots.map((d) => dotBox(d.x, d.y));
+    for (const [i, a] of placed.entries()) {
+      for (const b of placed.slice(i + 1)) expect(intersects(a, b)).toBe(false);
+      for (const b of boxes) expect(intersects(a, b)).toBe(false);
+      expect(a.top + a.height).toBeLessThanOrEqual(400);
+    }
   });
 });
 
