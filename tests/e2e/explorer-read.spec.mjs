@@ -117,6 +117,7 @@ function assertReadable(labels, storedTexts, where) {
 // One history, imported and memorised once; each test opens it in a fresh browser on that profile.
 const profile = tempProfile();
 let db;
+let shown = [];
 before(async () => {
   const h = await launch({ profile, viewport: { width: 1280, height: 800 } });
   try {
@@ -131,6 +132,10 @@ before(async () => {
       timeout: 120_000,
     });
     assert.equal(db.memories.length, 23, db.memories.map((m) => m.text).join(' | '));
+    // The texts as the explorer words them ("You ...", voice.ts), read from its List tab.
+    await page.getByRole('tab', { name: /list/i }).click();
+    await page.locator('.tl button.item .text').nth(22).waitFor();
+    shown = (await page.locator('.tl button.item .text').allTextContents()).map((t) => t.trim());
     assertNoOffHost(h);
   } finally {
     await h.close();
@@ -152,7 +157,7 @@ async function open(width = 1280) {
   }
 }
 
-const stored = () => db.memories.map((m) => m.text);
+const stored = () => [...db.memories.map((m) => m.text), ...shown];
 const said = (id) => db.memories.find((m) => m.id === id)?.text.replace(/^The user said:\s*/, '');
 const detailTitle = (page) => page.locator('aside[aria-label="Memory details"] h3').first();
 
