@@ -28,16 +28,16 @@ export function labelCore(text: string): string {
 }
 
 /**
- * The forms a label may take, longest first: the whole text, the text without its lead, its first
- * clause, then whole-word titles of fewer and fewer words ending in "…" (never on a word such as
+ * The forms a label may take, longest first: the text without its lead, its first clause, then whole-word titles of fewer and fewer words ending in "…" (never on a word such as
  * "the" or "about"), down to MIN_WORDS.
  */
 export function labelForms(text: string): string[] {
   const whole = clean(text);
   if (!whole) return [];
-  const forms = [whole];
+  // The lead is left out even where the whole text would fit: labels side by side read as a list
+  // of what was said, not as a column of "You said:".
   const core = labelCore(whole);
-  if (core !== whole) forms.push(core);
+  const forms = [core];
   const clause = /^(.+?)[.;:!?—](?:\s|$)/.exec(core)?.[1]?.trim();
   if (clause && clause !== core && clause.split(' ').length >= MIN_WORDS) forms.push(clause);
   const words = (clause ?? core).split(' ');

@@ -6,14 +6,15 @@ import { cachedMeasure, estimateWidth, fitLabel, labelCore, labelForms } from '.
 const words = (s: string) => new Set(s.split(/[\s,.;:!?—]+/).filter(Boolean));
 
 describe('labelForms', () => {
-  it('starts with the whole text, then the text without its lead, then whole-word titles', () => {
+  it('starts with the text without its lead, then whole-word titles', () => {
     const forms = labelForms("You said: I'm thinking about adopting a cat named Miso from the shelter");
-    expect(forms[0]).toBe("You said: I'm thinking about adopting a cat named Miso from the shelter");
-    expect(forms[1]).toBe("I'm thinking about adopting a cat named Miso from the shelter");
+    // The lead says nothing that tells one label from another: never shown.
+    expect(forms[0]).toBe("I'm thinking about adopting a cat named Miso from the shelter");
+    expect(forms.some((f) => f.startsWith('You said'))).toBe(false);
     expect(forms).toContain("I'm thinking about adopting a cat named Miso…");
     // Never on a dangling word, never a word cut short, never under three words.
-    const full = words(forms[1]);
-    for (const f of forms.slice(2)) {
+    const full = words(forms[0]);
+    for (const f of forms.slice(1)) {
       expect(f.endsWith('…')).toBe(true);
       const ws = f.slice(0, -1).split(' ');
       expect(ws.length).toBeGreaterThanOrEqual(3);
