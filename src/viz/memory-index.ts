@@ -13,3 +13,9 @@ export interface MemoryIndex {
 export function indexMemories(memories: readonly Memory[], edges: readonly Edge[]): MemoryIndex {
   return { graph: MemoryGraph.from(memories, edges), memories: new Map(memories.map((m) => [m.id, m] as const)) };
 }
+
+/** How many links a memory has (either way): how connected it is. */
+export const degreeIn =
+  (graph: MemoryGraph) =>
+  (id: Id): number =>
+    graph.incoming(id).length + graph.outgoing(id).length;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { placeLabels, type PlacedLabel } from '../../../src/viz/labels';
+import { overviewLabelOrder, placeLabels, type PlacedLabel } from '../../../src/viz/labels';
 
 const overlap = (a: PlacedLabel<string>, b: PlacedLabel<string>): boolean =>
   a.left < b.left + b.width && b.left < a.left + a.width && a.top < b.top + b.height && b.top < a.top + a.height;
@@ -45,5 +45,38 @@ describe('placeLabels', () => {
     expect(only.key).toBe('sel');
     expect(only.left + only.width).toBeLessThanOrEqual(400);
     expect(only.top + only.height).toBeLessThanOrEqual(300);
+  });
+});
+
+describe('placeLabels: forms and obstacles', () => {
+  const stage = { width: 400, height: 300 };
+  it('shortens to whole words rather than cut a word, and keeps clear of the dots', () => {
+    const dots = [{ left: 288, top: 88, width: 24, height: 24 }];
+    const [l] = placeLabels([{ key: 'a', x: 100, y: 100, text: "You said: I'm thinking about adopting a cat named Miso" }], {
+      ...stage,
+      maxWidth: 220,
+      obstacles: dots,
+      forceFirst: false,
+    });
+    expect(l.whole).toBe(false);
+    expect(l.text).toMatch(/^I'm thinking about adopting\b.*…$/);
+    expect(l.left + l.width <= 288 || l.left >= 312 || l.top + l.height <= 88 || l.top >= 112).toBe(true);
+    // Nothing fits and nothing is forced: no label.
+    expect(
+      placeLabels([{ key: 'b', x: 100, y: 100, text: 'A long enough memory text' }], { ...stage, maxWidth: 20, forceFirst: false }),
+    ).toEqual([]);
+  });
+});
+
+describe('overviewLabelOrder', () => {
+  it('takes the best connected and the most recent in turn, each once', () => {
+    const nodes = [
+      { id: 'hub', degree: 9, time: 1 },
+      { id: 'new', degree: 0, time: 9 },
+      { id: 'mid', degree: 3, time: 5 },
+      { id: 'old', degree: 0, time: 0 },
+    ];
+    expect(overviewLabelOrder(nodes)).toEqual(['hub', 'new', 'mid', 'old']);
+    expect(overviewLabelOrder(nodes, 2)).toEqual(['hub', 'new']);
   });
 });
