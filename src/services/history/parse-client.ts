@@ -25,7 +25,8 @@ export function inProcessHistoryParser(): HistoryParserPort {
   const later = (fn: () => void) => setTimeout(() => ended || fn(), 0);
   // Loaded on first use: the parser (with zod) stays out of the page's code where a worker runs it.
   const handler = import('./parse-worker-core').then(({ createHistoryParser }) =>
-    createHistoryParser((reply) => later(() => port.onmessage?.({ data: reply } as MessageEvent<ParserReply>))),
+    // Cloned as postMessage would: the page never shares objects with the parser.
+    createHistoryParser((reply) => later(() => port.onmessage?.({ data: structuredClone(reply) } as MessageEvent<ParserReply>))),
   );
   const port: HistoryParserPort = {
     onmessage: null,
