@@ -53,3 +53,35 @@ export function median(xs) {
   const m = s.length >> 1;
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
+
+/**
+ * Chromium's own record of the page's main-thread tasks of 50 ms or more, with the time each spent
+ * on the processor. On a busy machine a task can be long on the wall clock while its thread waits
+ * for a core (a garbage collection that waits for its helper threads, say): the processor time
+ * tells the page's own work from that wait. Call before the work; the function it returns stops
+ * the trace and gives [{ wallMs, cpuMs }].
+ */
+export async function traceMainThread(page) {
+  const cdp = await page.context().newCDPSession(page);
+  const tasks = [];
+  const threads = new Map();
+  cdp.on('Tracing.dataCollected', ({ value }) => {
+    for (const e of value) {
+      if (e.name === 'thread_name') threads.set(`${e.pid}:${e.tid}`, e.args.name);
+      else if (e.ph === 'X' && e.name === 'RunTask' && e.dur >= 50_000) tasks.push(e);
+    }
+  });
+  await cdp.send('Tracing.start', {
+    categories: 'toplevel,disabled-by-default-devtools.timeline',
+    transferMode: 'ReportEvents',
+  });
+  return async () => {
+    const complete = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+    await cdp.send('Tracing.end');
+    await complete;
+    await cdp.detach();
+    return tasks
+      .filter((e) => threads.get(`${e.pid}:${e.tid}`) === 'CrRendererMain')
+      .map((e) => ({ wallMs: e.dur / 1000, cpuMs: (e.tdur ?? 0) / 1000 }));
+  };
+}

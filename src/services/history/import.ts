@@ -56,10 +56,10 @@ export interface HistoryImportResult {
 }
 
 /**
- * About 600 KB of text per transaction: cloning a chunk from the worker and writing it then take
- * the page's thread about 60 ms on a busy 2-core machine (2 MB chunks: up to 270 ms).
+ * Characters of messages per transaction: cloning such a chunk from the worker and writing it
+ * take the page's thread a few milliseconds of processor time (bench:history).
  */
-const BATCH_CHARS = 300_000;
+const BATCH_CHARS = 150_000;
 
 /**
  * Reads, checks and writes one export file. The worker reads and checks the whole file before
@@ -159,16 +159,15 @@ const UNDO_TURNS = 5_000;
 async function takeBack(written: Written[], cause: unknown, deps: WriteDeps): Promise<Error> {
   const total = written.length;
   try {
-    for (let i = 0; i < total;) {
+    let i = 0;
+    while (i < total) {
       deps.report({ phase: 'undoing', done: i, total });
-      const batch: Written[] = [];
-      for (
-        let turns = 0;
-        i < total && batch.length < UNDO_CHATS && (batch.length === 0 || turns + written[i].turns.length <= UNDO_TURNS);
-        i++
-      ) {
-        batch.push(written[i]);
+      // Whole chats, up to UNDO_CHATS of them and UNDO_TURNS messages (but always one chat).
+      const batch = [written[i++]];
+      let turns = batch[0].turns.length;
+      while (i < total && batch.length < UNDO_CHATS && turns + written[i].turns.length <= UNDO_TURNS) {
         turns += written[i].turns.length;
+        batch.push(written[i++]);
       }
       await deps.repo.apply({
         deleteSessions: batch.map((w) => w.session),
