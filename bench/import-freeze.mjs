@@ -123,7 +123,7 @@ try {
       const done = await pageNow(page);
       const measure = await readMeasure(page);
       const text = await page.getByTestId('import-done').textContent();
-      if (!text.includes(`${n} memories`)) throw new Error(`unexpected result: ${text}`);
+      if (!text.includes(`${n.toLocaleString('en-US')} memories`)) throw new Error(`unexpected result: ${text}`);
       results.push({
         importMs: written - start,
         rebuildMs: done - written,
