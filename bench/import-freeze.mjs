@@ -1,7 +1,7 @@
 // How long the page freezes while a large backup is imported (issue 9: no main-thread task over
 // 200 ms during a 50 MB import). The production build, served from 127.0.0.1 in headless
 // Chromium; a generated backup of 100,000 memories (with edges, sessions and turns, ~50 MB) is
-// imported through Settings (replace). Long tasks (PerformanceObserver 'longtask') are recorded
+// imported through Settings (replace). Long tasks (bench/lib/long-tasks.mjs) are recorded
 // in two windows: the import itself (read, parse, check, write: the worker) and the rebuild of
 // the memory index that follows on the page. Median of runs.
 // Usage: npm run -s bench:import -- [--runs 3] [--memories 100000] [--json]
@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { launch, startServer } from '../tests/e2e/harness.mjs';
+import { MEASURE_INIT, median, pageNow, readMeasure } from './lib/long-tasks.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, d) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : d);
@@ -94,11 +95,6 @@ function makeBackup() {
   };
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const r1 = (x) => Math.round(x * 10) / 10;
 
 const dir = mkdtempSync(join(tmpdir(), 'tealeaf-import-'));
@@ -109,21 +105,7 @@ const server = await startServer({ dir: DIST });
 const results = [];
 try {
   for (let i = 0; i < runs; i++) {
-    const h = await launch({
-      init: () => {
-        window.__longTasks = [];
-        new PerformanceObserver((list) => {
-          for (const e of list.getEntries()) window.__longTasks.push({ start: e.startTime, duration: e.duration });
-        }).observe({ type: 'longtask', buffered: true });
-        // A second measure of the same thing: the gaps between animation frames the page shows.
-        window.__frames = [];
-        const frame = (t) => {
-          window.__frames.push(t);
-          requestAnimationFrame(frame);
-        };
-        requestAnimationFrame(frame);
-      },
-    });
+    const h = await launch({ init: MEASURE_INIT });
     try {
       const { page } = h;
       page.on('dialog', (d) => d.accept());
@@ -132,30 +114,23 @@ try {
       await page.getByTestId('import-mode').selectOption('replace');
       await page.getByTestId('import-run').click();
       // A replace asks first (an in-page dialog): the import starts with the yes.
-      const start = await page.evaluate(() => performance.now());
+      const start = await pageNow(page);
       await page.getByTestId('confirm-ok').click({ timeout: 10_000 });
       // The worker's part ends when the progress says the page is loading its memories (the rebuild).
       await page.locator('[data-testid="backup-progress"][data-phase="reloading"]').waitFor({ timeout: 600_000 });
-      const written = await page.evaluate(() => performance.now());
+      const written = await pageNow(page);
       await page.getByTestId('import-done').waitFor({ timeout: 600_000 });
-      const done = await page.evaluate(() => performance.now());
-      await page.waitForTimeout(300); // long-task entries arrive after the task
-      const { tasks, frames } = await page.evaluate(() => ({ tasks: window.__longTasks, frames: window.__frames }));
-      const longest = (from, to) => Math.max(0, ...tasks.filter((t) => t.start + t.duration > from && t.start < to).map((t) => t.duration));
-      const frameGap = (from, to) => {
-        let gap = 0;
-        for (let k = 1; k < frames.length; k++) if (frames[k] > from && frames[k - 1] < to) gap = Math.max(gap, frames[k] - frames[k - 1]);
-        return gap;
-      };
+      const done = await pageNow(page);
+      const measure = await readMeasure(page);
       const text = await page.getByTestId('import-done').textContent();
-      if (!text.includes(`${n} memories`)) throw new Error(`unexpected result: ${text}`);
+      if (!text.includes(`${n.toLocaleString('en-US')} memories`)) throw new Error(`unexpected result: ${text}`);
       results.push({
         importMs: written - start,
         rebuildMs: done - written,
-        longestTaskImportMs: longest(start, written),
-        longestTaskRebuildMs: longest(written, done),
-        longestFrameGapImportMs: frameGap(start, written),
-        longestFrameGapRebuildMs: frameGap(written, done),
+        longestTaskImportMs: measure.longestTask(start, written),
+        longestTaskRebuildMs: measure.longestTask(written, done),
+        longestFrameGapImportMs: measure.longestFrameGap(start, written),
+        longestFrameGapRebuildMs: measure.longestFrameGap(written, done),
       });
       if (h.offHost.length) throw new Error(`requests left 127.0.0.1: ${h.offHost.join(', ')}`);
     } finally {

@@ -2,13 +2,14 @@
 // The production build, served from 127.0.0.1 in headless Chromium, chats with the model server
 // double (tests/support/fake-openai-server.mjs), which streams a generated markdown reply of
 // --kb kilobytes (paragraphs, headings, lists, code, tables) one word per event at --rate events
-// per second, or all at once with --burst. Long tasks (PerformanceObserver 'longtask') and the
-// gaps between animation frames are recorded from Send until the reply is complete. Median of runs.
+// per second, or all at once with --burst. Long tasks and the gaps between animation frames
+// (bench/lib/long-tasks.mjs) are recorded from Send until the reply is complete. Median of runs.
 // Usage: npm run -s bench:stream -- [--runs 3] [--kb 100] [--rate 200] [--burst] [--dist dist[,other]] [--json]
 //   --dist a,b measures several builds (e.g. one of the code before a change), runs alternating.
 import { resolve } from 'node:path';
 import { launch, startServer } from '../tests/e2e/harness.mjs';
 import { startFakeOpenAiServer } from '../tests/support/fake-openai-server.mjs';
+import { MEASURE_INIT, median, pageNow, readMeasure } from './lib/long-tasks.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, d) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
@@ -58,28 +59,10 @@ function markdownReply(bytes) {
   return parts.join('\n\n');
 }
 
-const INIT = () => {
-  window.__longTasks = [];
-  new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) window.__longTasks.push({ start: e.startTime, duration: e.duration });
-  }).observe({ type: 'longtask', buffered: true });
-  window.__frames = [];
-  const frame = (t) => {
-    window.__frames.push(t);
-    requestAnimationFrame(frame);
-  };
-  requestAnimationFrame(frame);
-};
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const r0 = (x) => Math.round(x);
 
 async function once(appUrl, fakeUrl, reply) {
-  const h = await launch({ init: INIT });
+  const h = await launch({ init: MEASURE_INIT });
   try {
     const { page } = h;
     await page.goto(`${appUrl}/#/models`);
@@ -90,28 +73,24 @@ async function once(appUrl, fakeUrl, reply) {
     await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
     await page.getByTestId('nav-chat').click();
     await page.getByTestId('composer').fill('Write me the long answer');
-    const start = await page.evaluate(() => performance.now());
+    const start = await pageNow(page);
     const wall = Date.now();
     await page.getByTestId('send').click();
     await page.locator('[data-testid="turn-assistant"][data-status="complete"]').waitFor({ timeout: 1_800_000 });
-    const end = await page.evaluate(() => performance.now());
-    await page.waitForTimeout(300); // long-task entries arrive after the task
-    const { tasks, frames, shown } = await page.evaluate(() => ({
-      tasks: window.__longTasks,
-      frames: window.__frames,
-      shown: document.querySelector('[data-testid="turn-assistant"] [data-testid="reply-body"]')?.textContent?.length ?? 0,
-    }));
-    const inWindow = tasks.filter((t) => t.start + t.duration > start && t.start < end);
-    let gap = 0;
-    for (let k = 1; k < frames.length; k++) if (frames[k] > start && frames[k - 1] < end) gap = Math.max(gap, frames[k] - frames[k - 1]);
+    const end = await pageNow(page);
+    const measure = await readMeasure(page);
+    const shown = await page.evaluate(
+      () => document.querySelector('[data-testid="turn-assistant"] [data-testid="reply-body"]')?.textContent?.length ?? 0,
+    );
+    const inWindow = measure.within(start, end);
     if (h.offHost.length) throw new Error(`requests left 127.0.0.1: ${h.offHost.join(', ')}`);
     if (shown < reply.length * 0.5) throw new Error(`the reply shown is too short: ${shown} of ${reply.length} characters`);
     return {
       streamMs: Date.now() - wall,
-      longestTaskMs: Math.max(0, ...inWindow.map((t) => t.duration)),
+      longestTaskMs: measure.longestTask(start, end),
       tasksOver200: inWindow.filter((t) => t.duration > 200).length,
       blockedMs: inWindow.reduce((sum, t) => sum + t.duration, 0),
-      longestFrameGapMs: gap,
+      longestFrameGapMs: measure.longestFrameGap(start, end),
     };
   } finally {
     await h.dispose();

@@ -1,6 +1,7 @@
 // The composition root: opens the store and wires chat, memory, models and settings together.
 import { IdbRepository } from '../store/repository';
 import type { BackupRunOptions, ExportResult } from '../store/backup-client';
+import type { HistoryImportOptions } from './history/import';
 import { BLOCKED_MESSAGE, deleteTealeafDb } from '../store/db';
 import { DB_NAME, DEMO_DB_NAME } from '../store/schema';
 import { currentSpace, demoSettings, findLegacyDemo, setSpace, type LegacyDemo, type Space } from './space';
@@ -185,18 +186,22 @@ export class Tealeaf {
 
   /**
    * Imports a ChatGPT or Claude conversations.json: its chats become ended sessions with their
-   * dates, queued for memorising (oldest first) by the normal job runner. Returns the message
-   * for the user; throws HistoryImportError, with nothing written, on a bad or oversized file.
+   * dates, queued for memorising (oldest first) by the normal job runner. The file is parsed in a
+   * worker. Returns the message for the user; throws HistoryImportError, with nothing written, on
+   * a bad or oversized file, and HistoryImportCancelledError, with nothing left written, on a cancel.
    */
-  async importHistory(file: Blob, onProgress?: (label: string) => void): Promise<string> {
+  async importHistory(file: Blob, options: HistoryImportOptions = {}): Promise<string> {
     this.refuseInDemo();
     const { importHistory, historyResultMessage } = await import('./history/import');
-    const result = await importHistory(file, { repo: this.repo, exclusive: (fn) => this.memory.exclusive(fn), onProgress });
-    await this.chat.refresh();
-    // The jobs stopped for the write resume, and the new ones start, oldest first.
-    this.memory.kick();
-    await this.memory.publishJobs();
-    return historyResultMessage(result, { creationOff: !this.settings.value.memoryCreation, noModel: !this.models.languageModel });
+    try {
+      const result = await importHistory(file, { repo: this.repo, exclusive: (fn) => this.memory.exclusive(fn), ...options });
+      return historyResultMessage(result, { creationOff: !this.settings.value.memoryCreation, noModel: !this.models.languageModel });
+    } finally {
+      await this.chat.refresh();
+      // The jobs stopped for the write resume, and the new ones start, oldest first.
+      this.memory.kick();
+      await this.memory.publishJobs();
+    }
   }
 
   /**

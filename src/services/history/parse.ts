@@ -1,12 +1,15 @@
 // Reading a chat-history export: which format it is (ChatGPT or Claude conversations.json), whether
 // it is well formed and within the limits, and the records it becomes. Everything is checked before
 // anything is written: a bad file changes nothing. Pure: runs in Node.
-import { MAX_IMPORT_BYTES, MAX_IMPORT_CHATS, MAX_IMPORT_MESSAGES } from '../../memory/limits';
+import { MAX_IMPORT_CHATS, MAX_IMPORT_MESSAGES } from '../../memory/limits';
 import type { Millis } from '../../memory/types';
 import type { z } from '../../memory/zod';
 import { chatRecords, SOURCE_NAMES, type ChatRecords, type ExportedChat, type HistorySource } from './chat-records';
 import { chatgptChat, chatgptConversationSchema, looksLikeChatgpt } from './chatgpt';
 import { claudeChat, claudeConversationSchema, looksLikeClaude } from './claude';
+import { checkHistorySize, HistoryImportError, NOTHING } from './errors';
+
+export { checkHistorySize, HistoryImportError } from './errors';
 
 export interface ParsedHistory {
   source: HistorySource;
@@ -16,28 +19,10 @@ export interface ParsedHistory {
   empty: number;
 }
 
-/** The file cannot be imported; the message says why and what to do. Nothing was written. */
-export class HistoryImportError extends Error {
-  override readonly name = 'HistoryImportError';
-}
-
 const ACCEPTED =
   'Tealeaf imports conversations.json from a ChatGPT data export (Settings › Data controls › Export data) ' +
   'or from a Claude data export (Settings › Privacy › Export data).';
-const NOTHING = 'Nothing was imported.';
-
-const megabytes = (bytes: number) => `${Math.ceil(bytes / (1024 * 1024))} MB`;
 const count = (n: number) => n.toLocaleString('en-US');
-
-/** Refuses a file too large to read on the page, before it is read. */
-export function checkHistorySize(bytes: number): void {
-  if (bytes > MAX_IMPORT_BYTES) {
-    throw new HistoryImportError(
-      `This file is ${megabytes(bytes)}; Tealeaf imports history files up to ${megabytes(MAX_IMPORT_BYTES)}. ${NOTHING} ` +
-        'conversations.json is a JSON list of chats: split it into smaller lists and import them one after another.',
-    );
-  }
-}
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -82,8 +67,11 @@ const READERS: Record<HistorySource, (entry: unknown) => Read> = {
   },
 };
 
+/** Called after each chat is read: how many of how many (the parsing worker reports it). */
+export type OnChatRead = (done: number, total: number) => void;
+
 /** Every entry checked against the format's schema; up to three problems are named. */
-function readChats(source: HistorySource, list: unknown[]): ExportedChat[] {
+function readChats(source: HistorySource, list: unknown[], onRead?: OnChatRead): ExportedChat[] {
   const problems: string[] = [];
   let bad = 0;
   const chats: ExportedChat[] = [];
@@ -91,6 +79,7 @@ function readChats(source: HistorySource, list: unknown[]): ExportedChat[] {
     const read = READERS[source](entry);
     if (read.chat) chats.push(read.chat);
     else if (bad++ < 3) problems.push(issueText(i, read.error));
+    onRead?.(i + 1, list.length);
   });
   if (bad > 0) {
     throw new HistoryImportError(
@@ -106,7 +95,7 @@ function readChats(source: HistorySource, list: unknown[]): ExportedChat[] {
  * Reads the text of a conversations.json into the records to write, or throws HistoryImportError.
  * `now` dates a chat that has no time at all and stamps the jobs.
  */
-export function parseHistory(text: string, now: Millis): ParsedHistory {
+export function parseHistory(text: string, now: Millis, onRead?: OnChatRead): ParsedHistory {
   checkHistorySize(text.length);
   // A ZIP archive starts with "PK": the user chose the export itself, not the file inside it.
   if (text.startsWith('PK')) {
@@ -132,7 +121,7 @@ export function parseHistory(text: string, now: Millis): ParsedHistory {
   const chats: ChatRecords[] = [];
   let empty = 0;
   let messages = 0;
-  for (const chat of readChats(source, list)) {
+  for (const chat of readChats(source, list, onRead)) {
     const records = chatRecords(source, chat, now);
     if (!records) {
       empty++;
