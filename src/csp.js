@@ -8,6 +8,11 @@ export const MODEL_HOSTS = ['https://huggingface.co', 'https://*.huggingface.co'
 // loopback over http on any port, and nothing else beyond the model hosts.
 export const LOOPBACK_SOURCES = ['http://127.0.0.1:*', 'http://localhost:*'];
 
+// Sync relays beyond this computer (issue 23): https origins named when the app is built, e.g.
+// TEALEAF_SYNC_RELAYS="https://relay.example.org" npm run build. A relay on loopback needs none.
+const env = typeof process !== 'undefined' ? process.env : {};
+export const RELAY_SOURCES = (env.TEALEAF_SYNC_RELAYS ?? '').split(/\s+/).filter((s) => /^https:\/\/[^\s;']+$/.test(s));
+
 export const CSP = [
   "default-src 'self'",
   // WebAssembly (web-llm's TVM runtime, ONNX Runtime) needs wasm-unsafe-eval; nothing else is
@@ -15,7 +20,7 @@ export const CSP = [
   // embedding worker; only code already running here can make one, so no outside script can.
   "script-src 'self' 'wasm-unsafe-eval' blob:",
   "worker-src 'self'",
-  `connect-src 'self' ${MODEL_HOSTS.join(' ')} ${LOOPBACK_SOURCES.join(' ')}`,
+  `connect-src 'self' ${[...MODEL_HOSTS, ...LOOPBACK_SOURCES, ...RELAY_SOURCES].join(' ')}`,
   "img-src 'self' data:",
   // Svelte sets a few style attributes (progress bars); model text can never carry styles
   // because the sanitiser strips them.

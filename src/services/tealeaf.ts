@@ -12,6 +12,7 @@ import { ModelService } from './models';
 import { LocalServers } from './models/local-servers';
 import { SettingsService } from './settings';
 import { MemoryCommands } from './commands/memory-commands';
+import { SyncService } from './sync/sync-service';
 
 export interface OpenOptions {
   onVersionChange: () => void;
@@ -28,6 +29,8 @@ export class Tealeaf {
   readonly evaluation: EvaluationService;
   /** "remember that …", "forget …", "what do you remember about …" in the chat. */
   readonly commands: MemoryCommands;
+  /** Sync between the user's devices (issue 23; docs/SYNC.md): off until turned on in Settings. */
+  readonly sync: SyncService;
 
   private constructor(
     readonly repo: IdbRepository,
@@ -35,6 +38,7 @@ export class Tealeaf {
   ) {
     // One state with every tab on the same database (the demo's tabs share only the demo's).
     this.settings = new SettingsService(repo, { db: this.dbName });
+    this.sync = new SyncService(repo);
     this.models = new ModelService(this.settings);
     this.memory = new MemoryService(
       repo,
@@ -241,6 +245,8 @@ export class Tealeaf {
     // Jobs stop and wait (in every tab) so nothing is written after the wipe; the wipe itself is
     // one transaction over every store.
     const here = await this.memory.exclusive(() => this.repo.wipeAll());
+    // Paired devices empty too, and what they wrote before they heard is not brought back.
+    if (this.space === 'own') await this.sync.deletedAll();
     this.settings.announce();
     // Everything on this device: the other space too (the demo, or from the demo the user's own).
     const other = await IdbRepository.open({ name: this.space === 'demo' ? DB_NAME : DEMO_DB_NAME });
@@ -281,6 +287,7 @@ export class Tealeaf {
     // Quietly, beside the WebGPU check: nothing answering is the usual case.
     void this.localServers.look();
     await this.models.start();
+    if (this.space === 'own') await this.sync.start();
     // Idle sessions end while the app stays open too.
     setInterval(() => void this.chat.checkIdle(), 60_000);
   }

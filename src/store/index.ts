@@ -18,3 +18,5 @@ export type { TealeafBackup, BackupData, BackupVector, ImportMode, ImportOptions
 export { deleteTealeafDb } from './db';
 export { DB_NAME, DEMO_DB_NAME, DB_VERSION, MIGRATIONS, STORE_NAMES } from './schema';
 export type { Migration, StoreName, TealeafSchema } from './schema';
+export { readSyncRows, writeSyncRows, clearSyncRows } from './sync-store';
+export type { SyncRows } from './sync-store';

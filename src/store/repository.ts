@@ -7,9 +7,10 @@ import type { OpenTealeafDbOptions, TealeafDb } from './db';
 import { isStorageFullError, toStoreError } from './errors';
 import { plainCopy, settle, type StoreReader } from './integrity';
 import { STORE_NAMES } from './schema';
+import { putSyncRows, type SyncRows } from './sync-store';
 import type { StoreName, TealeafSchema, VectorPack } from './schema';
 
-type WriteTx = IDBPTransaction<TealeafSchema, StoreName[], 'readwrite'>;
+type WriteTx = IDBPTransaction<TealeafSchema, Array<StoreName | 'sync'>, 'readwrite'>;
 
 /** Puts and deletes per store, in the order ChangeSet names them. */
 interface StoreChanges<S extends StoreName> {
@@ -57,7 +58,11 @@ function queuePuts<S extends StoreName>(tx: WriteTx, c: StoreChanges<S>, out: Pr
  * Any failure (a synchronous throw such as DataError, a failed request, or an abort at commit
  * such as a full disk) aborts the whole transaction; quota failures become StorageFullError.
  */
-export async function runWrite<T>(db: TealeafDb, stores: readonly StoreName[], write: (tx: WriteTx) => Promise<T>): Promise<T> {
+export async function runWrite<T>(
+  db: TealeafDb,
+  stores: ReadonlyArray<StoreName | 'sync'>,
+  write: (tx: WriteTx) => Promise<T>,
+): Promise<T> {
   const tx = db.transaction([...stores], 'readwrite');
   // Observed from the start so an early abort never surfaces as an unhandled rejection.
   const done = tx.done.then(
@@ -96,7 +101,7 @@ export class IdbRepository implements Repository {
   }
 
   /** Every write of this repository: one transaction (runWrite), its outcome told to onStorage. */
-  private async write<T>(stores: readonly StoreName[], write: (tx: WriteTx) => Promise<T>): Promise<T> {
+  private async write<T>(stores: ReadonlyArray<StoreName | 'sync'>, write: (tx: WriteTx) => Promise<T>): Promise<T> {
     try {
       const result = await runWrite(this.db, stores, write);
       this.setFull(false);
@@ -113,6 +118,9 @@ export class IdbRepository implements Repository {
     for (const listener of this.storageListeners) listener(full);
   }
 
+  /** Sync's hook: sees every local write as settled and returns the rows to keep with it. */
+  syncHook: ((applied: AppliedChange) => SyncRows | undefined) | undefined;
+
   static async open(options?: OpenTealeafDbOptions): Promise<IdbRepository> {
     return new IdbRepository(await openTealeafDb(options));
   }
@@ -125,10 +133,14 @@ export class IdbRepository implements Repository {
    * One transaction; inside it the change is settled against the store as it is (integrity.ts)
    * and then written, deletes before puts. Returns what was written.
    */
-  async apply(input: ChangeSet): Promise<AppliedChange> {
+  async apply(input: ChangeSet, opts: { remote?: boolean; rows?: SyncRows } = {}): Promise<AppliedChange> {
     const request = plainCopy(input);
     return this.write(DATA_STORES, async (tx) => {
       const change = await settle(request, idbReader(tx));
+      // Sync (issue 23): a local write's record-document update is kept in this same transaction;
+      // a remote one brings its own rows (the cursor with the records it brought).
+      const rows = opts.rows ?? (opts.remote ? undefined : this.syncHook?.(change));
+      if (rows) await putSyncRows(tx.objectStore('sync'), rows);
       const parts = changesOf(change);
       // A model whose vectors change loses its packs in the same transaction (they are derived).
       const staleModels = new Set([...(change.vectors ?? []).map((v) => v.modelId), ...(change.deleteVectors ?? []).map((k) => k[1])]);
@@ -318,7 +330,7 @@ export class IdbRepository implements Repository {
 }
 
 /** Every store a change can touch or read (settings are written apart). */
-const DATA_STORES: StoreName[] = STORE_NAMES.filter((n) => n !== 'settings');
+const DATA_STORES: Array<StoreName | 'sync'> = [...STORE_NAMES.filter((n) => n !== 'settings'), 'sync'];
 
 /** The integrity rule's reads, inside the write transaction. */
 function idbReader(tx: WriteTx): StoreReader {

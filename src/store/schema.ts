@@ -87,6 +87,12 @@ export interface TealeafSchema extends DBSchema {
     key: [Tombstone['kind'], Id];
     value: Tombstone;
   };
+  /** v5, issue 23: this device's sync state (keys, cursor, the record document as a log). Not in
+   * STORE_NAMES: it is neither backed up nor emptied by delete-all (sync-store.ts). */
+  sync: {
+    key: string;
+    value: { key: string; value: unknown };
+  };
 }
 
 /**
@@ -201,7 +207,12 @@ const flatVersionsAndTombstones: Migration = async (db, tx) => {
   await fitAll('sessions', fitSession);
 };
 
+/** v5 (issue 23): the sync state, one row per key (sync-store.ts). */
+const addSync: Migration = (db) => {
+  db.createObjectStore('sync', { keyPath: 'key' });
+};
+
 /** Ordered; the database version is MIGRATIONS.length. Add a version by appending a function. */
-export const MIGRATIONS: readonly Migration[] = [createAllStores, addVectorPacks, addDrewOn, flatVersionsAndTombstones];
+export const MIGRATIONS: readonly Migration[] = [createAllStores, addVectorPacks, addDrewOn, flatVersionsAndTombstones, addSync];
 
 export const DB_VERSION = MIGRATIONS.length;

@@ -87,13 +87,23 @@ export class SyncEngine implements Repository {
     this.sealer = o.sealer;
   }
 
-  /** What to persist now (after a pull or a push). */
-  state(): SyncState {
+  /** The relay position read so far (the app's progress bar). */
+  get position(): number {
+    return this.cursor;
+  }
+
+  /** A local write another path already stored (the app's out-box): into the document only. */
+  recordLocal(applied: AppliedChange): Promise<void> {
+    return this.serial(async () => this.records.record(applied));
+  }
+
+  /** What to persist now (after a pull or a push); without the document where the caller keeps it as a log. */
+  state(withDoc = true): SyncState {
     return {
       cursor: this.cursor,
       seq: this.seq,
       marks: { ...this.guard.marks },
-      doc: Y.encodeStateAsUpdate(this.records.doc) as Bytes,
+      doc: withDoc ? (Y.encodeStateAsUpdate(this.records.doc) as Bytes) : undefined,
       sent: encodeVector(this.sent),
       epoch: this.epoch,
       unapplied: [...this.unapplied].map(([k, ids]) => [k, [...ids]]),

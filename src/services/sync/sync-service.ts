@@ -1,0 +1,374 @@
+// Sync in the app (docs/SYNC.md, "In the app"): one loop per device (one tab holds it, by a Web
+// Lock) that sends this device's changes and applies the relay's through the store's `apply`.
+//
+// What is kept, in the store's `sync` rows: `config` (relay, key, this device, the devices),
+// `state` (cursor, seq, marks... without the document), the document as `doc:base` plus a log of
+// updates `doc:u:<n>`, and an out-box `out:<n>`: every local write puts what it wrote there in
+// its own transaction (IdbRepository.syncHook), so no tab and no crash loses a change to sync.
+// A remote message's records are written in one transaction with the cursor and the document
+// rows they came with; anything after (a refused message) is saved at the end of the pull.
+import * as Y from 'yjs';
+import type { AppliedChange, ChangeSet } from '../../ports';
+import type { IdbRepository } from '../../store/repository';
+import { clearSyncRows, readSyncRows, writeSyncRows, type SyncRows } from '../../store/sync-store';
+import { Emitter } from '../emitter';
+import { type Bytes, toBase64Url } from './bytes';
+import { SyncEngine, type SyncState } from './engine';
+import { Sealer } from './envelope';
+import { type Device, type DeviceInfo, acceptRotation, generateDevice, generateSyncKey, keyFromRaw, roomOf, rotate } from './keys';
+import { newPairingCode } from './pairing';
+import { joinWithCode, offerPairing } from './pairing-session';
+import { RelayClient, RelayError } from './relay-client';
+import { relayRefusal, pagePolicy } from './relay-policy';
+import { OFF, type SyncStatus } from './sync-status';
+
+export interface SyncConfig {
+  relayUrl: string;
+  device: Device;
+  key: { raw: Bytes; createdAt: number };
+  devices: DeviceInfo[];
+}
+
+/** Only these kinds sync (vectors and jobs stay per device: SYNC.md, "Mapping our records"). */
+function syncedPart(c: AppliedChange): AppliedChange | undefined {
+  const part: AppliedChange = {
+    dropped: [],
+    sessions: c.sessions,
+    turns: c.turns,
+    memories: c.memories,
+    edges: c.edges,
+    segments: c.segments,
+    tombstones: c.tombstones,
+    deleteSessions: c.deleteSessions,
+    deleteTurns: c.deleteTurns,
+    deleteMemories: c.deleteMemories,
+    deleteEdges: c.deleteEdges,
+    deleteSegments: c.deleteSegments,
+    deleteTombstones: c.deleteTombstones,
+  };
+  const any = Object.entries(part).some(([k, v]) => k !== 'dropped' && Array.isArray(v) && v.length > 0);
+  return any ? part : undefined;
+}
+
+const LOG_LIMIT = 300;
+const pad = (n: number) => n.toString().padStart(12, '0');
+
+class ProgressRelay extends RelayClient {
+  onRead?: (seq: number, last: number) => void;
+  override async read(room: string, after: number, limit?: number, signal?: AbortSignal) {
+    const got = await super.read(room, after, limit, signal);
+    this.onRead?.(got.messages.at(-1)?.seq ?? after, got.last);
+    return got;
+  }
+}
+
+export class SyncService extends Emitter<{ status: SyncStatus }> {
+  status: SyncStatus = OFF;
+  private config?: SyncConfig;
+  private engine?: SyncEngine;
+  private relay?: ProgressRelay;
+  private running = false;
+  private wake?: AbortController;
+  private logN = 0;
+  private logRows = 0;
+  private docUpdates: Bytes[] = [];
+  private outSeq = 0;
+  private readonly channel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-sync') : undefined;
+  private readonly memoryChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-memory') : undefined;
+  private readonly chatChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-chat') : undefined;
+  private pairing?: AbortController;
+
+  constructor(private readonly repo: IdbRepository) {
+    super();
+    // Every local write (any tab) leaves its synced part in the out-box, in its own transaction.
+    repo.syncHook = (applied) => {
+      if (!this.config && !this.maybeOn) return undefined;
+      const part = syncedPart(applied);
+      if (!part) return undefined;
+      setTimeout(() => this.kick(), 0);
+      return { puts: [{ key: `out:${pad(Date.now())}-${pad(this.outSeq++)}-${Math.random().toString(36).slice(2, 8)}`, value: part }] };
+    };
+    if (this.channel) this.channel.onmessage = () => this.kick();
+  }
+
+  /** Set once sync was found on at start in any tab: writes go to the out-box even in tabs not holding the loop. */
+  private maybeOn = false;
+
+  private set(patch: Partial<SyncStatus>): void {
+    this.status = { ...this.status, ...patch };
+    this.emit('status', this.status);
+  }
+
+  /** At start: resumes sync if it is on (one tab runs the loop; the others wait for the lock). */
+  async start(): Promise<void> {
+    const rows = await readSyncRows(this.repo.db);
+    const config = rows.get('config') as SyncConfig | undefined;
+    if (!config) return;
+    this.maybeOn = true;
+    this.set({ phase: 'starting', relayUrl: config.relayUrl, selfId: config.device.info.id, devices: config.devices });
+    this.hold(() => this.resume());
+  }
+
+  private hold(run: () => Promise<void>): void {
+    const locks = typeof navigator !== 'undefined' ? navigator.locks : undefined;
+    if (!locks) void run();
+    else void locks.request('tealeaf-sync', () => run().then(() => this.untilStopped()));
+  }
+  private stopped?: () => void;
+  private untilStopped(): Promise<void> {
+    return new Promise((ok) => (this.stopped = ok));
+  }
+
+  private async resume(): Promise<void> {
+    const rows = await readSyncRows(this.repo.db);
+    const config = rows.get('config') as SyncConfig | undefined;
+    if (!config) return;
+    const state = rows.get('state') as SyncState | undefined;
+    const updates = [...rows.entries()].filter(([k]) => k.startsWith('doc:u:')).sort(([a], [b]) => (a < b ? -1 : 1));
+    const base = rows.get('doc:base') as Bytes | undefined;
+    const parts = [...(base ? [base] : []), ...updates.map(([, v]) => v as Bytes)];
+    this.logN = updates.length ? Number(updates.at(-1)![0].slice(6)) + 1 : 0;
+    this.logRows = updates.length;
+    await this.begin(config, state ? { ...state, doc: parts.length ? (Y.mergeUpdates(parts) as Bytes) : undefined } : undefined);
+  }
+
+  private async begin(config: SyncConfig, state: SyncState | undefined): Promise<void> {
+    const key = await keyFromRaw(config.key.raw, config.key.createdAt);
+    const room = await roomOf(key);
+    this.config = config;
+    this.maybeOn = true;
+    this.relay = new ProgressRelay(config.relayUrl);
+    const repo = this.repo;
+    const store = Object.create(repo) as IdbRepository;
+    // Remote writes: with the cursor and document rows, and not into the out-box again.
+    store.apply = (change: ChangeSet) => repo.apply(change, { remote: true, rows: this.rows(true) });
+    this.engine = new SyncEngine({
+      store,
+      relay: this.relay,
+      room,
+      sealer: await Sealer.of(key, room),
+      deviceId: config.device.info.id,
+      state: state?.room === room ? state : undefined,
+      wipe: async () => void (await repo.wipeAll()),
+      onRotation: async (rotation) => {
+        const next = await acceptRotation(config.device, rotation);
+        if (next !== 'unpaired') this.config = { ...config, key: { raw: next.raw, createdAt: next.createdAt }, devices: rotation.devices };
+        return next;
+      },
+    });
+    this.engine.records.doc.on('update', (u: Uint8Array) => this.docUpdates.push(u as Bytes));
+    this.set({ phase: 'starting', relayUrl: config.relayUrl, selfId: config.device.info.id, devices: config.devices, error: undefined });
+    this.running = true;
+    void this.loop();
+  }
+
+  /** The rows to keep now: the document's new updates, and (with state) the config and cursor. */
+  private rows(withState: boolean): SyncRows {
+    const puts: SyncRows['puts'] = this.docUpdates.map((u) => ({ key: `doc:u:${pad(this.logN++)}`, value: u }));
+    this.logRows += this.docUpdates.length;
+    this.docUpdates = [];
+    if (withState && this.engine && this.config) {
+      puts.push({ key: 'state', value: this.engine.state(false) }, { key: 'config', value: this.config });
+    }
+    return { puts };
+  }
+
+  private async save(): Promise<void> {
+    if (!this.engine) return;
+    if (this.logRows > LOG_LIMIT) {
+      // The log folds into one snapshot now and then (one transaction: never both, never neither).
+      this.docUpdates = [];
+      const snapshot = Y.encodeStateAsUpdate(this.engine.records.doc) as Bytes;
+      const rows = this.rows(true);
+      rows.puts.push({ key: 'doc:base', value: snapshot });
+      await writeSyncRows(this.repo.db, { puts: rows.puts, deletes: ['doc:u:*'] });
+      this.logRows = 0;
+      return;
+    }
+    await writeSyncRows(this.repo.db, this.rows(true));
+  }
+
+  kick(): void {
+    this.wake?.abort();
+  }
+
+  /** Local writes from the out-box into the document (then deleted from the out-box, with the document rows). */
+  private async drainOutbox(): Promise<void> {
+    const rows = await readSyncRows(this.repo.db);
+    const out = [...rows.entries()].filter(([k]) => k.startsWith('out:')).sort(([a], [b]) => (a < b ? -1 : 1));
+    if (out.length === 0) return;
+    for (const [, change] of out) await this.engine!.recordLocal(change as AppliedChange);
+    const r = this.rows(true);
+    await writeSyncRows(this.repo.db, { puts: r.puts, deletes: out.map(([k]) => k) });
+  }
+
+  private async loop(): Promise<void> {
+    let backoff = 1000;
+    while (this.running && this.engine) {
+      const engine = this.engine;
+      try {
+        await this.drainOutbox();
+        if (engine.unpaired) {
+          this.set({ phase: 'unpaired', pending: false });
+          return;
+        }
+        const start = engine.position;
+        this.relay!.onRead = (seq, last) => {
+          if (last - start > 4) this.set({ phase: 'syncing', progress: { done: seq - start, total: last - start } });
+        };
+        const applied = await engine.pull();
+        if (!engine.unpaired) await engine.push();
+        await this.save();
+        if (applied > 0) this.announce();
+        if (engine.unpaired) continue;
+        this.set({
+          phase: 'synced',
+          progress: undefined,
+          lastSyncAt: Date.now(),
+          pending: engine.pending,
+          error: undefined,
+          devices: this.config!.devices,
+        });
+        backoff = 1000;
+        this.wake = new AbortController();
+        try {
+          await this.relay!.wait(await this.room(), engine.position, this.wake.signal);
+        } catch (e) {
+          if (!this.wake.signal.aborted) throw e;
+        }
+      } catch (e) {
+        if (!this.running) return;
+        const offline = e instanceof RelayError && e.status === undefined;
+        this.set({ phase: offline ? 'offline' : 'error', error: (e as Error).message, pending: engine.pending, progress: undefined });
+        this.wake = new AbortController();
+        await new Promise<void>((ok) => {
+          const t = setTimeout(ok, backoff);
+          this.wake!.signal.addEventListener('abort', () => (clearTimeout(t), ok()));
+        });
+        backoff = Math.min(backoff * 2, 15_000);
+      }
+    }
+  }
+
+  private async room(): Promise<string> {
+    return roomOf(await keyFromRaw(this.config!.key.raw, this.config!.key.createdAt));
+  }
+
+  /** Tells this tab's views (and other tabs) what a remote change touched, as another tab's write would. */
+  private announce(): void {
+    this.memoryChannel?.postMessage({ type: 'memory-changed' });
+    this.chatChannel?.postMessage({ type: 'session-changed', sessionId: '' });
+  }
+
+  private checkRelay(relayUrl: string): void {
+    const refusal = relayRefusal(relayUrl, pagePolicy());
+    if (refusal) throw new Error(refusal);
+  }
+
+  /** The first device: makes the key and sends everything this device holds. */
+  async turnOn(relayUrl: string, name: string): Promise<void> {
+    this.checkRelay(relayUrl);
+    const key = await generateSyncKey();
+    const device = await generateDevice(name);
+    const config: SyncConfig = { relayUrl, device, key: { raw: key.raw, createdAt: key.createdAt }, devices: [device.info] };
+    await writeSyncRows(this.repo.db, { puts: [{ key: 'config', value: config }] });
+    this.hold(async () => {
+      await this.begin(config, undefined);
+      await this.engine!.adoptStore();
+      await this.save();
+    });
+  }
+
+  /** A new device: takes the key ring from the device showing `code`; its own memory joins the rest. */
+  async join(relayUrl: string, code: string, name: string): Promise<void> {
+    this.checkRelay(relayUrl);
+    const got = await joinWithCode(new RelayClient(relayUrl), code.trim().toUpperCase(), name);
+    const config: SyncConfig = {
+      relayUrl,
+      device: got.device,
+      key: { raw: got.key.raw, createdAt: got.key.createdAt },
+      devices: got.devices,
+    };
+    await writeSyncRows(this.repo.db, { puts: [{ key: 'config', value: config }] });
+    this.hold(async () => {
+      await this.begin(config, undefined);
+      await this.engine!.adoptStore();
+      await this.save();
+    });
+  }
+
+  /** Shows a code for a new device and waits for it (10 minutes); the device list grows when it joins. */
+  async offerCode(): Promise<string> {
+    const config = this.config;
+    if (!config) throw new Error('Turn sync on first.');
+    const code = newPairingCode();
+    this.pairing?.abort();
+    const ctl = (this.pairing = new AbortController());
+    this.set({ code });
+    offerPairing(
+      new RelayClient(config.relayUrl),
+      code,
+      { key: toBase64Url(config.key.raw), keyCreatedAt: config.key.createdAt, devices: config.devices, relayUrl: config.relayUrl },
+      { signal: ctl.signal },
+    ).then(
+      async (joined) => {
+        this.config = { ...this.config!, devices: [...this.config!.devices.filter((d) => d.id !== joined.id), joined] };
+        await this.save();
+        this.set({ code: undefined, devices: this.config.devices });
+      },
+      (e: unknown) => {
+        if (!ctl.signal.aborted) this.set({ code: undefined, phase: 'error', error: (e as Error).message });
+      },
+    );
+    return code;
+  }
+
+  /** Unpairs a device (a new key for the others: keys.ts, rotate); `undefined` rotates the key for all. */
+  async unpair(deviceId?: string): Promise<void> {
+    const config = this.config;
+    if (!config || !this.engine) throw new Error('Sync is off.');
+    const keep = config.devices.filter((d) => d.id !== deviceId);
+    const { key, rotation } = await rotate(config.device, keep);
+    await this.engine.rekey(key, rotation);
+    this.config = { ...config, key: { raw: key.raw, createdAt: key.createdAt }, devices: rotation.devices };
+    this.docUpdates = [];
+    await writeSyncRows(this.repo.db, {
+      puts: [
+        { key: 'doc:base', value: Y.encodeStateAsUpdate(this.engine.records.doc) as Bytes },
+        { key: 'state', value: this.engine.state(false) },
+        { key: 'config', value: this.config },
+      ],
+      deletes: ['doc:u:*'],
+    });
+    this.set({ devices: this.config.devices });
+    this.kick();
+  }
+
+  /** Delete-all on this device: a new epoch, so every paired device empties too (SYNC.md, "Delete-all"). */
+  async deletedAll(): Promise<void> {
+    if (!this.engine) return;
+    // Writes made before the wipe must not come back into the new epoch.
+    await writeSyncRows(this.repo.db, { puts: [], deletes: ['out:*'] });
+    await this.engine.deleteAll();
+    await this.save();
+    try {
+      await this.engine.push();
+      await this.save();
+    } catch {
+      // Offline: the new epoch is in the saved document and goes out with the next push.
+    }
+  }
+
+  /** Stops syncing on this device and forgets the key (its memory stays). */
+  async turnOff(): Promise<void> {
+    this.running = false;
+    this.pairing?.abort();
+    this.kick();
+    this.engine = undefined;
+    this.config = undefined;
+    this.maybeOn = false;
+    await clearSyncRows(this.repo.db);
+    this.stopped?.();
+    this.set({ ...OFF });
+  }
+}

@@ -1,0 +1,75 @@
+// What Settings says about sync, derived from one state (docs/SYNC.md, "In the app"). Every word the
+// user reads about sync comes from `syncWords`; tests/unit/sync/sync-status.test.ts covers each phase.
+import type { DeviceInfo } from './keys';
+
+export type SyncPhase = 'off' | 'starting' | 'syncing' | 'synced' | 'offline' | 'error' | 'unpaired';
+
+export interface SyncStatus {
+  phase: SyncPhase;
+  relayUrl?: string;
+  /** This device's id (the others in `devices` are the ones it syncs with). */
+  selfId?: string;
+  devices: DeviceInfo[];
+  lastSyncAt?: number;
+  /** Local changes not yet taken by the relay. */
+  pending: boolean;
+  /** The last failure, in words, for offline and error. */
+  error?: string;
+  /** Messages read of the relay's total, while a first (large) sync runs. */
+  progress?: { done: number; total: number };
+  /** A pairing code shown on this device, waiting for the other one. */
+  code?: string;
+}
+
+export const OFF: SyncStatus = { phase: 'off', devices: [], pending: false };
+
+export interface SyncWords {
+  /** One line: the state. */
+  headline: string;
+  /** What it means or what to do; empty when nothing to add. */
+  detail: string;
+}
+
+function ago(at: number | undefined, now: number): string {
+  if (at === undefined) return 'not yet';
+  const s = Math.max(0, Math.round((now - at) / 1000));
+  if (s < 10) return 'just now';
+  if (s < 90) return `${s} seconds ago`;
+  const m = Math.round(s / 60);
+  if (m < 90) return `${m} minute${m === 1 ? '' : 's'} ago`;
+  return new Date(at).toLocaleString();
+}
+
+export function syncWords(s: SyncStatus, now = Date.now()): SyncWords {
+  const others = s.devices.filter((d) => d.id !== s.selfId).length;
+  const devices = others === 0 ? 'no other device paired yet' : `${others} other device${others === 1 ? '' : 's'}`;
+  const pending = s.pending ? ' Changes made here wait to be sent.' : '';
+  switch (s.phase) {
+    case 'off':
+      return { headline: 'Sync is off', detail: 'Nothing leaves this device. Turn sync on to pair another device.' };
+    case 'starting':
+      return { headline: 'Sync is starting', detail: `Connecting to the relay at ${s.relayUrl ?? '?'}.` };
+    case 'syncing': {
+      const p = s.progress;
+      const part = p && p.total > 0 ? ` (${Math.min(100, Math.round((p.done / p.total) * 100))} %)` : '';
+      return { headline: `Syncing${part}`, detail: `With ${devices}.${pending}` };
+    }
+    case 'synced':
+      return {
+        headline: s.pending ? 'Synced, sending changes' : 'Synced',
+        detail: `With ${devices}. Last sync: ${ago(s.lastSyncAt, now)}.`,
+      };
+    case 'offline':
+      return {
+        headline: 'Offline: the relay cannot be reached',
+        detail: `Changes are kept here and sent when it answers again. Last sync: ${ago(s.lastSyncAt, now)}.${pending}`,
+      };
+    case 'error':
+      return { headline: 'Sync stopped on an error', detail: `${s.error ?? 'Unknown error.'} It tries again by itself.${pending}` };
+    case 'unpaired':
+      return {
+        headline: 'This device was unpaired',
+        detail: 'Another device removed it. Its memory stays here but no longer syncs. Turn sync off to pair it again.',
+      };
+  }
+}

@@ -1,0 +1,59 @@
+// Every sync state's words (src/services/sync/sync-status.ts), and the relay policy check.
+import { describe, expect, it } from 'vitest';
+import { OFF, syncWords, type SyncPhase, type SyncStatus } from '../../../src/services/sync/sync-status';
+import { connectSources, relayRefusal, sourceAllows } from '../../../src/services/sync/relay-policy';
+import { CSP } from '../../../src/csp.js';
+
+const NOW = 1_800_000_000_000;
+const me = { id: 'a', name: 'Laptop', publicKey: 'x', pairedAt: NOW };
+const phone = { id: 'b', name: 'Phone', publicKey: 'y', pairedAt: NOW };
+const base: SyncStatus = { ...OFF, selfId: 'a', devices: [me, phone], relayUrl: 'http://127.0.0.1:8787', lastSyncAt: NOW - 5 * 60_000 };
+
+describe('syncWords: one state, words for every phase', () => {
+  const table: Array<[SyncPhase, Partial<SyncStatus>, string, RegExp]> = [
+    ['off', {}, 'Sync is off', /Nothing leaves this device/],
+    ['starting', {}, 'Sync is starting', /127\.0\.0\.1:8787/],
+    ['syncing', { progress: { done: 25, total: 100 } }, 'Syncing (25 %)', /With 1 other device\.$/],
+    ['synced', {}, 'Synced', /With 1 other device\. Last sync: 5 minutes ago\./],
+    ['synced', { pending: true }, 'Synced, sending changes', /Last sync/],
+    ['offline', { pending: true }, 'Offline: the relay cannot be reached', /sent when it answers again.*wait to be sent/],
+    ['error', { error: 'The relay answered 500.' }, 'Sync stopped on an error', /^The relay answered 500\. It tries again/],
+    ['unpaired', {}, 'This device was unpaired', /no longer syncs/],
+  ];
+  for (const [phase, patch, headline, detail] of table) {
+    it(`${phase} ${JSON.stringify(patch)}`, () => {
+      const w = syncWords({ ...base, phase, ...patch }, NOW);
+      expect(w.headline).toBe(headline);
+      expect(w.detail).toMatch(detail);
+    });
+  }
+  it('counts the other devices, not this one', () => {
+    expect(syncWords({ ...base, phase: 'synced', devices: [me] }, NOW).detail).toMatch(/no other device paired yet/);
+    expect(syncWords({ ...base, phase: 'synced', devices: [me, phone, { ...phone, id: 'c' }] }, NOW).detail).toMatch(/2 other devices/);
+  });
+  it('says "not yet" before any sync and "just now" right after', () => {
+    expect(syncWords({ ...base, phase: 'offline', lastSyncAt: undefined }, NOW).detail).toMatch(/Last sync: not yet/);
+    expect(syncWords({ ...base, phase: 'synced', lastSyncAt: NOW - 2000 }, NOW).detail).toMatch(/just now/);
+  });
+});
+
+describe('relay policy: what the CSP lets the app reach', () => {
+  it('the built policy allows a relay on loopback, any port, and not an https host it does not name', () => {
+    expect(connectSources(CSP)).toContain('http://127.0.0.1:*');
+    expect(relayRefusal('http://127.0.0.1:8787', CSP)).toBeUndefined();
+    expect(relayRefusal('http://localhost:9999/', CSP)).toBeUndefined();
+    expect(relayRefusal('https://relay.example.org', CSP)).toMatch(/may not connect to https:\/\/relay\.example\.org/);
+  });
+  it('refuses plain http off this computer, and what is not an address', () => {
+    expect(relayRefusal('http://relay.example.org', CSP)).toMatch(/needs https/);
+    expect(relayRefusal('relay', CSP)).toMatch(/not a web address/);
+  });
+  it('a host named in the policy is allowed, its wildcard only for subdomains, its port exactly', () => {
+    const policy = "default-src 'self'; connect-src 'self' https://relay.example.org https://*.sync.example.net:8443";
+    expect(relayRefusal('https://relay.example.org/', policy)).toBeUndefined();
+    expect(sourceAllows('https://*.sync.example.net:8443', new URL('https://a.sync.example.net:8443'))).toBe(true);
+    expect(sourceAllows('https://*.sync.example.net:8443', new URL('https://sync.example.net:8443'))).toBe(false);
+    expect(sourceAllows('https://*.sync.example.net:8443', new URL('https://a.sync.example.net'))).toBe(false);
+    expect(relayRefusal('https://relay.example.org.evil.com', policy)).toMatch(/may not connect/);
+  });
+});
