@@ -118,7 +118,7 @@ export class IdbRepository implements Repository {
     for (const listener of this.storageListeners) listener(full);
   }
 
-  /** Sync's hook: sees every local write as settled and returns the rows to keep with it. */
+  /** Sync's hook: sees every local write as settled and returns the rows to keep with it (kept only while sync is on). */
   syncHook: ((applied: AppliedChange) => SyncRows | undefined) | undefined;
 
   static async open(options?: OpenTealeafDbOptions): Promise<IdbRepository> {
@@ -139,7 +139,10 @@ export class IdbRepository implements Repository {
       const change = await settle(request, idbReader(tx));
       // Sync (issue 23): a local write's record-document update is kept in this same transaction;
       // a remote one brings its own rows (the cursor with the records it brought).
-      const rows = opts.rows ?? (opts.remote ? undefined : this.syncHook?.(change));
+      // Whether sync is on is read here, in the write's own transaction: a tab that has not heard
+      // that another tab turned sync on still queues what it writes.
+      const local = opts.rows || opts.remote ? undefined : this.syncHook?.(change);
+      const rows = opts.rows ?? (local && (await tx.objectStore('sync').count('config')) > 0 ? local : undefined);
       if (rows) await putSyncRows(tx.objectStore('sync'), rows);
       const parts = changesOf(change);
       // A model whose vectors change loses its packs in the same transaction (they are derived).

@@ -80,9 +80,9 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   constructor(private readonly repo: IdbRepository) {
     super();
-    // Every local write (any tab) leaves its synced part in the out-box, in its own transaction.
+    // Every local write (any tab) leaves its synced part in the out-box, in its own transaction;
+    // the repository keeps it only while sync is on (its config row exists), read in that transaction.
     repo.syncHook = (applied) => {
-      if (!this.config && !this.maybeOn) return undefined;
       const part = syncedPart(applied);
       if (!part) return undefined;
       setTimeout(() => this.kick(), 0);
@@ -91,8 +91,6 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     if (this.channel) this.channel.onmessage = () => this.kick();
   }
 
-  /** Set once sync was found on at start in any tab: writes go to the out-box even in tabs not holding the loop. */
-  private maybeOn = false;
 
   private set(patch: Partial<SyncStatus>): void {
     this.status = { ...this.status, ...patch };
@@ -104,7 +102,6 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const rows = await readSyncRows(this.repo.db);
     const config = rows.get('config') as SyncConfig | undefined;
     if (!config) return;
-    this.maybeOn = true;
     this.set({ phase: 'starting', relayUrl: config.relayUrl, selfId: config.device.info.id, devices: config.devices });
     this.hold(() => this.resume());
   }
@@ -136,7 +133,6 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const key = await keyFromRaw(config.key.raw, config.key.createdAt);
     const room = await roomOf(key);
     this.config = config;
-    this.maybeOn = true;
     this.relay = new ProgressRelay(config.relayUrl);
     const repo = this.repo;
     const store = Object.create(repo) as IdbRepository;
@@ -366,7 +362,6 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.kick();
     this.engine = undefined;
     this.config = undefined;
-    this.maybeOn = false;
     await clearSyncRows(this.repo.db);
     this.stopped?.();
     this.set({ ...OFF });
