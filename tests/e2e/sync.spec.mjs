@@ -160,7 +160,12 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
 
     // Delete-all on A: B empties too, and B does not bring anything back.
     await settings(A.page, server.url);
+    // Its words say where the data goes: from the paired device too, not "nowhere else".
+    const zone = await A.page.getByTestId('delete-all-words').textContent();
+    assert.match(zone, /from this device and from your other paired device/);
+    assert.doesNotMatch(zone, /anywhere else/);
     await A.page.getByTestId('delete-all').click();
+    assert.match(await A.page.getByTestId('confirm-dialog').textContent(), /your other paired device: sync is on/);
     await A.page.getByTestId('confirm-ok').click();
     await A.page.waitForLoadState('load');
     await pollUntil(B.page, (db) => db.sessions.length === 0 && db.memories.length === 0, 'B emptied by delete-all', 45_000);

@@ -1,0 +1,37 @@
+// What "Delete all my data" says it will do, from the one sync state: with sync on, paired devices
+// empty too and the relay keeps encrypted copies, so "nothing is stored anywhere else" is said
+// only while sync is off.
+import type { SyncStatus } from '../../services/sync/sync-status';
+
+export interface DeleteAllWords {
+  /** The danger zone's line in Settings. */
+  zone: string;
+  /** The confirmation dialog's message. */
+  dialog: string;
+}
+
+const BACKUP = 'Export a backup first if you may want them later.';
+const RELAY = 'The relay keeps encrypted copies of past changes, which it cannot read.';
+
+export function deleteAllWords(s: SyncStatus): DeleteAllWords {
+  if (s.phase === 'off')
+    return {
+      zone: 'Removes every conversation, memory and setting from this device. Nothing is stored anywhere else, so this cannot be undone.',
+      dialog: `Every conversation, memory and setting is deleted from this device. This cannot be undone.\n${BACKUP}`,
+    };
+  if (s.phase === 'unpaired')
+    return {
+      zone: 'Removes every conversation, memory and setting from this device. This device no longer syncs: what your other devices received from it stays on them.',
+      dialog: `Every conversation, memory and setting is deleted from this device. Your other devices keep what they received before this device was unpaired. This cannot be undone here.\n${BACKUP}`,
+    };
+  const others = s.devices.filter((d) => d.id !== s.selfId).length;
+  const later = s.phase === 'offline' || s.phase === 'error' ? ' once this device reaches the relay again' : ' when they next sync';
+  const where =
+    others === 0
+      ? 'from this device (sync is on, with no other device paired yet)'
+      : `from this device and from your ${others === 1 ? 'other paired device' : `${others} other paired devices`}: sync is on, and they empty too${later}`;
+  return {
+    zone: `Removes every conversation, memory and setting ${where}. ${RELAY} This cannot be undone.`,
+    dialog: `Every conversation, memory and setting is deleted ${where}. ${RELAY} This cannot be undone.\n${BACKUP}`,
+  };
+}
