@@ -91,7 +91,11 @@ export function choiceOf(m: LlmModelInfo): ModelChoice {
   return { id: m.id, label: m.label, description: m.description, sizeMB: m.downloadMB, vramMB: m.vramMB, needsGpu: true, engine: 'webgpu' };
 }
 
-/** What a processor does with a model of this size, on a usual laptop (bench:cpu). */
+/**
+ * What to expect of a processor with a model of this size: an estimate from its size (every token
+ * reads all its weights), not a measurement; real models' speeds cannot be measured on the project's
+ * machines (BENCHMARKS.md, bench:cpu), so the words say "by its size".
+ */
 export function cpuSpeed(paramsB: number): string {
   if (paramsB < 0.2) return 'quick even on an old laptop';
   if (paramsB < 0.4) return 'a few words a second on most laptops';

@@ -122,7 +122,10 @@ test('no server and no WebGPU: the usual ports are asked quietly, the card leads
     assert.equal(await first.getAttribute('data-engine'), 'cpu');
     const words = await first.textContent();
     // The test build's processor model is 0.8 MB: its size and speed are said, the button names the download.
-    assert.match(words, /Tiny test chat model.*Runs on the processor, no WebGPU needed: quick even on an old laptop\. A 1 MB download/s);
+    assert.match(
+      words,
+      /Tiny test chat model.*Runs on the processor, no WebGPU needed; by its size, quick even on an old laptop\. A 1 MB download/s,
+    );
     assert.equal((await first.getByTestId('first-run-use').textContent()).trim(), 'Download 1 MB');
     assert.match(await page.getByTestId('no-model-hint').textContent(), /can't run a WebGPU model here; the processor/);
     // Quietly: nothing answering is no error.

@@ -102,7 +102,8 @@ export function firstRunChoices(m: Snap, found: readonly FoundServer[]): FirstRu
     cpus.find((c) => c.id === m.recommendedId) ??
     cpus.find((c) => c.id === DEFAULT_CPU_MODEL_ID) ??
     cpus[0];
-  if (cpu) out.push(download(cpu, m, `Runs on the processor, no WebGPU needed: ${cpu.speed ?? 'slower than a graphics card'}.`));
+  if (cpu)
+    out.push(download(cpu, m, `Runs on the processor, no WebGPU needed; by its size, ${cpu.speed ?? 'slower than a graphics card'}.`));
   return out;
 }
 

@@ -50,7 +50,7 @@ describe('the first-run card ranks what works on this device', () => {
     const c = firstRunChoices(snap(), []);
     expect(c.map((x) => [x.engine, x.key])).toEqual([['cpu', 'Mid']]);
     expect(c[0].why).toBe(
-      'Runs on the processor, no WebGPU needed: a few words a second on most laptops. A 420 MB download, once; then it works offline.',
+      'Runs on the processor, no WebGPU needed; by its size, a few words a second on most laptops. A 420 MB download, once; then it works offline.',
     );
     expect(c[0].actionLabel).toBe('Download 420 MB');
     expect(c[0].title).toBe('Mid');
