@@ -91,7 +91,6 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     if (this.channel) this.channel.onmessage = () => this.kick();
   }
 
-
   private set(patch: Partial<SyncStatus>): void {
     this.status = { ...this.status, ...patch };
     this.emit('status', this.status);
