@@ -145,3 +145,35 @@ test('a message over 990,000 characters is refused in the composer; the text sta
     await h.dispose();
   }
 });
+
+test('Enter with no model keeps the message and says why; a memory command still goes; the note follows the state', async () => {
+  const h = await launch();
+  try {
+    const { page } = h;
+    await page.goto(`${server.url}/#/chat`);
+    await page.getByTestId('composer').fill('hello, is anyone there?');
+    await page.getByTestId('composer').press('Enter');
+    const note = page.getByTestId('send-blocked');
+    assert.match(await note.textContent(), /no model is loaded/);
+    assert.equal(await page.getByTestId('composer').inputValue(), 'hello, is anyone there?');
+    let db = await readDb(page, ['turns']);
+    assert.equal(db.turns.length, 0, 'nothing stored');
+    // Typing clears the note; a memory command goes without a model.
+    await page.getByTestId('composer').fill('remember that my cello teacher is called Rosa');
+    assert.equal(await note.count(), 0);
+    await page.getByTestId('composer').press('Enter');
+    await page.getByTestId('conversation').getByText('Remembered: “Your cello teacher is called Rosa.”').waitFor();
+    db = await readDb(page, ['memories']);
+    assert.ok(db.memories.some((m) => /Rosa/.test(m.text)));
+    // With a model loaded, the same kind of message is sent and the note never shows.
+    await loadTestModel(page, server.url);
+    await page.goto(`${server.url}/#/chat`);
+    await setScript(page, { delayMs: 2, replies: [{ when: 'anyone', say: 'Yes, here.' }] });
+    await send(page, 'hello, is anyone there?');
+    assert.equal(await lastReply(page), 'Yes, here.');
+    assert.equal(await page.getByTestId('send-blocked').count(), 0);
+    assertNoOffHost(h);
+  } finally {
+    await h.dispose();
+  }
+});
