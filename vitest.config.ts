@@ -10,5 +10,6 @@ export default defineConfig({
     environment: 'node',
     testTimeout: 60_000,
     pool: 'threads',
+    globalSetup: ['tests/support/global-setup.ts'],
   },
 });

@@ -4,7 +4,7 @@
 // (the generated static test embedder). Mechanics only: the scripted server's memories and the
 // word-hash vectors say nothing about quality.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -78,7 +78,7 @@ let fake: FakeOpenAiServer;
 let dir: string;
 let data: string;
 beforeAll(async () => {
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'make-test-assets.mjs')], { stdio: 'pipe' });
+  // The test models come from the global setup (tests/support/global-setup.ts).
   fake = await startFakeOpenAiServer();
   dir = mkdtempSync(join(tmpdir(), 'tealeaf-locomo-'));
   data = join(dir, 'conv.json');

@@ -3,9 +3,8 @@
 // onnxruntime-node, driven by the same worker core and CpuLlmRuntime client the browser uses
 // (only the worker is in-process and the device is 'cpu' instead of 'wasm'). Mechanics only:
 // tokens stream, Stop stops, a bad model file gets a clear error and the worker carries on.
-import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import * as transformers from '@huggingface/transformers';
 import { BROKEN_TEST_CPU_MODEL, TEST_CPU_MODEL } from '../../../src/models/catalog';
 import { CpuLlmRuntime } from '../../../src/models/cpu-llm-runtime';
@@ -48,9 +47,7 @@ const hello: ChatMessage[] = [
 
 const chatCalls = (w: InProcessWorker) => w.sent.filter((m) => (m as { method?: string }).method === 'chat').length;
 
-beforeAll(() => {
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'make-test-assets.mjs')], { stdio: 'pipe' });
-});
+// The test models come from the global setup (tests/support/global-setup.ts).
 afterEach(() => {
   for (const r of runtimes.splice(0)) r.dispose();
   workers = [];

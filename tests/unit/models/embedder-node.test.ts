@@ -2,7 +2,6 @@
 // make-test-assets.mjs) through transformers.js pipeline('feature-extraction') on
 // onnxruntime-node, driven by the same worker core and EmbedderRuntime client the browser uses
 // (only the worker is in-process and the device is 'cpu' instead of 'wasm').
-import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,8 +36,7 @@ function runtime(opts: { model?: typeof TEST_EMBEDDING_MODEL; onProgress?: (p: M
 let embedder: EmbedderRuntime;
 
 beforeAll(() => {
-  // The CLI, as `npm run test:e2e` runs it; idempotent.
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'make-test-assets.mjs')], { stdio: 'pipe' });
+  // The test models come from the global setup (tests/support/global-setup.ts).
   embedder = runtime();
 });
 afterAll(() => embedder?.dispose());
