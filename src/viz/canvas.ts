@@ -5,7 +5,9 @@
 import type { Id, MemoryKind, Relation } from '../memory/types';
 import { RELATIONS } from '../memory/types';
 import { kindStyle, relationStyle, MEMORY_KINDS, type KindShape } from './relations';
-import type { Point } from './curves';
+import type { CurveEnd, Point } from './curves';
+
+const endOf = (p: Point): CurveEnd => ({ x: p[0], y: p[1] });
 
 export interface CanvasNode {
   id: Id;
@@ -19,7 +21,10 @@ export interface CanvasEdge {
   id: Id;
   relation: Relation;
   /** Cubic Bezier (4 points) or a straight segment (2 points), in layout coordinates. */
-  points: readonly Point[];
+  readonly points: readonly Point[];
+  /** Its end points, when reading `points` would build the curve (a timeline's lazy edges). */
+  readonly source?: CurveEnd;
+  readonly target?: CurveEnd;
 }
 
 /** Layout -> screen: sx = kx * x + tx, sy = ky * y + ty. */
@@ -106,12 +111,13 @@ export function drawGraph(
   const faded: CanvasEdge[] = [];
   let edgeCount = 0;
   for (const e of edges) {
-    const a = e.points[0];
-    const b = e.points[e.points.length - 1];
-    const ax = sx(a[0]),
-      bx = sx(b[0]),
-      ay = sy(a[1]),
-      by = sy(b[1]);
+    // Culled by the ends alone: only the edges drawn build their curves.
+    const a = e.source ?? endOf(e.points[0]);
+    const b = e.target ?? endOf(e.points[e.points.length - 1]);
+    const ax = sx(a.x),
+      bx = sx(b.x),
+      ay = sy(a.y),
+      by = sy(b.y);
     if ((ax < -pad && bx < -pad) || (ax > width + pad && bx > width + pad)) continue;
     if ((ay < -pad - 30 && by < -pad - 30) || (ay > height + pad && by > height + pad)) continue;
     edgeCount++;
