@@ -5,7 +5,7 @@ import type { Edge, Memory } from '../../../src/memory/types';
 import { RELATIONS } from '../../../src/memory/types';
 import { layoutTimelines } from '../../../src/viz/lanes';
 import { visibleEdges, type ScreenFrame } from '../../../src/viz/cull';
-import { drawGraph } from '../../../src/viz/canvas';
+import { drawGraph, MAX_STROKED } from '../../../src/viz/canvas';
 import * as curves from '../../../src/viz/curves';
 import { edge, mem } from './fixtures';
 
@@ -99,6 +99,58 @@ describe('timeline edges build their curves lazily', () => {
     const stats = drawGraph(nullContext(), layout.nodes, layout.edges, view, emphasis, 3);
     expect(stats.edges).toBeGreaterThan(10);
     expect(stats.edges).toBeLessThan(layout.edges.length / 2);
+    expect(stats.stroked).toBe(stats.edges);
     expect(built).toHaveBeenCalledTimes(stats.edges);
+  });
+});
+
+/** A 2D context that counts the curves stroked and keeps their ends. */
+function recordingContext(): { ctx: CanvasRenderingContext2D; ends: Set<string>; curves: () => number } {
+  const ends = new Set<string>();
+  let curves = 0;
+  const curveTo = (...a: number[]) => {
+    curves++;
+    ends.add(`${a[4]},${a[5]}`);
+  };
+  const ctx = new Proxy({} as Record<string | symbol, unknown>, {
+    get: (t, k) => (k in t ? t[k] : k === 'bezierCurveTo' ? curveTo : () => undefined),
+    set: (t, k, v) => ((t[k] = v), true),
+  }) as unknown as CanvasRenderingContext2D;
+  return { ctx, ends, curves: () => curves };
+}
+
+describe('past MAX_STROKED edges on screen the canvas strokes a sample', () => {
+  // 40,000 links of one memory, all on screen at once (the whole lane fits the view).
+  const layout = layoutOf(40_000);
+  const view = { kx: 1, ky: 1, tx: 0, ty: 0, width: 300, height: layout.height, dpr: 1 };
+  const endOf = (id: string) => {
+    const n = layout.byId.get(id)!;
+    return `${n.x},${n.y}`;
+  };
+
+  it('draws at most MAX_STROKED of them, evenly, and builds only their curves', () => {
+    const { ctx, ends, curves } = recordingContext();
+    const emphasis = { nodes: null, edges: null, selected: null, hovered: null, hits: null };
+    const stats = drawGraph(ctx, layout.nodes, layout.edges, view, emphasis, 3);
+    expect(stats.edges).toBe(40_000);
+    // A stride per relation list (7 lists): up to one more per list than the cap.
+    expect(stats.stroked).toBeLessThanOrEqual(MAX_STROKED + RELATIONS.length);
+    expect(stats.stroked).toBeGreaterThan(MAX_STROKED * 0.6);
+    expect(built).toHaveBeenCalledTimes(stats.stroked);
+    expect(curves()).toBe(stats.stroked);
+    // Evenly: the newest and the oldest tenth of the links are both sampled, about as densely.
+    const drawnOf = (ids: string[]) => ids.filter((id) => ends.has(endOf(id))).length;
+    const ids = (from: number) => Array.from({ length: 4000 }, (_, i) => `out-${from + i}`);
+    const [early, late] = [drawnOf(ids(0)), drawnOf(ids(35_000))];
+    expect(early).toBeGreaterThan(4000 * 0.25);
+    expect(Math.abs(early - late)).toBeLessThan(4000 * 0.05);
+  });
+
+  it('always draws the emphasised edges (a hover, a highlight), whatever the sample', () => {
+    const { ctx, ends } = recordingContext();
+    const wanted = ['e-out-1', 'e-out-2', 'e-out-3', 'e-out-4', 'e-out-5', 'e-out-6', 'e-out-7', 'e-out-8'];
+    const emphasis = { nodes: null, edges: new Set(wanted), selected: null, hovered: null, hits: null };
+    drawGraph(ctx, layout.nodes, layout.edges, view, emphasis, 3);
+    for (const id of wanted) expect(ends.has(endOf(id.replace('e-', '')))).toBe(true);
   });
 });
