@@ -140,3 +140,16 @@ export function shownMemory<M extends Pick<Memory, 'kind' | 'text'>>(m: M): M {
   const text = displayText(m);
   return text === m.text ? m : { ...m, text };
 }
+
+// Display copies by stored record: records are replaced, never changed, when a memory changes, so
+// a graph change re-words only the memories it touched (not all 100,000 on every edit).
+const shownCopies = new WeakMap<object, { kind: string; text: string; shown: unknown }>();
+
+/** shownMemory, the same copy for the same record (re-made if the record's words changed after all). */
+export function shownMemoryOf<M extends Pick<Memory, 'kind' | 'text'>>(m: M): M {
+  const hit = shownCopies.get(m);
+  if (hit && hit.kind === m.kind && hit.text === m.text) return hit.shown as M;
+  const shown = shownMemory(m);
+  shownCopies.set(m, { kind: m.kind, text: m.text, shown });
+  return shown;
+}

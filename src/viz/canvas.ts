@@ -5,7 +5,9 @@
 import type { Id, MemoryKind, Relation } from '../memory/types';
 import { RELATIONS } from '../memory/types';
 import { kindStyle, relationStyle, MEMORY_KINDS, type KindShape } from './relations';
-import type { Point } from './curves';
+import type { CurveEnd, Point } from './curves';
+
+const endOf = (p: Point): CurveEnd => ({ x: p[0], y: p[1] });
 
 export interface CanvasNode {
   id: Id;
@@ -19,7 +21,10 @@ export interface CanvasEdge {
   id: Id;
   relation: Relation;
   /** Cubic Bezier (4 points) or a straight segment (2 points), in layout coordinates. */
-  points: readonly Point[];
+  readonly points: readonly Point[];
+  /** Its end points, when reading `points` would build the curve (a timeline's lazy edges). */
+  readonly source?: CurveEnd;
+  readonly target?: CurveEnd;
 }
 
 /** Layout -> screen: sx = kx * x + tx, sy = ky * y + ty. */
@@ -45,11 +50,16 @@ export interface Emphasis {
 
 export interface DrawStats {
   nodes: number;
+  /** Edges on screen. */
   edges: number;
+  /** Of those, the edges drawn (a sample past MAX_STROKED). */
+  stroked: number;
   detail: 'full' | 'reduced' | 'dots';
 }
 
 const FADED = 0.14;
+/** The most edges stroked in one frame, emphasised ones aside. */
+export const MAX_STROKED = 15_000;
 
 /** The colours the canvas takes from the page's tokens (app.css), so it follows the theme. */
 export interface Palette {
@@ -106,12 +116,13 @@ export function drawGraph(
   const faded: CanvasEdge[] = [];
   let edgeCount = 0;
   for (const e of edges) {
-    const a = e.points[0];
-    const b = e.points[e.points.length - 1];
-    const ax = sx(a[0]),
-      bx = sx(b[0]),
-      ay = sy(a[1]),
-      by = sy(b[1]);
+    // Culled by the ends alone: only the edges drawn build their curves.
+    const a = e.source ?? endOf(e.points[0]);
+    const b = e.target ?? endOf(e.points[e.points.length - 1]);
+    const ax = sx(a.x),
+      bx = sx(b.x),
+      ay = sy(a.y),
+      by = sy(b.y);
     if ((ax < -pad && bx < -pad) || (ax > width + pad && bx > width + pad)) continue;
     if ((ay < -pad - 30 && by < -pad - 30) || (ay > height + pad && by > height + pad)) continue;
     edgeCount++;
@@ -126,9 +137,17 @@ export function drawGraph(
   const dashes = edgeCount < 2500;
   const arrows = edgeCount < 1500 && detail !== 'dots';
 
-  const tracePath = (list: readonly CanvasEdge[]): void => {
+  // Past MAX_STROKED edges on screen the strokes only thicken a wash, while rasterising each costs
+  // its length (100,000 from one memory: 0.4 s a frame): every stride-th of each list (in input
+  // order, so a frame keeps the last frame's sample) is drawn, and all the emphasised ones. Only
+  // the edges drawn build their curves (lanes.ts).
+  const stride = Math.ceil(edgeCount / MAX_STROKED);
+  let stroked = 0;
+  const tracePath = (list: readonly CanvasEdge[], sampled = true): void => {
     ctx.beginPath();
-    for (const e of list) {
+    for (const [j, e] of list.entries()) {
+      if (sampled && j % stride !== 0) continue;
+      stroked++;
       const p = e.points;
       ctx.moveTo(sx(p[0][0]), sy(p[0][1]));
       if (p.length === 4) ctx.bezierCurveTo(sx(p[1][0]), sy(p[1][1]), sx(p[2][0]), sy(p[2][1]), sx(p[3][0]), sy(p[3][1]));
@@ -152,7 +171,7 @@ export function drawGraph(
       ctx.strokeStyle = relationStyle(rel).colour;
       ctx.lineWidth = 1;
       ctx.setLineDash([]);
-      tracePath(long);
+      tracePath(long, !emphasis.edges);
       ctx.stroke();
     }
     const list = byRelation.get(rel);
@@ -162,7 +181,7 @@ export function drawGraph(
     ctx.strokeStyle = style.colour;
     ctx.lineWidth = detail === 'dots' ? 1 : style.width;
     ctx.setLineDash(dashes && style.dash ? style.dash.split(' ').map(Number) : []);
-    tracePath(list);
+    tracePath(list, !emphasis.edges);
     ctx.stroke();
     if (arrows) {
       ctx.setLineDash([]);
@@ -242,7 +261,7 @@ export function drawGraph(
   }
   ring(emphasis.hovered, palette.accent, 1.5, 4);
   ring(emphasis.selected, palette.accent, 2.5, 5);
-  return { nodes: visible.length, edges: edgeCount, detail };
+  return { nodes: visible.length, edges: edgeCount, stroked, detail };
 }
 
 function shape(ctx: CanvasRenderingContext2D, s: KindShape, x: number, y: number, r: number): void {

@@ -26,10 +26,11 @@ export function visibleNodes(nodes: readonly LayoutNode[], f: ScreenFrame): Layo
 /** Edges with at least one end near the screen on each axis. */
 export function visibleEdges(edges: readonly LayoutEdge[], f: ScreenFrame): LayoutEdge[] {
   return edges.filter((e) => {
-    const a = sx(f, e.points[0][0]);
-    const b = sx(f, e.points[3][0]);
-    const ya = e.points[0][1] + f.ty;
-    const yb = e.points[3][1] + f.ty;
+    // The ends, not the curve: reading `points` would build a curve for every edge.
+    const a = sx(f, e.source.x);
+    const b = sx(f, e.target.x);
+    const ya = e.source.y + f.ty;
+    const yb = e.target.y + f.ty;
     const W = f.width;
     const H = f.height;
     return !(a < -20 && b < -20) && !(a > W + 20 && b > W + 20) && !(ya < -40 && yb < -40) && !(ya > H + 40 && yb > H + 40);

@@ -20,6 +20,8 @@ const edge = (id: string, x0: number, x1: number, y = 50): LayoutEdge => ({
   from: 'a',
   to: 'b',
   relation: 'SameTopic',
+  source: { x: x0, y },
+  target: { x: x1, y },
   points: [
     [x0, y],
     [x0, y],
