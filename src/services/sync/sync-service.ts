@@ -91,7 +91,6 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     if (this.channel) this.channel.onmessage = () => this.kick();
   }
 
-
   private set(patch: Partial<SyncStatus>): void {
     this.status = { ...this.status, ...patch };
     this.emit('status', this.status);
@@ -120,7 +119,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const rows = await readSyncRows(this.repo.db);
     const config = rows.get('config') as SyncConfig | undefined;
     if (!config) return;
-    const state = rows.get('state') as SyncState | undefined;
+    const saved = rows.get('state') as SyncState | undefined;
+    // A number reserved for a post the relay may have taken after the state was last saved.
+    const reserved = (rows.get('seq') as number | undefined) ?? 0;
+    const state = saved || reserved ? { cursor: 0, marks: {}, ...saved, seq: Math.max(saved?.seq ?? 0, reserved) } : undefined;
     const updates = [...rows.entries()].filter(([k]) => k.startsWith('doc:u:')).sort(([a], [b]) => (a < b ? -1 : 1));
     const base = rows.get('doc:base') as Bytes | undefined;
     const parts = [...(base ? [base] : []), ...updates.map(([, v]) => v as Bytes)];
@@ -144,8 +146,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       room,
       sealer: await Sealer.of(key, room),
       deviceId: config.device.info.id,
-      state: state?.room === room ? state : undefined,
+      // A state of another room is dropped, but not its sequence number: a higher one is harmless.
+      state: state?.room === room ? state : state ? { cursor: 0, marks: {}, seq: state.seq } : undefined,
       wipe: async () => void (await repo.wipeAll()),
+      reserve: (seq) => writeSyncRows(repo.db, { puts: [{ key: 'seq', value: seq }] }),
       onRotation: async (rotation) => {
         const next = await acceptRotation(config.device, rotation);
         if (next !== 'unpaired') this.config = { ...config, key: { raw: next.raw, createdAt: next.createdAt }, devices: rotation.devices };
