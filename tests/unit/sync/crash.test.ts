@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRelay } from '../../../relay/relay.mjs';
 import type { Memory } from '../../../src/memory/types';
+import type { Bytes } from '../../../src/services/sync/bytes';
 import { Sealer } from '../../../src/services/sync/envelope';
 import { generateSyncKey, roomOf } from '../../../src/services/sync/keys';
 import { RelayClient } from '../../../src/services/sync/relay-client';
@@ -33,7 +34,7 @@ afterEach(async () => {
 /** The relay takes the post, then the tab dies before anything after it runs. */
 class DyingRelay extends RelayClient {
   dieAfterPost = false;
-  override async post(room: string, bytes: Uint8Array): Promise<number> {
+  override async post(room: string, bytes: Bytes): Promise<number> {
     const at = await super.post(room, bytes);
     if (this.dieAfterPost) throw new Error('tab killed');
     return at;
