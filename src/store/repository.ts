@@ -316,10 +316,17 @@ export class IdbRepository implements Repository {
    * Empties every store (settings and jobs included) in one transaction. Returns how many records
    * each store held, counted in that transaction: what the user is told was deleted.
    */
-  async wipeAll(): Promise<Record<StoreName, number>> {
-    return this.write(STORE_NAMES, async (tx) => {
+  async wipeAll(opts: { syncReset?: boolean } = {}): Promise<Record<StoreName, number>> {
+    const stores = opts.syncReset ? [...STORE_NAMES, 'sync' as const] : STORE_NAMES;
+    return this.write(stores, async (tx) => {
       const counts = await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).count()));
       await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).clear()));
+      // The user's delete-all with sync on: drop what waited to sync and leave a `reset` row for
+      // the tab that runs the sync loop, in the wipe's own transaction (SyncService.deletedAll).
+      const sync = opts.syncReset ? tx.objectStore('sync') : undefined;
+      if (sync && (await sync.count('config')) > 0) {
+        await putSyncRows(sync, { puts: [{ key: 'reset', value: { at: Date.now() } }], deletes: ['out:*'] });
+      }
       return Object.fromEntries(STORE_NAMES.map((name, i) => [name, counts[i]])) as Record<StoreName, number>;
     });
   }

@@ -10,7 +10,7 @@
 import * as Y from 'yjs';
 import type { AppliedChange, ChangeSet } from '../../ports';
 import type { IdbRepository } from '../../store/repository';
-import { clearSyncRows, readSyncRows, writeSyncRows, type SyncRows } from '../../store/sync-store';
+import { clearSyncRows, readSyncRow, readSyncRows, writeSyncRows, type SyncRows } from '../../store/sync-store';
 import { Emitter } from '../emitter';
 import { type Bytes, toBase64Url } from './bytes';
 import { SyncEngine, type SyncState } from './engine';
@@ -207,6 +207,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     while (this.running && this.engine) {
       const engine = this.engine;
       try {
+        // Before the out-box: what was written after the wipe belongs to the new epoch.
+        await this.takeReset();
         await this.drainOutbox();
         if (engine.unpaired) {
           this.set({ phase: 'unpaired', pending: false });
@@ -344,19 +346,32 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.kick();
   }
 
-  /** Delete-all on this device: a new epoch, so every paired device empties too (SYNC.md, "Delete-all"). */
+  /**
+   * Delete-all on this device: the wipe left a `reset` row (IdbRepository.wipeAll); the tab that
+   * runs the loop starts a new epoch from it, so every paired device empties too (SYNC.md,
+   * "Delete-all"). From another tab, the loop tab is woken; the row waits for it either way.
+   */
   async deletedAll(): Promise<void> {
-    if (!this.engine) return;
-    // Writes made before the wipe must not come back into the new epoch.
-    await writeSyncRows(this.repo.db, { puts: [], deletes: ['out:*'] });
-    await this.engine.deleteAll();
-    await this.save();
+    if (!this.engine) {
+      this.channel?.postMessage({ type: 'reset' });
+      return;
+    }
+    if (!(await this.takeReset())) return;
     try {
       await this.engine.push();
       await this.save();
     } catch {
       // Offline: the new epoch is in the saved document and goes out with the next push.
     }
+  }
+
+  /** A delete-all made in any tab: the new epoch and the `reset` row's removal in one transaction. */
+  private async takeReset(): Promise<boolean> {
+    if (!this.engine || (await readSyncRow(this.repo.db, 'reset')) === undefined) return false;
+    await this.engine.deleteAll();
+    const r = this.rows(true);
+    await writeSyncRows(this.repo.db, { puts: r.puts, deletes: ['reset'] });
+    return true;
   }
 
   /** Stops syncing on this device and forgets the key (its memory stays). */
