@@ -120,6 +120,8 @@ export class IdbRepository implements Repository {
 
   /** Sync's hook: sees every local write as settled and returns the rows to keep with it (kept only while sync is on). */
   syncHook: ((applied: AppliedChange) => SyncRows | undefined) | undefined;
+  /** Told once a write that queued sync rows has committed (the loop reads them only then). */
+  afterSyncQueued: (() => void) | undefined;
 
   static async open(options?: OpenTealeafDbOptions): Promise<IdbRepository> {
     return new IdbRepository(await openTealeafDb(options));
@@ -135,7 +137,8 @@ export class IdbRepository implements Repository {
    */
   async apply(input: ChangeSet, opts: { remote?: boolean; rows?: SyncRows } = {}): Promise<AppliedChange> {
     const request = plainCopy(input);
-    return this.write(DATA_STORES, async (tx) => {
+    let queued = false;
+    const applied = await this.write(DATA_STORES, async (tx) => {
       const change = await settle(request, idbReader(tx));
       // Sync (issue 23): a local write's record-document update is kept in this same transaction;
       // a remote one brings its own rows (the cursor with the records it brought).
@@ -144,6 +147,7 @@ export class IdbRepository implements Repository {
       const local = opts.rows || opts.remote ? undefined : this.syncHook?.(change);
       const rows = opts.rows ?? (local && (await tx.objectStore('sync').count('config')) > 0 ? local : undefined);
       if (rows) await putSyncRows(tx.objectStore('sync'), rows);
+      queued = rows !== undefined && rows === local;
       const parts = changesOf(change);
       // A model whose vectors change loses its packs in the same transaction (they are derived).
       const staleModels = new Set([...(change.vectors ?? []).map((v) => v.modelId), ...(change.deleteVectors ?? []).map((k) => k[1])]);
@@ -154,6 +158,8 @@ export class IdbRepository implements Repository {
       await Promise.all(requests);
       return change;
     });
+    if (queued) this.afterSyncQueued?.();
+    return applied;
   }
 
   getSession(id: Id): Promise<Session | undefined> {

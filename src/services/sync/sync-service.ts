@@ -85,8 +85,12 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     repo.syncHook = (applied) => {
       const part = syncedPart(applied);
       if (!part) return undefined;
-      setTimeout(() => this.kick(), 0);
       return { puts: [{ key: `out:${pad(Date.now())}-${pad(this.outSeq++)}-${Math.random().toString(36).slice(2, 8)}`, value: part }] };
+    };
+    // Once the write has committed: this tab's loop, or the loop in whichever tab holds it.
+    repo.afterSyncQueued = () => {
+      this.kick();
+      this.channel?.postMessage({ type: 'queued' });
     };
     if (this.channel) this.channel.onmessage = () => this.kick();
   }

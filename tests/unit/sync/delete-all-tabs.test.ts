@@ -81,6 +81,15 @@ describe('delete-all from a tab without the sync loop', () => {
     await b.pull();
     expect([...phone.memories.keys()].sort()).toEqual(['m1', 'm2']);
 
+    // A write in the other tab reaches the phone at once, not when the loop's long poll (25 s) ends.
+    await otherRepo.apply({ memoryPatches: [{ id: 'm2', text: 'edited in the other tab', edited: true }] });
+    const t = Date.now();
+    await until(
+      'the other tab’s edit on the phone',
+      async () => (await b.pull(), phone.memories.get('m2')?.text === 'edited in the other tab'),
+    );
+    expect(Date.now() - t).toBeLessThan(3000);
+
     // Delete-all in the other tab, as Tealeaf.deleteAllData does it.
     await otherRepo.wipeAll({ syncReset: true });
     await otherTab.deletedAll();
