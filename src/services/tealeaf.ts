@@ -244,7 +244,7 @@ export class Tealeaf {
     this.chat.stop();
     // Jobs stop and wait (in every tab) so nothing is written after the wipe; the wipe itself is
     // one transaction over every store.
-    const here = await this.memory.exclusive(() => this.repo.wipeAll());
+    const here = await this.memory.exclusive(() => this.repo.wipeAll({ syncReset: this.space === 'own' }));
     // Paired devices empty too, and what they wrote before they heard is not brought back.
     if (this.space === 'own') await this.sync.deletedAll();
     this.settings.announce();

@@ -120,6 +120,8 @@ export class IdbRepository implements Repository {
 
   /** Sync's hook: sees every local write as settled and returns the rows to keep with it (kept only while sync is on). */
   syncHook: ((applied: AppliedChange) => SyncRows | undefined) | undefined;
+  /** Told once a write that queued sync rows has committed (the loop reads them only then). */
+  afterSyncQueued: (() => void) | undefined;
 
   static async open(options?: OpenTealeafDbOptions): Promise<IdbRepository> {
     return new IdbRepository(await openTealeafDb(options));
@@ -135,7 +137,8 @@ export class IdbRepository implements Repository {
    */
   async apply(input: ChangeSet, opts: { remote?: boolean; rows?: SyncRows } = {}): Promise<AppliedChange> {
     const request = plainCopy(input);
-    return this.write(DATA_STORES, async (tx) => {
+    let queued = false;
+    const applied = await this.write(DATA_STORES, async (tx) => {
       const change = await settle(request, idbReader(tx));
       // Sync (issue 23): a local write's record-document update is kept in this same transaction;
       // a remote one brings its own rows (the cursor with the records it brought).
@@ -144,6 +147,7 @@ export class IdbRepository implements Repository {
       const local = opts.rows || opts.remote ? undefined : this.syncHook?.(change);
       const rows = opts.rows ?? (local && (await tx.objectStore('sync').count('config')) > 0 ? local : undefined);
       if (rows) await putSyncRows(tx.objectStore('sync'), rows);
+      queued = rows !== undefined && rows === local;
       const parts = changesOf(change);
       // A model whose vectors change loses its packs in the same transaction (they are derived).
       const staleModels = new Set([...(change.vectors ?? []).map((v) => v.modelId), ...(change.deleteVectors ?? []).map((k) => k[1])]);
@@ -154,6 +158,8 @@ export class IdbRepository implements Repository {
       await Promise.all(requests);
       return change;
     });
+    if (queued) this.afterSyncQueued?.();
+    return applied;
   }
 
   getSession(id: Id): Promise<Session | undefined> {
@@ -316,10 +322,17 @@ export class IdbRepository implements Repository {
    * Empties every store (settings and jobs included) in one transaction. Returns how many records
    * each store held, counted in that transaction: what the user is told was deleted.
    */
-  async wipeAll(): Promise<Record<StoreName, number>> {
-    return this.write(STORE_NAMES, async (tx) => {
+  async wipeAll(opts: { syncReset?: boolean } = {}): Promise<Record<StoreName, number>> {
+    const stores = opts.syncReset ? [...STORE_NAMES, 'sync' as const] : STORE_NAMES;
+    return this.write(stores, async (tx) => {
       const counts = await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).count()));
       await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).clear()));
+      // The user's delete-all with sync on: drop what waited to sync and leave a `reset` row for
+      // the tab that runs the sync loop, in the wipe's own transaction (SyncService.deletedAll).
+      const sync = opts.syncReset ? tx.objectStore('sync') : undefined;
+      if (sync && (await sync.count('config')) > 0) {
+        await putSyncRows(sync, { puts: [{ key: 'reset', value: { at: Date.now() } }], deletes: ['out:*'] });
+      }
       return Object.fromEntries(STORE_NAMES.map((name, i) => [name, counts[i]])) as Record<StoreName, number>;
     });
   }

@@ -15,6 +15,11 @@ export async function readSyncRows(db: TealeafDb): Promise<Map<string, unknown>>
   return new Map(rows.map((r) => [r.key, r.value]));
 }
 
+/** One row (a check the loop makes every turn, without reading the document's rows). */
+export async function readSyncRow(db: TealeafDb, key: string): Promise<unknown> {
+  return (await db.get('sync', key))?.value;
+}
+
 export async function writeSyncRows(db: TealeafDb, rows: SyncRows): Promise<void> {
   await runWrite(db, ['sync'], async (tx) => {
     await putSyncRows(tx.objectStore('sync'), rows);

@@ -48,6 +48,13 @@ export interface SyncEngineOptions {
   onRotation?: (rotation: Rotation) => Promise<SyncKey | 'unpaired'>;
   /** Largest compressed update sent as one message (tests make it small). */
   pieceBytes?: number;
+  /**
+   * Keeps a sequence number before the message that uses it is posted: a tab killed after the
+   * relay took the message but before the state was saved must not number its next one the same
+   * (the other devices would refuse it as a replay). The caller persists it; a start takes the
+   * larger of it and `state.seq`.
+   */
+  reserve?: (seq: number) => Promise<void>;
 }
 
 export class SyncEngine implements Repository {
@@ -193,14 +200,15 @@ export class SyncEngine implements Repository {
         pieces === 1
           ? concat(Uint8Array.of(kind), gz)
           : concat(Uint8Array.of(KIND_PIECE, i >> 8, i & 255, pieces >> 8, pieces & 255), gz.subarray(i * piece, (i + 1) * piece));
-      const seq = this.seq + 1;
+      // Used up before the post, kept first: a gap after a failed post is harmless, a reuse is not.
+      const seq = ++this.seq;
       try {
+        await this.o.reserve?.(seq);
         await this.o.relay.post(room, await sealer.seal(this.o.deviceId, seq, body));
       } catch (e) {
         this.lastError = (e as Error).message;
         throw e;
       }
-      this.seq = seq;
     }
     this.lastError = undefined;
     this.lastSyncAt = Date.now();
@@ -282,7 +290,11 @@ export class SyncEngine implements Repository {
     }
     const from = opened.deviceId;
     const body = opened.plaintext;
-    if (from === this.o.deviceId) return false;
+    if (from === this.o.deviceId) {
+      // Our own message: its number was used, whatever the saved state says (a second guard).
+      this.seq = Math.max(this.seq, opened.seq);
+      return false;
+    }
     if (body[0] === KIND_ROTATION) {
       const key = (await this.o.onRotation?.(JSON.parse(fromUtf8(body.subarray(1))) as Rotation)) ?? 'unpaired';
       if (key === 'unpaired') this.unpaired = true;

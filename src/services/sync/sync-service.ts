@@ -10,7 +10,7 @@
 import * as Y from 'yjs';
 import type { AppliedChange, ChangeSet } from '../../ports';
 import type { IdbRepository } from '../../store/repository';
-import { clearSyncRows, readSyncRows, writeSyncRows, type SyncRows } from '../../store/sync-store';
+import { clearSyncRows, readSyncRow, readSyncRows, writeSyncRows, type SyncRows } from '../../store/sync-store';
 import { Emitter } from '../emitter';
 import { type Bytes, toBase64Url } from './bytes';
 import { SyncEngine, type SyncState } from './engine';
@@ -85,8 +85,12 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     repo.syncHook = (applied) => {
       const part = syncedPart(applied);
       if (!part) return undefined;
-      setTimeout(() => this.kick(), 0);
       return { puts: [{ key: `out:${pad(Date.now())}-${pad(this.outSeq++)}-${Math.random().toString(36).slice(2, 8)}`, value: part }] };
+    };
+    // Once the write has committed: this tab's loop, or the loop in whichever tab holds it.
+    repo.afterSyncQueued = () => {
+      this.kick();
+      this.channel?.postMessage({ type: 'queued' });
     };
     if (this.channel) this.channel.onmessage = () => this.kick();
   }
@@ -119,7 +123,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const rows = await readSyncRows(this.repo.db);
     const config = rows.get('config') as SyncConfig | undefined;
     if (!config) return;
-    const state = rows.get('state') as SyncState | undefined;
+    const saved = rows.get('state') as SyncState | undefined;
+    // A number reserved for a post the relay may have taken after the state was last saved.
+    const reserved = (rows.get('seq') as number | undefined) ?? 0;
+    const state = saved || reserved ? { cursor: 0, marks: {}, ...saved, seq: Math.max(saved?.seq ?? 0, reserved) } : undefined;
     const updates = [...rows.entries()].filter(([k]) => k.startsWith('doc:u:')).sort(([a], [b]) => (a < b ? -1 : 1));
     const base = rows.get('doc:base') as Bytes | undefined;
     const parts = [...(base ? [base] : []), ...updates.map(([, v]) => v as Bytes)];
@@ -143,8 +150,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       room,
       sealer: await Sealer.of(key, room),
       deviceId: config.device.info.id,
-      state: state?.room === room ? state : undefined,
+      // A state of another room is dropped, but not its sequence number: a higher one is harmless.
+      state: state?.room === room ? state : state ? { cursor: 0, marks: {}, seq: state.seq } : undefined,
       wipe: async () => void (await repo.wipeAll()),
+      reserve: (seq) => writeSyncRows(repo.db, { puts: [{ key: 'seq', value: seq }] }),
       onRotation: async (rotation) => {
         const next = await acceptRotation(config.device, rotation);
         if (next !== 'unpaired') this.config = { ...config, key: { raw: next.raw, createdAt: next.createdAt }, devices: rotation.devices };
@@ -202,6 +211,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     while (this.running && this.engine) {
       const engine = this.engine;
       try {
+        // Before the out-box: what was written after the wipe belongs to the new epoch.
+        await this.takeReset();
         await this.drainOutbox();
         if (engine.unpaired) {
           this.set({ phase: 'unpaired', pending: false });
@@ -339,19 +350,32 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.kick();
   }
 
-  /** Delete-all on this device: a new epoch, so every paired device empties too (SYNC.md, "Delete-all"). */
+  /**
+   * Delete-all on this device: the wipe left a `reset` row (IdbRepository.wipeAll); the tab that
+   * runs the loop starts a new epoch from it, so every paired device empties too (SYNC.md,
+   * "Delete-all"). From another tab, the loop tab is woken; the row waits for it either way.
+   */
   async deletedAll(): Promise<void> {
-    if (!this.engine) return;
-    // Writes made before the wipe must not come back into the new epoch.
-    await writeSyncRows(this.repo.db, { puts: [], deletes: ['out:*'] });
-    await this.engine.deleteAll();
-    await this.save();
+    if (!this.engine) {
+      this.channel?.postMessage({ type: 'reset' });
+      return;
+    }
+    if (!(await this.takeReset())) return;
     try {
       await this.engine.push();
       await this.save();
     } catch {
       // Offline: the new epoch is in the saved document and goes out with the next push.
     }
+  }
+
+  /** A delete-all made in any tab: the new epoch and the `reset` row's removal in one transaction. */
+  private async takeReset(): Promise<boolean> {
+    if (!this.engine || (await readSyncRow(this.repo.db, 'reset')) === undefined) return false;
+    await this.engine.deleteAll();
+    const r = this.rows(true);
+    await writeSyncRows(this.repo.db, { puts: r.puts, deletes: ['reset'] });
+    return true;
   }
 
   /** Stops syncing on this device and forgets the key (its memory stays). */
