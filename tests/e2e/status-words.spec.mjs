@@ -340,7 +340,10 @@ test('a model server that stops answering is "not reachable", its error is shown
     assert.doesNotMatch(await status.textContent(), /tiny-chat/);
     assert.match(await page.getByTestId('model-dot').getAttribute('class'), /^dot bad\b/, 'the dot is not green');
     assert.equal(await page.getByTestId('reconnect').count(), 1);
-    assert.equal(await page.getByTestId('composer').getAttribute('placeholder'), 'The model server is not reachable; memory commands still work');
+    assert.equal(
+      await page.getByTestId('composer').getAttribute('placeholder'),
+      'The model server is not reachable; memory commands still work',
+    );
 
     // Ending the chat: its memorising waits for the server (not three boxes of one error).
     await page.getByTestId('end-session').click();
