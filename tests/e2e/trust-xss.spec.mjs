@@ -415,7 +415,7 @@ test(`${PAYLOADS.length} payloads on every surface of the Memory view stay inert
     for (const q of queries) {
       await search.fill(q);
       const count = await page.locator('.tv .count').textContent();
-      assert.match(count, /^[1-9]\d* match/, `search "${q}" finds the payloads: ${count}`);
+      assert.match(count, /^[1-9]\d* whole-word match/, `search "${q}" finds the payloads: ${count}`);
       for (let k = 0; k < 3; k++) await search.press('Enter');
       await page.locator('aside[aria-label="Memory details"] h3').waitFor();
       await clean(`search: ${q}`);
