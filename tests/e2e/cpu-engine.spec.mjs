@@ -97,16 +97,26 @@ test('without WebGPU: the CPU model is recommended, streams a reply, stops, and 
     // The longest whole reply seen: the first, or any that ended by itself below.
     let whole = first.length;
     for (let attempt = 0; attempt < 4 && stopped === undefined; attempt++) {
+      // Stop is clicked in the page the moment the streaming reply shows its first words: a click
+      // from the test after it saw them came too late on a quiet machine, where the tiny model
+      // writes its whole reply in a few frames (four replies in a row ended whole).
+      await page.evaluate(() => {
+        const observer = new MutationObserver(() => {
+          const all = document.querySelectorAll('[data-testid="turn-assistant"]');
+          const last = all[all.length - 1];
+          const body = last?.querySelector('[data-testid="reply-body"]')?.textContent ?? '';
+          if (last?.getAttribute('data-status') !== 'streaming' || !/\S{3}/.test(body)) return;
+          observer.disconnect();
+          document.querySelector('[data-testid="stop"]')?.click();
+        });
+        observer.observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+        window.__stopWhenWritten = observer;
+      });
       await send(page, 'Tell me a long story about Biscuit');
       const reply = page.getByTestId('turn-assistant').nth(replies++);
       await reply.locator('[data-testid="reply-body"]').filter({ hasText: /\S{3}/ }).waitFor({ timeout: 30_000 });
-      // A click as soon as text shows: the streaming reply keeps the composer moving, which
-      // Playwright's stability wait would sit out until the reply ends.
-      await page
-        .getByTestId('stop')
-        .evaluate((b) => b.click(), undefined, { timeout: 2_000 })
-        .catch(() => undefined);
       await reply.and(page.locator('[data-status="stopped"], [data-status="complete"]')).waitFor({ timeout: 15_000 });
+      await page.evaluate(() => window.__stopWhenWritten?.disconnect());
       const status = await reply.getAttribute('data-status');
       const text = await lastReply(page, { status });
       tries.push(`${status} at ${text.length} chars`);
