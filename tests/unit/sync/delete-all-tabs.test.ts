@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRelay } from '../../../relay/relay.mjs';
-import type { Memory, Session } from '../../../src/memory/types';
 import { openTealeafDb } from '../../../src/store/db';
 import { IdbRepository } from '../../../src/store/repository';
 import { readSyncRows } from '../../../src/store/sync-store';
@@ -17,19 +16,7 @@ import { RelayClient } from '../../../src/services/sync/relay-client';
 import { type SyncConfig, SyncService } from '../../../src/services/sync/sync-service';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { freshFactory } from '../store/helpers';
-
-const T = 1_700_000_000_000;
-const session: Session = { id: 's1', title: 's1', startedAt: T, lastActivityAt: T, status: 'ended', endedAt: T };
-const memory = (id: string, text: string): Memory => ({
-  id,
-  kind: 'event',
-  text,
-  time: T,
-  sourceTurnIds: [],
-  sessionId: 's1',
-  edited: false,
-  createdAt: T,
-});
+import { memory, session } from './records';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

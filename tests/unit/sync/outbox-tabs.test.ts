@@ -2,25 +2,13 @@
 // reads whether sync is on in the write's own transaction, not from what the tab heard at start).
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import type { Memory, Session } from '../../../src/memory/types';
+import type { Memory } from '../../../src/memory/types';
 import { openTealeafDb } from '../../../src/store/db';
 import { IdbRepository } from '../../../src/store/repository';
 import { readSyncRows, writeSyncRows } from '../../../src/store/sync-store';
 import { SyncService } from '../../../src/services/sync/sync-service';
 import { freshFactory } from '../store/helpers';
-
-const T = 1_700_000_000_000;
-const session: Session = { id: 's1', title: 's1', startedAt: T, lastActivityAt: T, status: 'ended', endedAt: T };
-const memory = (id: string, text: string): Memory => ({
-  id,
-  kind: 'event',
-  text,
-  time: T,
-  sourceTurnIds: [],
-  sessionId: 's1',
-  edited: false,
-  createdAt: T,
-});
+import { memory, session } from './records';
 
 const outbox = async (repo: IdbRepository) =>
   [...(await readSyncRows(repo.db)).entries()].filter(([k]) => k.startsWith('out:')).map(([, v]) => v as { memories?: Memory[] });
