@@ -7,4 +7,6 @@ export declare function startRelay(options?: {
   dir?: string;
   /** The clock, for tests of the pairing mailboxes' expiry. */
   now?: () => number;
+  /** How long a long poll waits before it answers with nothing new (25 s). */
+  waitMs?: number;
 }): Promise<{ url: string; close: () => Promise<void> }>;

@@ -97,7 +97,7 @@ class Room {
 }
 
 /** Starts a relay; resolves with its URL and a close function. */
-export async function startRelay({ host = '127.0.0.1', port = 8787, dir = '.relay-data', now = Date.now } = {}) {
+export async function startRelay({ host = '127.0.0.1', port = 8787, dir = '.relay-data', now = Date.now, waitMs = WAIT_MS } = {}) {
   mkdirSync(dir, { recursive: true });
   const rooms = new Map();
   const expired = (file) => now() - statSync(file).mtimeMs > PAIR_TTL_MS;
@@ -128,7 +128,7 @@ export async function startRelay({ host = '127.0.0.1', port = 8787, dir = '.rela
   const sweeper = setInterval(sweep, 60_000);
   sweeper.unref();
   const server = createServer((req, res) => {
-    handle(req, res, room, rooms, dir).catch((e) => send(res, 500, { error: String(e?.message ?? e) }));
+    handle(req, res, room, rooms, dir, waitMs).catch((e) => send(res, 500, { error: String(e?.message ?? e) }));
   });
   await new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -170,7 +170,7 @@ async function readBody(req) {
   return Buffer.concat(chunks);
 }
 
-async function handle(req, res, room, rooms, dir) {
+async function handle(req, res, room, rooms, dir, waitMs) {
   const url = new URL(req.url ?? '/', 'http://relay');
   if (req.method === 'OPTIONS') {
     res.writeHead(204, {
@@ -214,7 +214,7 @@ async function handle(req, res, room, rooms, dir) {
       clearTimeout(timer);
       send(res, 200, { last });
     };
-    const timer = setTimeout(() => finish(r.last), WAIT_MS);
+    const timer = setTimeout(() => finish(r.last), waitMs);
     r.waiters.add(finish);
     req.on('close', () => {
       done = true;

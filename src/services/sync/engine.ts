@@ -21,6 +21,8 @@ export interface SyncState {
   doc?: Bytes;
   /** The state vector of what the relay already has (sent or received), encoded. */
   sent?: Bytes;
+  /** A local change not sent yet. Deletions move no clock, so the vector alone would miss them. */
+  unsent?: boolean;
   epoch?: Epoch;
   /** Keys merged into the document whose write to the store failed: written at the next pull. */
   unapplied?: Array<[string, string[]]>;
@@ -65,6 +67,7 @@ export class SyncEngine implements Repository {
   private epoch: Epoch;
   /** What the relay has, per Yjs client: nothing below it needs sending. */
   private sent: Map<number, number>;
+  private unsent: boolean;
   private queue: Promise<unknown> = Promise.resolve();
   private unapplied: Touched;
   private partial: Record<string, Bytes[]>;
@@ -85,6 +88,10 @@ export class SyncEngine implements Repository {
     this.seq = o.state?.seq ?? 0;
     this.epoch = o.state?.epoch ?? this.records.epoch;
     this.sent = o.state?.sent ? Y.decodeStateVector(o.state.sent) : new Map();
+    this.unsent = o.state?.unsent ?? false;
+    doc.on('update', (_u: Uint8Array, origin: unknown) => {
+      if (origin !== REMOTE) this.unsent = true;
+    });
     this.unapplied = new Map((o.state?.unapplied ?? []).map(([k, ids]) => [k as Kind, new Set(ids)]));
     this.partial = { ...(o.state?.partial ?? {}) };
     if (o.state?.room !== undefined && o.state.room !== o.room) {
@@ -112,6 +119,7 @@ export class SyncEngine implements Repository {
       marks: { ...this.guard.marks },
       doc: withDoc ? (Y.encodeStateAsUpdate(this.records.doc) as Bytes) : undefined,
       sent: encodeVector(this.sent),
+      unsent: this.unsent,
       epoch: this.epoch,
       unapplied: [...this.unapplied].map(([k, ids]) => [k, [...ids]]),
       partial: { ...this.partial },
@@ -172,6 +180,7 @@ export class SyncEngine implements Repository {
 
   /** Whether local changes wait to be sent. */
   get pending(): boolean {
+    if (this.unsent) return true;
     const now = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
     for (const [client, clock] of now) if (clock > (this.sent.get(client) ?? 0)) return true;
     return false;
@@ -187,6 +196,7 @@ export class SyncEngine implements Repository {
       await this.send(this.room, this.sealer, await gzip(update));
       // Only now: a message the relay never took keeps its changes pending.
       this.sent = vector;
+      this.unsent = false;
       return true;
     });
   }
@@ -227,6 +237,7 @@ export class SyncEngine implements Repository {
       await this.send(this.room, this.sealer, utf8(JSON.stringify(rotation)), KIND_ROTATION);
       this.moveTo(room, sealer);
       this.sent = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
+      this.unsent = false;
     });
   }
 
@@ -328,7 +339,9 @@ export class SyncEngine implements Repository {
     } finally {
       this.records.doc.off('afterTransaction', listen);
     }
-    for (const [client, clock] of Y.decodeStateVector(Y.encodeStateVectorFromUpdate(update))) {
+    // The relay has what it brought: not sent back. (Its end clocks: a state vector read from an
+    // update that does not start at a client's first clock says 0 for that client.)
+    for (const [client, clock] of Y.parseUpdateMeta(update).to) {
       if ((this.sent.get(client) ?? 0) < clock) this.sent.set(client, clock);
     }
     const now = this.records.epoch;

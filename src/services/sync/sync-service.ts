@@ -69,6 +69,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   private relay?: ProgressRelay;
   private running = false;
   private wake?: AbortController;
+  /** A kick heard while the loop was busy: it goes round again instead of waiting. */
+  private kicked = false;
   private logN = 0;
   private logRows = 0;
   private docUpdates: Bytes[] = [];
@@ -193,7 +195,19 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   }
 
   kick(): void {
+    this.kicked = true;
     this.wake?.abort();
+  }
+
+  /** Waits for `until` unless a kick came since the loop last looked (a write made while it read or sent). */
+  private async sleep(until: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+    this.wake = new AbortController();
+    if (this.kicked) return;
+    try {
+      await until(this.wake.signal);
+    } catch (e) {
+      if (!this.wake.signal.aborted) throw e;
+    }
   }
 
   /** Local writes from the out-box into the document (then deleted from the out-box, with the document rows). */
@@ -210,6 +224,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     let backoff = 1000;
     while (this.running && this.engine) {
       const engine = this.engine;
+      this.kicked = false;
       try {
         // Before the out-box: what was written after the wipe belongs to the new epoch.
         await this.takeReset();
@@ -236,21 +251,19 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
           devices: this.config!.devices,
         });
         backoff = 1000;
-        this.wake = new AbortController();
-        try {
-          await this.relay!.wait(await this.room(), engine.position, this.wake.signal);
-        } catch (e) {
-          if (!this.wake.signal.aborted) throw e;
-        }
+        const room = await this.room();
+        await this.sleep((signal) => this.relay!.wait(room, engine.position, signal));
       } catch (e) {
         if (!this.running) return;
         const offline = e instanceof RelayError && e.status === undefined;
         this.set({ phase: offline ? 'offline' : 'error', error: (e as Error).message, pending: engine.pending, progress: undefined });
-        this.wake = new AbortController();
-        await new Promise<void>((ok) => {
-          const t = setTimeout(ok, backoff);
-          this.wake!.signal.addEventListener('abort', () => (clearTimeout(t), ok()));
-        });
+        await this.sleep(
+          (signal) =>
+            new Promise<void>((ok) => {
+              const t = setTimeout(ok, backoff);
+              signal.addEventListener('abort', () => (clearTimeout(t), ok()));
+            }),
+        );
         backoff = Math.min(backoff * 2, 15_000);
       }
     }

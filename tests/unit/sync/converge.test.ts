@@ -138,6 +138,41 @@ describe('two devices through the relay', () => {
     expect(b.engine.pending).toBe(false);
   });
 
+  it('a device sends back nothing it received, also for a later change (no echo)', async () => {
+    const w = await world();
+    const a = w.device('aa');
+    const b = w.device('bb');
+    await chat(a.engine);
+    await exchange(a.engine, b.engine);
+    // A second change of A's: an update that does not start at A's first clock.
+    await a.engine.apply({ memoryPatches: [{ id: 'm1', text: 'moved to Porto', edited: true }] });
+    await a.engine.push();
+    const before = (await w.client.read(w.room, 0)).last;
+    await b.engine.pull();
+    expect((await b.engine.getMemory('m1'))?.text).toBe('moved to Porto');
+    expect(b.engine.pending).toBe(false);
+    expect(await b.engine.push()).toBe(false);
+    expect((await w.client.read(w.room, 0)).last).toBe(before);
+  });
+
+  it('a change that only deletes (a link removed) is pending and reaches the other device', async () => {
+    const w = await world();
+    const a = w.device('aa');
+    const b = w.device('bb');
+    await chat(a.engine);
+    await exchange(a.engine, b.engine);
+    await a.engine.apply({ deleteEdges: ['edge:m1->m2'] });
+    expect(a.engine.pending).toBe(true);
+    expect(await a.engine.push()).toBe(true);
+    await b.engine.pull();
+    expect([...b.store.edges.keys()]).toEqual(['edge:m3->m4']);
+    // Sent once: nothing is left pending on either side, also after a restart from the saved state.
+    expect(a.engine.pending).toBe(false);
+    expect(b.engine.pending).toBe(false);
+    const again = w.device('aa', { store: a.store, state: a.engine.state() });
+    expect(again.engine.pending).toBe(false);
+  });
+
   it('edits on both while offline converge', async () => {
     const w = await world();
     const a = w.device('aa');

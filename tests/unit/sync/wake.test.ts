@@ -1,0 +1,76 @@
+// A write made while the sync loop is busy (reading the relay, sending) must not wait for the
+// relay's long poll to end: the loop's wake-up is kept until it next waits (SyncService.kick).
+import 'fake-indexeddb/auto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { startRelay } from '../../../relay/relay.mjs';
+import { openTealeafDb } from '../../../src/store/db';
+import { IdbRepository } from '../../../src/store/repository';
+import { RelayClient } from '../../../src/services/sync/relay-client';
+import { SyncService } from '../../../src/services/sync/sync-service';
+import { freshFactory } from '../store/helpers';
+import { memory, session } from './records';
+
+const closers: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  while (closers.length) await closers.pop()!();
+});
+
+async function until(what: string, ok: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('the sync loop hears every write', () => {
+  it('a write during a read of the relay goes out at once, not after the long poll (60 s here)', async () => {
+    const relay = await startRelay({ port: 0, dir: mkdtempSync(join(tmpdir(), 'tealeaf-wake-')), waitMs: 60_000 });
+    closers.push(() => relay.close());
+    const laptop = new IdbRepository(await openTealeafDb({ factory: freshFactory() }));
+    const phone = new IdbRepository(await openTealeafDb({ factory: freshFactory() }));
+    const a = new SyncService(laptop);
+    // Two devices, not two tabs: the phone's channels are its own (one process holds both here).
+    const Channel = globalThis.BroadcastChannel;
+    vi.stubGlobal(
+      'BroadcastChannel',
+      class extends Channel {
+        constructor(name: string) {
+          super(`phone/${name}`);
+        }
+      },
+    );
+    const b = new SyncService(phone);
+    vi.unstubAllGlobals();
+    closers.push(() => (laptop.close(), phone.close()));
+    closers.push(() => a.turnOff(), () => b.turnOff());
+
+    await laptop.apply({ sessions: [session], memories: [memory('m1', 'one')] });
+    await a.turnOn(relay.url, 'laptop');
+    await until('the upload', async () => a.status.phase === 'synced' && !a.status.pending, 5000);
+    await b.join(relay.url, await a.offerCode(), 'phone');
+    await until('the first sync', async () => (await phone.getMemory('m1'))?.text === 'one', 5000);
+    await until('both idle', async () => a.status.phase === 'synced' && b.status.phase === 'synced', 5000);
+
+    // The laptop's next read of the relay: the user edits while it is under way.
+    const read = RelayClient.prototype.read;
+    let editedDuringRead = false;
+    vi.spyOn(RelayClient.prototype, 'read').mockImplementation(async function (this: RelayClient, ...args) {
+      // The laptop's loop's own client (the phone's has the same address).
+      if (this === (a as unknown as { relay: RelayClient }).relay && !editedDuringRead) {
+        editedDuringRead = true;
+        await laptop.apply({ memoryPatches: [{ id: 'm1', text: 'edited while the loop read', edited: true }] });
+      }
+      return read.apply(this, args);
+    });
+    // Something to read: a change from the phone wakes the laptop's loop.
+    await phone.apply({ memories: [memory('m2', 'from the phone')] });
+    await until('the laptop reads', async () => editedDuringRead, 5000);
+    await until('the edit on the phone', async () => (await phone.getMemory('m1'))?.text === 'edited while the loop read', 5000);
+    expect((await laptop.getMemory('m2'))?.text).toBe('from the phone');
+  });
+});
