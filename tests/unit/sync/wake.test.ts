@@ -47,7 +47,10 @@ describe('the sync loop hears every write', () => {
     const b = new SyncService(phone);
     vi.unstubAllGlobals();
     closers.push(() => (laptop.close(), phone.close()));
-    closers.push(() => a.turnOff(), () => b.turnOff());
+    closers.push(
+      () => a.turnOff(),
+      () => b.turnOff(),
+    );
 
     await laptop.apply({ sessions: [session], memories: [memory('m1', 'one')] });
     await a.turnOn(relay.url, 'laptop');
