@@ -15,6 +15,12 @@ export async function readSyncRows(db: TealeafDb): Promise<Map<string, unknown>>
   return new Map(rows.map((r) => [r.key, r.value]));
 }
 
+/** The rows whose key starts with `prefix`, in key order (the out-box, without the document's megabytes). */
+export async function readSyncRowsByPrefix(db: TealeafDb, prefix: string): Promise<Array<[string, unknown]>> {
+  const rows = await db.getAll('sync', IDBKeyRange.bound(prefix, `${prefix}\uffff`));
+  return rows.map((r) => [r.key, r.value]);
+}
+
 /** One row (a check the loop makes every turn, without reading the document's rows). */
 export async function readSyncRow(db: TealeafDb, key: string): Promise<unknown> {
   return (await db.get('sync', key))?.value;

@@ -10,7 +10,7 @@
 import * as Y from 'yjs';
 import type { AppliedChange, ChangeSet } from '../../ports';
 import type { IdbRepository } from '../../store/repository';
-import { clearSyncRows, readSyncRow, readSyncRows, writeSyncRows, type SyncRows } from '../../store/sync-store';
+import { clearSyncRows, readSyncRow, readSyncRows, readSyncRowsByPrefix, writeSyncRows, type SyncRows } from '../../store/sync-store';
 import { Emitter } from '../emitter';
 import { type Bytes, toBase64Url } from './bytes';
 import { SyncEngine, type SyncState } from './engine';
@@ -212,8 +212,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   /** Local writes from the out-box into the document (then deleted from the out-box, with the document rows). */
   private async drainOutbox(): Promise<void> {
-    const rows = await readSyncRows(this.repo.db);
-    const out = [...rows.entries()].filter(([k]) => k.startsWith('out:')).sort(([a], [b]) => (a < b ? -1 : 1));
+    const out = await readSyncRowsByPrefix(this.repo.db, 'out:');
     if (out.length === 0) return;
     for (const [, change] of out) await this.engine!.recordLocal(change as AppliedChange);
     const r = this.rows(true);
