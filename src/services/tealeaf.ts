@@ -46,6 +46,12 @@ export class Tealeaf {
       () => this.models.languageModel,
       () => this.models.embedder,
     );
+    // Another device's delete-all, accepted here: as this device's own (jobs stopped, views told).
+    this.sync.wipeHere = async (wipe) => {
+      this.chat.stop();
+      await this.memory.exclusive(wipe);
+      this.settings.announce();
+    };
     this.evaluation = new EvaluationService(
       this.memory,
       this.settings,

@@ -1,7 +1,7 @@
 // Sync between two devices (issue 23): two Chromium profiles on one app server, the relay started
 // here on 127.0.0.1 with its own folder. Pairing by a code shown on A and typed on B; a chat and its
 // memories reach B; an edit on B reaches A; delete on A vs edit on B offline: the delete wins;
-// delete-all on A empties B and B does not bring it back; unpair B. The relay's bytes on disk never
+// delete-all on A: B asks, then empties, and does not bring it back; unpair B. The relay's bytes on disk never
 // hold the canary typed on A. Status words checked for off, synced, offline and error.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -158,17 +158,31 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
       'B offline edit did not bring it back on A',
     );
 
-    // Delete-all on A: B empties too, and B does not bring anything back.
+    // Delete-all on A: B asks its user, keeps its data until answered (also across a reload),
+    // then empties; B does not bring anything back.
     await settings(A.page, server.url);
-    // Its words say where the data goes: from the paired device too, not "nowhere else".
+    // Its words say where the data goes: the paired device is asked too, not "nowhere else".
     const zone = await A.page.getByTestId('delete-all-words').textContent();
-    assert.match(zone, /from this device and from your other paired device/);
+    assert.match(zone, /your other paired device is asked to delete theirs too/);
     assert.doesNotMatch(zone, /anywhere else/);
     await A.page.getByTestId('delete-all').click();
-    assert.match(await A.page.getByTestId('confirm-dialog').textContent(), /your other paired device: sync is on/);
+    assert.match(await A.page.getByTestId('confirm-dialog').textContent(), /other paired device is asked to delete theirs too/);
     await A.page.getByTestId('confirm-ok').click();
     await A.page.waitForLoadState('load');
+    const choice = B.page.getByTestId('sync-reset-choice');
+    await choice.waitFor({ timeout: 45_000 });
+    assert.match(await choice.textContent(), /Laptop deleted all its data/);
+    const bHeld = await readDb(B.page, ['memories']);
+    assert.ok(bHeld.memories.length > 0, 'B keeps its data until its user answers');
+    await shot(B.page, 'sync-reset-choice');
+    await B.page.reload();
+    await choice.waitFor({ timeout: 45_000 });
+    assert.equal((await readDb(B.page, ['memories'])).memories.length, bHeld.memories.length);
+    await B.page.getByTestId('sync-reset-wipe').click();
+    assert.match(await B.page.getByTestId('confirm-dialog').textContent(), /Delete everything on this device too/);
+    await B.page.getByTestId('confirm-ok').click();
     await pollUntil(B.page, (db) => db.sessions.length === 0 && db.memories.length === 0, 'B emptied by delete-all', 45_000);
+    await choice.waitFor({ state: 'detached' });
     await new Promise((r) => setTimeout(r, 2000));
     const aEmpty = await readDb(A.page, ['sessions', 'memories']);
     assert.equal(aEmpty.sessions.length + aEmpty.memories.length, 0);

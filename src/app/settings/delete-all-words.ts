@@ -1,5 +1,5 @@
 // What "Delete all my data" says it will do, from the one sync state: with sync on, paired devices
-// empty too and the relay keeps encrypted copies, so "nothing is stored anywhere else" is said
+// are asked to empty too and the relay keeps encrypted copies, so "nothing is stored anywhere else" is said
 // only while sync is off.
 import type { SyncStatus } from '../../services/sync/sync-status';
 
@@ -26,10 +26,11 @@ export function deleteAllWords(s: SyncStatus): DeleteAllWords {
     };
   const others = s.devices.filter((d) => d.id !== s.selfId).length;
   const later = s.phase === 'offline' || s.phase === 'error' ? ' once this device reaches the relay again' : ' when they next sync';
+  // Each other device asks its user before it empties (SyncResetChoice): "keep" sends its data back.
   const where =
     others === 0
       ? 'from this device (sync is on, with no other device paired yet)'
-      : `from this device and from your ${others === 1 ? 'other paired device' : `${others} other paired devices`}: sync is on, and they empty too${later}`;
+      : `from this device. Sync is on: your ${others === 1 ? 'other paired device is' : `${others} other paired devices are`} asked to delete theirs too${later}, and one that keeps its data sends it back here`;
   return {
     zone: `Removes every conversation, memory and setting ${where}. ${RELAY} This cannot be undone.`,
     dialog: `Every conversation, memory and setting is deleted ${where}. ${RELAY} This cannot be undone.\n${BACKUP}`,

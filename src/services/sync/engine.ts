@@ -165,11 +165,19 @@ export class SyncEngine implements Repository {
    * parts of at most `part` records (500: each part opens and merges in well under 100 ms; SYNC.md), what others refer to first: a receiver writes each part
    * through `apply`, which leaves out a turn whose chat it has not got yet.
    */
-  async adoptStore(part = 500): Promise<void> {
+  async adoptStore(part = 500, onProgress?: (done: number, total: number) => void): Promise<void> {
     const all = await storeAsChange(this.o.store);
-    for (const piece of inParts(all, part)) {
+    const pieces = [...inParts(all, part)];
+    let online = true;
+    for (const [i, piece] of pieces.entries()) {
       await this.serial(async () => this.records.record(piece));
-      await this.push();
+      // The relay away: the rest is recorded all the same, and the loop sends it when it answers.
+      if (online)
+        online = await this.push().then(
+          () => true,
+          () => false,
+        );
+      onProgress?.(i + 1, pieces.length);
     }
   }
 

@@ -14,6 +14,7 @@ import { clearSyncRows, readSyncRow, readSyncRows, readSyncRowsByPrefix, writeSy
 import { Emitter } from '../emitter';
 import { type Bytes, toBase64Url } from './bytes';
 import { SyncEngine, type SyncState } from './engine';
+import type { Epoch } from './record-doc';
 import { Sealer } from './envelope';
 import { type Device, type DeviceInfo, acceptRotation, generateDevice, generateSyncKey, keyFromRaw, roomOf, rotate } from './keys';
 import { newPairingCode } from './pairing';
@@ -79,6 +80,9 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   private readonly memoryChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-memory') : undefined;
   private readonly chatChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-chat') : undefined;
   private pairing?: AbortController;
+  private asked?: { answer: (choice: 'wipe' | 'keep') => void; fail: (e: Error) => void };
+  /** Runs this device's wipe for another device's delete-all (Tealeaf stops its jobs around it). */
+  wipeHere?: (wipe: () => Promise<unknown>) => Promise<unknown>;
 
   constructor(private readonly repo: IdbRepository) {
     super();
@@ -134,10 +138,12 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const parts = [...(base ? [base] : []), ...updates.map(([, v]) => v as Bytes)];
     this.logN = updates.length ? Number(updates.at(-1)![0].slice(6)) + 1 : 0;
     this.logRows = updates.length;
-    await this.begin(config, state ? { ...state, doc: parts.length ? (Y.mergeUpdates(parts) as Bytes) : undefined } : undefined);
+    // No state saved: the device stopped before its own records were taken in (turnOn, join): again.
+    await this.begin(config, state ? { ...state, doc: parts.length ? (Y.mergeUpdates(parts) as Bytes) : undefined } : undefined, !saved);
   }
 
-  private async begin(config: SyncConfig, state: SyncState | undefined): Promise<void> {
+  /** Starts the engine and the loop; `adopt` first takes this device's records in (before any pull, so nothing received is sent back). */
+  private async begin(config: SyncConfig, state: SyncState | undefined, adopt = false): Promise<void> {
     const key = await keyFromRaw(config.key.raw, config.key.createdAt);
     const room = await roomOf(key);
     this.config = config;
@@ -154,7 +160,9 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       deviceId: config.device.info.id,
       // A state of another room is dropped, but not its sequence number: a higher one is harmless.
       state: state?.room === room ? state : state ? { cursor: 0, marks: {}, seq: state.seq } : undefined,
-      wipe: async () => void (await repo.wipeAll()),
+      // Another device deleted everything: the user says whether this device follows (askReset).
+      onReset: (epoch) => this.askReset(epoch),
+      wipe: async () => void (await (this.wipeHere ?? ((w) => w()))(() => repo.wipeAll({ dropOutbox: true }))),
       reserve: (seq) => writeSyncRows(repo.db, { puts: [{ key: 'seq', value: seq }] }),
       onRotation: async (rotation) => {
         const next = await acceptRotation(config.device, rotation);
@@ -165,6 +173,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.engine.records.doc.on('update', (u: Uint8Array) => this.docUpdates.push(u as Bytes));
     this.set({ phase: 'starting', relayUrl: config.relayUrl, selfId: config.device.info.id, devices: config.devices, error: undefined });
     this.running = true;
+    if (adopt) {
+      await this.engine.adoptStore(500, (done, total) => this.set({ phase: 'syncing', progress: total > 4 ? { done, total } : undefined }));
+      await this.save();
+    }
     void this.loop();
   }
 
@@ -290,11 +302,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const device = await generateDevice(name);
     const config: SyncConfig = { relayUrl, device, key: { raw: key.raw, createdAt: key.createdAt }, devices: [device.info] };
     await writeSyncRows(this.repo.db, { puts: [{ key: 'config', value: config }] });
-    this.hold(async () => {
-      await this.begin(config, undefined);
-      await this.engine!.adoptStore();
-      await this.save();
-    });
+    this.hold(() => this.begin(config, undefined, true));
   }
 
   /** A new device: takes the key ring from the device showing `code`; its own memory joins the rest. */
@@ -308,11 +316,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       devices: got.devices,
     };
     await writeSyncRows(this.repo.db, { puts: [{ key: 'config', value: config }] });
-    this.hold(async () => {
-      await this.begin(config, undefined);
-      await this.engine!.adoptStore();
-      await this.save();
-    });
+    this.hold(() => this.begin(config, undefined, true));
   }
 
   /** Shows a code for a new device and waits for it (10 minutes); the device list grows when it joins. */
@@ -381,6 +385,24 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     }
   }
 
+  /** Another device deleted everything: the loop waits here until the user answers (`answerReset`). */
+  private askReset(epoch: Epoch): Promise<'wipe' | 'keep'> {
+    const name = this.config?.devices.find((d) => d.id === epoch.by)?.name ?? 'Another device';
+    return new Promise((answer, fail) => {
+      this.asked = { answer, fail };
+      this.set({ phase: 'deleted-elsewhere', deletedBy: { name, at: epoch.at }, progress: undefined });
+    });
+  }
+
+  /** The user's answer to another device's delete-all: empty this device too, or keep its data (sent back to all). */
+  answerReset(choice: 'wipe' | 'keep'): void {
+    const asked = this.asked;
+    if (!asked) return;
+    this.asked = undefined;
+    this.set({ phase: 'syncing', deletedBy: undefined });
+    asked.answer(choice);
+  }
+
   /** A delete-all made in any tab: the new epoch and the `reset` row's removal in one transaction. */
   private async takeReset(): Promise<boolean> {
     if (!this.engine || (await readSyncRow(this.repo.db, 'reset')) === undefined) return false;
@@ -393,6 +415,9 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   /** Stops syncing on this device and forgets the key (its memory stays). */
   async turnOff(): Promise<void> {
     this.running = false;
+    // An open question about another device's delete-all ends unanswered: nothing is wiped or sent.
+    this.asked?.fail(new Error('Sync was turned off.'));
+    this.asked = undefined;
     this.pairing?.abort();
     this.kick();
     this.engine = undefined;

@@ -2,7 +2,7 @@
 // user reads about sync comes from `syncWords`; tests/unit/sync/sync-status.test.ts covers each phase.
 import type { DeviceInfo } from './keys';
 
-export type SyncPhase = 'off' | 'starting' | 'syncing' | 'synced' | 'offline' | 'error' | 'unpaired';
+export type SyncPhase = 'off' | 'starting' | 'syncing' | 'synced' | 'offline' | 'error' | 'unpaired' | 'deleted-elsewhere';
 
 export interface SyncStatus {
   phase: SyncPhase;
@@ -19,6 +19,8 @@ export interface SyncStatus {
   progress?: { done: number; total: number };
   /** A pairing code shown on this device, waiting for the other one. */
   code?: string;
+  /** Another device deleted everything (phase `deleted-elsewhere`): who and when; sync waits for the user's choice. */
+  deletedBy?: { name: string; at: number };
 }
 
 export const OFF: SyncStatus = { phase: 'off', devices: [], pending: false };
@@ -66,6 +68,14 @@ export function syncWords(s: SyncStatus, now = Date.now()): SyncWords {
       };
     case 'error':
       return { headline: 'Sync stopped on an error', detail: `${s.error ?? 'Unknown error.'} It tries again by itself.${pending}` };
+    case 'deleted-elsewhere': {
+      const who = s.deletedBy?.name ?? 'Another device';
+      const when = s.deletedBy ? ` on ${new Date(s.deletedBy.at).toLocaleString()}` : '';
+      return {
+        headline: `${who} deleted all its data`,
+        detail: `It was deleted there${when}. This device still has its own: delete it here too, or keep it and send it back to your other devices. Syncing waits for your choice.${pending}`,
+      };
+    }
     case 'unpaired':
       return {
         headline: 'This device was unpaired',

@@ -19,19 +19,20 @@ describe('delete-all words', () => {
     expect(w.dialog).toContain('from this device.');
   });
 
-  const on: SyncPhase[] = ['starting', 'syncing', 'synced', 'offline', 'error'];
-  it.each(on)('sync %s with two other devices: they empty too, the relay keeps encrypted copies', (phase) => {
+  const on: SyncPhase[] = ['starting', 'syncing', 'synced', 'offline', 'error', 'deleted-elsewhere'];
+  it.each(on)('sync %s with two other devices: they are asked to empty too, the relay keeps encrypted copies', (phase) => {
     const w = deleteAllWords(state(phase, 2));
     for (const text of [w.zone, w.dialog]) {
       expect(text).not.toContain('anywhere else');
-      expect(text).toContain('your 2 other paired devices');
+      expect(text).toContain('your 2 other paired devices are asked to delete theirs too');
+      expect(text).toContain('one that keeps its data sends it back here');
       expect(text).toContain('encrypted copies');
       expect(text).toContain(phase === 'offline' || phase === 'error' ? 'once this device reaches the relay again' : 'when they next sync');
     }
   });
 
   it('sync on with one other device, and with none', () => {
-    expect(deleteAllWords(state('synced', 1)).zone).toContain('your other paired device:');
+    expect(deleteAllWords(state('synced', 1)).zone).toContain('your other paired device is asked');
     const alone = deleteAllWords(state('synced', 0));
     expect(alone.zone).toContain('no other device paired yet');
     expect(alone.zone).not.toContain('anywhere else');

@@ -19,6 +19,13 @@ describe('syncWords: one state, words for every phase', () => {
     ['offline', { pending: true }, 'Offline: the relay cannot be reached', /sent when it answers again.*wait to be sent/],
     ['error', { error: 'The relay answered 500.' }, 'Sync stopped on an error', /^The relay answered 500\. It tries again/],
     ['unpaired', {}, 'This device was unpaired', /no longer syncs/],
+    [
+      'deleted-elsewhere',
+      { deletedBy: { name: 'Phone', at: NOW } },
+      'Phone deleted all its data',
+      /delete it here too, or keep it.*waits for your choice/,
+    ],
+    ['deleted-elsewhere', {}, 'Another device deleted all its data', /^It was deleted there\. /],
   ];
   for (const [phase, patch, headline, detail] of table) {
     it(`${phase} ${JSON.stringify(patch)}`, () => {
