@@ -10,6 +10,7 @@ import type { JobSnapshot } from '../services/jobs';
 import type { EvaluationSnapshot } from '../services/evaluation';
 import type { AppSettings } from '../services/settings';
 import type { Tealeaf } from '../services/tealeaf';
+import { OFF, type SyncStatus } from '../services/sync/sync-status';
 import { sayAfterReload, takeAfterReload } from './after-reload';
 import { chatDeletedWords, DEMO_WORDS, legacyDemoRemovedWords } from './done-words';
 import { focusTurn } from './chat/focus-turn';
@@ -48,6 +49,8 @@ export class AppState {
   fatal = $state<string | null>(null);
   /** The disk is full: writes are refused (the app runs on, read-only where it must). */
   storageFull = $state(false);
+  /** The one sync state every view reads (Settings, the delete-all words, the remote delete-all banner). */
+  syncStatus = $state<SyncStatus>(OFF);
   /** Another tab upgraded the database: this one must reload. */
   mustReload = $state<string | null>(null);
   sessions = $state<Session[]>([]);
@@ -142,6 +145,8 @@ export class AppState {
     );
     t.settings.on('changed', (s) => (this.settings = s));
     t.onStorage((full) => (this.storageFull = full));
+    this.syncStatus = t.sync.status;
+    t.sync.on('status', (st) => (this.syncStatus = st));
     this.settings = t.settings.value;
     this.models = t.models.snapshot;
     this.memories = new Map(t.memory.memories);
