@@ -51,6 +51,10 @@ function syncedPart(c: AppliedChange): AppliedChange | undefined {
   return any ? part : undefined;
 }
 
+/** Between the tabs of one profile, on the `tealeaf-sync` channel. */
+type TabMessage =
+  { type: 'queued' | 'reset' | 'ask' | 'turn-off' } | { type: 'status'; status: SyncStatus } | { type: 'answer'; choice: 'wipe' | 'keep' };
+
 const LOG_LIMIT = 300;
 const pad = (n: number) => n.toString().padStart(12, '0');
 
@@ -96,14 +100,33 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     // Once the write has committed: this tab's loop, or the loop in whichever tab holds it.
     repo.afterSyncQueued = () => {
       this.kick();
-      this.channel?.postMessage({ type: 'queued' });
+      this.channel?.postMessage({ type: 'queued' } satisfies TabMessage);
     };
-    if (this.channel) this.channel.onmessage = () => this.kick();
+    if (this.channel) this.channel.onmessage = (e: MessageEvent<TabMessage>) => this.heard(e.data);
   }
 
-  private set(patch: Partial<SyncStatus>): void {
-    this.status = { ...this.status, ...patch };
+  /** `replace`: the whole status (sync off), not a patch over the last one. */
+  private set(patch: Partial<SyncStatus>, replace = false): void {
+    this.status = replace ? { ...OFF, ...patch } : { ...this.status, ...patch };
     this.emit('status', this.status);
+    // The other tabs show what the loop's tab knows (theirs would say "starting" for ever).
+    if (this.holdsLoop) this.channel?.postMessage({ type: 'status', status: this.status } satisfies TabMessage);
+  }
+
+  /** What another tab of this profile said (tabs share one database, and one tab runs the loop). */
+  private heard(m: TabMessage): void {
+    if (m.type === 'status') {
+      if (!this.holdsLoop) {
+        this.status = { ...m.status, code: undefined, elsewhere: m.status.phase !== 'off' };
+        this.emit('status', this.status);
+      }
+    } else if (m.type === 'ask') {
+      if (this.holdsLoop) this.set({});
+    } else if (m.type === 'answer') {
+      if (this.holdsLoop) this.answerReset(m.choice);
+    } else if (m.type === 'turn-off') {
+      if (this.holdsLoop) void this.turnOff();
+    } else this.kick();
   }
 
   /** At start: resumes sync if it is on (one tab runs the loop; the others wait for the lock). */
@@ -117,9 +140,25 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   private hold(run: () => Promise<void>): void {
     const locks = typeof navigator !== 'undefined' ? navigator.locks : undefined;
-    if (!locks) void run();
-    else void locks.request('tealeaf-sync', () => run().then(() => this.untilStopped()));
+    const held = () => {
+      this.holdsLoop = true;
+      return run();
+    };
+    if (!locks) void held();
+    else {
+      // Held while the loop runs; let go at once when there was nothing to run (sync turned off
+      // meanwhile), so a tab that turns it on again later is not left waiting behind an idle one.
+      void locks.request('tealeaf-sync', async () => {
+        await held();
+        if (this.running) await this.untilStopped();
+        else this.holdsLoop = false;
+      });
+      // Until this tab gets the loop: the status of the tab that has it.
+      this.channel?.postMessage({ type: 'ask' } satisfies TabMessage);
+    }
   }
+  /** This tab runs the sync loop (it holds the Web Lock). */
+  private holdsLoop = false;
   private stopped?: () => void;
   private untilStopped(): Promise<void> {
     return new Promise((ok) => (this.stopped = ok));
@@ -128,7 +167,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   private async resume(): Promise<void> {
     const rows = await readSyncRows(this.repo.db);
     const config = rows.get('config') as SyncConfig | undefined;
-    if (!config) return;
+    // Turned off in another tab while this one waited for the loop.
+    if (!config) return this.set(OFF, true);
     const saved = rows.get('state') as SyncState | undefined;
     // A number reserved for a post the relay may have taken after the state was last saved.
     const reserved = (rows.get('seq') as number | undefined) ?? 0;
@@ -373,7 +413,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
    */
   async deletedAll(): Promise<void> {
     if (!this.engine) {
-      this.channel?.postMessage({ type: 'reset' });
+      this.channel?.postMessage({ type: 'reset' } satisfies TabMessage);
       return;
     }
     if (!(await this.takeReset())) return;
@@ -396,6 +436,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   /** The user's answer to another device's delete-all: empty this device too, or keep its data (sent back to all). */
   answerReset(choice: 'wipe' | 'keep'): void {
+    if (!this.holdsLoop) {
+      this.channel?.postMessage({ type: 'answer', choice } satisfies TabMessage);
+      return;
+    }
     const asked = this.asked;
     if (!asked) return;
     this.asked = undefined;
@@ -414,6 +458,11 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   /** Stops syncing on this device and forgets the key (its memory stays). */
   async turnOff(): Promise<void> {
+    if (this.status.elsewhere) {
+      // The loop's tab stops it (and clears the rows); this tab hears its status.
+      this.channel?.postMessage({ type: 'turn-off' } satisfies TabMessage);
+      return;
+    }
     this.running = false;
     // An open question about another device's delete-all ends unanswered: nothing is wiped or sent.
     this.asked?.fail(new Error('Sync was turned off.'));
@@ -423,7 +472,9 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.engine = undefined;
     this.config = undefined;
     await clearSyncRows(this.repo.db);
+    // Told to the other tabs before the lock goes to one of them.
+    this.set(OFF, true);
+    this.holdsLoop = false;
     this.stopped?.();
-    this.set({ ...OFF });
   }
 }

@@ -21,6 +21,8 @@ export interface SyncStatus {
   code?: string;
   /** Another device deleted everything (phase `deleted-elsewhere`): who and when; sync waits for the user's choice. */
   deletedBy?: { name: string; at: number };
+  /** Another tab of this browser runs sync; this one shows its state and forwards answers. */
+  elsewhere?: boolean;
 }
 
 export const OFF: SyncStatus = { phase: 'off', devices: [], pending: false };
@@ -43,6 +45,11 @@ function ago(at: number | undefined, now: number): string {
 }
 
 export function syncWords(s: SyncStatus, now = Date.now()): SyncWords {
+  const w = phaseWords(s, now);
+  return s.elsewhere ? { ...w, detail: `${w.detail} Sync runs in another Tealeaf tab: pair or unpair devices there.`.trim() } : w;
+}
+
+function phaseWords(s: SyncStatus, now: number): SyncWords {
   const others = s.devices.filter((d) => d.id !== s.selfId).length;
   const devices = others === 0 ? 'no other device paired yet' : `${others} other device${others === 1 ? '' : 's'}`;
   const pending = s.pending ? ' Changes made here wait to be sent.' : '';
