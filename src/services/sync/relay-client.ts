@@ -74,3 +74,13 @@ export class RelayClient {
     await this.call(this.roomUrl(room), { method: 'DELETE' });
   }
 }
+
+/** A client that reports each read's position (the first sync's progress bar). */
+export class ProgressRelay extends RelayClient {
+  onRead?: (seq: number, last: number) => void;
+  override async read(room: string, after: number, limit?: number, signal?: AbortSignal) {
+    const got = await super.read(room, after, limit, signal);
+    this.onRead?.(got.messages.at(-1)?.seq ?? after, got.last);
+    return got;
+  }
+}

@@ -19,7 +19,8 @@ import { Sealer } from './envelope';
 import { type Device, type DeviceInfo, acceptRotation, generateDevice, generateSyncKey, keyFromRaw, roomOf, rotate } from './keys';
 import { newPairingCode } from './pairing';
 import { joinWithCode, offerPairing } from './pairing-session';
-import { RelayClient, RelayError } from './relay-client';
+import { ProgressRelay, RelayClient, RelayError } from './relay-client';
+import { logKey, outboxKey, syncedPart } from './outbox';
 import { relayRefusal, pagePolicy } from './relay-policy';
 import { OFF, type SyncStatus } from './sync-status';
 
@@ -30,42 +31,11 @@ export interface SyncConfig {
   devices: DeviceInfo[];
 }
 
-/** Only these kinds sync (vectors and jobs stay per device: SYNC.md, "Mapping our records"). */
-function syncedPart(c: AppliedChange): AppliedChange | undefined {
-  const part: AppliedChange = {
-    dropped: [],
-    sessions: c.sessions,
-    turns: c.turns,
-    memories: c.memories,
-    edges: c.edges,
-    segments: c.segments,
-    tombstones: c.tombstones,
-    deleteSessions: c.deleteSessions,
-    deleteTurns: c.deleteTurns,
-    deleteMemories: c.deleteMemories,
-    deleteEdges: c.deleteEdges,
-    deleteSegments: c.deleteSegments,
-    deleteTombstones: c.deleteTombstones,
-  };
-  const any = Object.entries(part).some(([k, v]) => k !== 'dropped' && Array.isArray(v) && v.length > 0);
-  return any ? part : undefined;
-}
-
 /** Between the tabs of one profile, on the `tealeaf-sync` channel. */
 type TabMessage =
   { type: 'queued' | 'reset' | 'ask' | 'turn-off' } | { type: 'status'; status: SyncStatus } | { type: 'answer'; choice: 'wipe' | 'keep' };
 
 const LOG_LIMIT = 300;
-const pad = (n: number) => n.toString().padStart(12, '0');
-
-class ProgressRelay extends RelayClient {
-  onRead?: (seq: number, last: number) => void;
-  override async read(room: string, after: number, limit?: number, signal?: AbortSignal) {
-    const got = await super.read(room, after, limit, signal);
-    this.onRead?.(got.messages.at(-1)?.seq ?? after, got.last);
-    return got;
-  }
-}
 
 export class SyncService extends Emitter<{ status: SyncStatus }> {
   status: SyncStatus = OFF;
@@ -94,8 +64,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     // the repository keeps it only while sync is on (its config row exists), read in that transaction.
     repo.syncHook = (applied) => {
       const part = syncedPart(applied);
-      if (!part) return undefined;
-      return { puts: [{ key: `out:${pad(Date.now())}-${pad(this.outSeq++)}-${Math.random().toString(36).slice(2, 8)}`, value: part }] };
+      return part && { puts: [{ key: outboxKey(Date.now(), this.outSeq++), value: part }] };
     };
     // Once the write has committed: this tab's loop, or the loop in whichever tab holds it.
     repo.afterSyncQueued = () => {
@@ -222,7 +191,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   /** The rows to keep now: the document's new updates, and (with state) the config and cursor. */
   private rows(withState: boolean): SyncRows {
-    const puts: SyncRows['puts'] = this.docUpdates.map((u) => ({ key: `doc:u:${pad(this.logN++)}`, value: u }));
+    const puts: SyncRows['puts'] = this.docUpdates.map((u) => ({ key: logKey(this.logN++), value: u }));
     this.logRows += this.docUpdates.length;
     this.docUpdates = [];
     if (withState && this.engine && this.config) {
