@@ -1,6 +1,7 @@
 // Sync between two devices (issue 23): two Chromium profiles on one app server, the relay started
 // here on 127.0.0.1 with its own folder. Pairing by a code shown on A and typed on B; a chat and its
-// memories reach B; an edit on B reaches A; delete on A vs edit on B offline: the delete wins;
+// memories reach B; an edit on B reaches A; both offline: delete vs edit either way (the delete
+// wins) and an edit on each arrive;
 // delete-all on A: B asks, then empties, and does not bring it back; unpair B. The relay's bytes on disk never
 // hold the canary typed on A. Status words checked for off, synced, offline and error.
 import { test, after } from 'node:test';
@@ -11,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRelay } from '../../relay/relay.mjs';
 import { launch, serveApp, shot, tempProfile } from './harness.mjs';
-import { assertNoOffHost, editOpenMemory, endAndRemember, openMemory, readDb, say, startChat } from './flows.mjs';
+import { assertNoOffHost, deleteOpenMemory, editOpenMemory, endAndRemember, openMemory, readDb, say, startChat } from './flows.mjs';
 
 const server = serveApp();
 const CANARY = 'zebracanary7731';
@@ -60,6 +61,8 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
     await startChat(A.page, server.url, { delayMs: 2 });
     await say(A.page, `My cat is called ${CANARY} and she likes the window`);
     await say(A.page, 'I moved to Lisbon last spring');
+    await say(A.page, 'My sister Ana lives in Porto now');
+    await say(A.page, 'I started learning the cello in May');
     await endAndRemember(A.page);
     const a0 = await pollUntil(A.page, (db) => db.memories.length > 0, 'memories on A');
 
@@ -130,14 +133,34 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
     assert.ok(bR.memories.some((m) => m.text === edited));
 
     // B offline (the relay stopped): its words say so; A deletes the memory, B edits it meanwhile.
+    // Both offline, the other way round too: B deletes a second memory that A edits, and each
+    // edits a third and a fourth; after reconnecting both hold the same.
+    assert.ok(a0.memories.length >= 4, `the chat made ${a0.memories.length} memories; the matrix needs 4`);
+    const [, second, third, fourth] = a0.memories.map((m) => ({ id: m.id, text: m.text.replace(/^.*?said: /, '').slice(0, 20) }));
     await relay.close();
     await B.page.goto(`${server.url}/#/memory`);
     await openMemory(B.page, edited);
     await editOpenMemory(B.page, `${edited} and again offline`);
+    await openMemory(B.page, second.text);
+    await deleteOpenMemory(B.page);
+    await openMemory(A.page, second.text);
+    await editOpenMemory(A.page, 'Edited on A while B deleted it');
+    await openMemory(A.page, third.text);
+    await editOpenMemory(A.page, 'Edited on A offline');
+    await openMemory(B.page, fourth.text);
+    await editOpenMemory(B.page, 'Edited on B offline');
     await settings(B.page, server.url);
     assert.equal(await statusIs(B.page, 'offline', 40_000), 'Offline: the relay cannot be reached');
+    assert.match(await B.page.getByTestId('sync-detail').textContent(), /Changes made here wait to be sent/);
     await shot(B.page, 'sync-offline');
     relay = await startRelay({ host: '127.0.0.1', port: Number(port), dir: relayDir });
+    const converged = (db) =>
+      !db.memories.some((m) => m.id === second.id) &&
+      db.tombstones.some((t) => t.id === second.id) &&
+      db.memories.find((m) => m.id === third.id)?.text === 'Edited on A offline' &&
+      db.memories.find((m) => m.id === fourth.id)?.text === 'Edited on B offline';
+    await pollUntil(A.page, converged, 'the offline changes on A', 45_000);
+    await pollUntil(B.page, converged, 'the offline changes on B', 45_000);
     // A deletes the memory once the relay is back, before B reconnects (B waits out its backoff).
     await openMemory(A.page, edited);
     await A.page.locator('aside[aria-label="Memory details"]').getByRole('button', { name: 'Delete', exact: true }).first().click();
