@@ -46,6 +46,8 @@ export interface SyncEngineOptions {
   state?: SyncState;
   /** Called with every message that could not be applied (wrong key, tampered, replayed). */
   onRefused?: (seq: number, error: EnvelopeError) => void;
+  /** A device turned sync off (it forgot the key): the others drop it from their device list. */
+  onLeft?: (deviceId: string) => Promise<void>;
   /** A device rotated the key: the new key if this device kept it (keys.ts, acceptRotation). */
   onRotation?: (rotation: Rotation) => Promise<SyncKey | 'unpaired'>;
   /** Largest compressed update sent as one message (tests make it small). */
@@ -249,6 +251,11 @@ export class SyncEngine implements Repository {
     });
   }
 
+  /** This device turns sync off: tells the others (best effort; the relay may be away). */
+  leave(): Promise<void> {
+    return this.serial(() => this.send(this.room, this.sealer, Uint8Array.of(0) as Bytes, KIND_LEFT));
+  }
+
   private moveTo(room: string, sealer: Sealer): void {
     this.room = room;
     this.sealer = sealer;
@@ -312,6 +319,10 @@ export class SyncEngine implements Repository {
     if (from === this.o.deviceId) {
       // Our own message: its number was used, whatever the saved state says (a second guard).
       this.seq = Math.max(this.seq, opened.seq);
+      return false;
+    }
+    if (body[0] === KIND_LEFT) {
+      await this.o.onLeft?.(from);
       return false;
     }
     if (body[0] === KIND_ROTATION) {
@@ -390,6 +401,7 @@ async function storeAsChange(store: Repository): Promise<AppliedChange> {
 // The first byte of every message's plaintext says what it holds.
 const KIND_UPDATE = 1;
 const KIND_ROTATION = 2;
+const KIND_LEFT = 4;
 const KIND_PIECE = 3;
 /** A compressed update larger than this goes in pieces (the relay takes at most 8 MiB a message). */
 const PIECE = 4 * 1024 * 1024;

@@ -46,3 +46,9 @@ export function pagePolicy(): string | undefined {
   if (typeof document === 'undefined') return undefined;
   return document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.getAttribute('content') ?? undefined;
 }
+
+/** Throws the refusal's words when this page may not use `relayUrl` (before any request to it). */
+export function assertRelayAllowed(relayUrl: string): void {
+  const refusal = relayRefusal(relayUrl, pagePolicy());
+  if (refusal) throw new Error(refusal);
+}

@@ -7,7 +7,6 @@
 // its own transaction (IdbRepository.syncHook), so no tab and no crash loses a change to sync.
 // A remote message's records are written in one transaction with the cursor and the document
 // rows they came with; anything after (a refused message) is saved at the end of the pull.
-import * as Y from 'yjs';
 import type { AppliedChange, ChangeSet } from '../../ports';
 import type { IdbRepository } from '../../store/repository';
 import { clearSyncRows, readSyncRow, readSyncRows, readSyncRowsByPrefix, writeSyncRows, type SyncRows } from '../../store/sync-store';
@@ -20,8 +19,9 @@ import { type Device, type DeviceInfo, acceptRotation, generateDevice, generateS
 import { newPairingCode } from './pairing';
 import { joinWithCode, offerPairing } from './pairing-session';
 import { ProgressRelay, RelayClient, RelayError } from './relay-client';
-import { logKey, outboxKey, syncedPart } from './outbox';
-import { relayRefusal, pagePolicy } from './relay-policy';
+import { DocLog } from './doc-log';
+import { outboxKey, syncedPart } from './outbox';
+import { assertRelayAllowed } from './relay-policy';
 import { OFF, type SyncStatus } from './sync-status';
 
 export interface SyncConfig {
@@ -35,8 +35,6 @@ export interface SyncConfig {
 type TabMessage =
   { type: 'queued' | 'reset' | 'ask' | 'turn-off' } | { type: 'status'; status: SyncStatus } | { type: 'answer'; choice: 'wipe' | 'keep' };
 
-const LOG_LIMIT = 300;
-
 export class SyncService extends Emitter<{ status: SyncStatus }> {
   status: SyncStatus = OFF;
   private config?: SyncConfig;
@@ -46,9 +44,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   private wake?: AbortController;
   /** A kick heard while the loop was busy: it goes round again instead of waiting. */
   private kicked = false;
-  private logN = 0;
-  private logRows = 0;
-  private docUpdates: Bytes[] = [];
+  private log = new DocLog();
   private outSeq = 0;
   private readonly channel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-sync') : undefined;
   private readonly memoryChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-memory') : undefined;
@@ -142,13 +138,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     // A number reserved for a post the relay may have taken after the state was last saved.
     const reserved = (rows.get('seq') as number | undefined) ?? 0;
     const state = saved || reserved ? { cursor: 0, marks: {}, ...saved, seq: Math.max(saved?.seq ?? 0, reserved) } : undefined;
-    const updates = [...rows.entries()].filter(([k]) => k.startsWith('doc:u:')).sort(([a], [b]) => (a < b ? -1 : 1));
-    const base = rows.get('doc:base') as Bytes | undefined;
-    const parts = [...(base ? [base] : []), ...updates.map(([, v]) => v as Bytes)];
-    this.logN = updates.length ? Number(updates.at(-1)![0].slice(6)) + 1 : 0;
-    this.logRows = updates.length;
+    const { log, doc } = DocLog.fromRows(rows);
+    this.log = log;
     // No state saved: the device stopped before its own records were taken in (turnOn, join): again.
-    await this.begin(config, state ? { ...state, doc: parts.length ? (Y.mergeUpdates(parts) as Bytes) : undefined } : undefined, !saved);
+    await this.begin(config, state ? { ...state, doc } : undefined, !saved);
   }
 
   /** Starts the engine and the loop; `adopt` first takes this device's records in (before any pull, so nothing received is sent back). */
@@ -173,13 +166,14 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       onReset: (epoch) => this.askReset(epoch),
       wipe: async () => void (await (this.wipeHere ?? ((w) => w()))(() => repo.wipeAll({ dropOutbox: true }))),
       reserve: (seq) => writeSyncRows(repo.db, { puts: [{ key: 'seq', value: seq }] }),
+      onLeft: async (id) => this.dropDevice(id),
       onRotation: async (rotation) => {
         const next = await acceptRotation(config.device, rotation);
         if (next !== 'unpaired') this.config = { ...config, key: { raw: next.raw, createdAt: next.createdAt }, devices: rotation.devices };
         return next;
       },
     });
-    this.engine.records.doc.on('update', (u: Uint8Array) => this.docUpdates.push(u as Bytes));
+    this.log.watch(this.engine.records.doc);
     this.set({ phase: 'starting', relayUrl: config.relayUrl, selfId: config.device.info.id, devices: config.devices, error: undefined });
     this.running = true;
     if (adopt) {
@@ -191,9 +185,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   /** The rows to keep now: the document's new updates, and (with state) the config and cursor. */
   private rows(withState: boolean): SyncRows {
-    const puts: SyncRows['puts'] = this.docUpdates.map((u) => ({ key: logKey(this.logN++), value: u }));
-    this.logRows += this.docUpdates.length;
-    this.docUpdates = [];
+    const puts = this.log.take();
     if (withState && this.engine && this.config) {
       puts.push({ key: 'state', value: this.engine.state(false) }, { key: 'config', value: this.config });
     }
@@ -202,17 +194,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   private async save(): Promise<void> {
     if (!this.engine) return;
-    if (this.logRows > LOG_LIMIT) {
-      // The log folds into one snapshot now and then (one transaction: never both, never neither).
-      this.docUpdates = [];
-      const snapshot = Y.encodeStateAsUpdate(this.engine.records.doc) as Bytes;
-      const rows = this.rows(true);
-      rows.puts.push({ key: 'doc:base', value: snapshot });
-      await writeSyncRows(this.repo.db, { puts: rows.puts, deletes: ['doc:u:*'] });
-      this.logRows = 0;
-      return;
-    }
-    await writeSyncRows(this.repo.db, this.rows(true));
+    // Now and then the log folds into one snapshot (first: the snapshot holds the updates not yet written).
+    const fold = this.log.long ? this.log.snapshot(this.engine.records.doc) : undefined;
+    const rows = this.rows(true);
+    await writeSyncRows(this.repo.db, fold ? { puts: [...fold.puts, ...rows.puts], deletes: fold.deletes } : rows);
   }
 
   kick(): void {
@@ -299,14 +284,9 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.chatChannel?.postMessage({ type: 'session-changed', sessionId: '' });
   }
 
-  private checkRelay(relayUrl: string): void {
-    const refusal = relayRefusal(relayUrl, pagePolicy());
-    if (refusal) throw new Error(refusal);
-  }
-
   /** The first device: makes the key and sends everything this device holds. */
   async turnOn(relayUrl: string, name: string): Promise<void> {
-    this.checkRelay(relayUrl);
+    assertRelayAllowed(relayUrl);
     const key = await generateSyncKey();
     const device = await generateDevice(name);
     const config: SyncConfig = { relayUrl, device, key: { raw: key.raw, createdAt: key.createdAt }, devices: [device.info] };
@@ -316,7 +296,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   /** A new device: takes the key ring from the device showing `code`; its own memory joins the rest. */
   async join(relayUrl: string, code: string, name: string): Promise<void> {
-    this.checkRelay(relayUrl);
+    assertRelayAllowed(relayUrl);
     const got = await joinWithCode(new RelayClient(relayUrl), code.trim().toUpperCase(), name);
     const config: SyncConfig = {
       relayUrl,
@@ -354,6 +334,12 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     return code;
   }
 
+  /** A device that turned sync off (it forgot the key) leaves the list. */
+  private dropDevice(id: string): void {
+    if (this.config)
+      this.set({ devices: (this.config = { ...this.config, devices: this.config.devices.filter((d) => d.id !== id) }).devices });
+  }
+
   /** Unpairs a device (a new key for the others: keys.ts, rotate); `undefined` rotates the key for all. */
   async unpair(deviceId?: string): Promise<void> {
     const config = this.config;
@@ -362,15 +348,13 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const { key, rotation } = await rotate(config.device, keep);
     await this.engine.rekey(key, rotation);
     this.config = { ...config, key: { raw: key.raw, createdAt: key.createdAt }, devices: rotation.devices };
-    this.docUpdates = [];
-    await writeSyncRows(this.repo.db, {
-      puts: [
-        { key: 'doc:base', value: Y.encodeStateAsUpdate(this.engine.records.doc) as Bytes },
+    await writeSyncRows(
+      this.repo.db,
+      this.log.snapshot(this.engine.records.doc, [
         { key: 'state', value: this.engine.state(false) },
         { key: 'config', value: this.config },
-      ],
-      deletes: ['doc:u:*'],
-    });
+      ]),
+    );
     this.set({ devices: this.config.devices });
     this.kick();
   }
@@ -432,6 +416,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       this.channel?.postMessage({ type: 'turn-off' } satisfies TabMessage);
       return;
     }
+    // The others drop this device from their list (if the relay answers within 3 s).
+    await Promise.race([this.engine?.leave().catch(() => undefined), new Promise((ok) => setTimeout(ok, 3000))]);
     this.running = false;
     // An open question about another device's delete-all ends unanswered: nothing is wiped or sent.
     this.asked?.fail(new Error('Sync was turned off.'));

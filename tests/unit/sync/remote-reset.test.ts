@@ -120,4 +120,13 @@ describe('another device deleted everything', () => {
     expect(syncWords(again.status).headline).toBe('Sync is off');
     expect((await phone.listMemories()).length).toBe(2);
   });
+
+  it('a device that turns sync off leaves the others’ device lists', async () => {
+    const { a, b } = await pair();
+    expect(b.status.devices.map((d) => d.name).sort()).toEqual(['Laptop', 'Phone']);
+    await a.turnOff();
+    await until('the phone hears', () => b.status.devices.length === 1);
+    expect(b.status.devices.map((d) => d.name)).toEqual(['Phone']);
+    expect(syncWords(b.status).detail).toMatch(/no other device paired yet/);
+  });
 });
