@@ -4,32 +4,11 @@
 // with a reply, the detail panel open) so their real content is checked, not empty shells.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { audit } from './axe.mjs';
 import { launch, serveApp } from './harness.mjs';
 import { assertNoOffHost, loadTestModel, pickTestModel, say } from './flows.mjs';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
 const server = serveApp();
-
-/** Serious and critical violations on the page as it is now, one line each. */
-async function audit(page) {
-  // Through the debugging protocol, which the page's CSP does not govern (no script tag needed).
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')),
-    }));
-  });
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(', ')}`);
-}
 
 test('every view passes axe-core without serious or critical violations, at 1280 and 375 px, light and dark', async () => {
   const problems = [];

@@ -11,6 +11,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRelay } from '../../relay/relay.mjs';
+import { audit } from './axe.mjs';
 import { launch, serveApp, shot, tempProfile } from './harness.mjs';
 import { assertNoOffHost, deleteOpenMemory, editOpenMemory, endAndRemember, openMemory, readDb, say, startChat } from './flows.mjs';
 
@@ -76,6 +77,8 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
     const code = (await A.page.getByTestId('sync-code').textContent()).trim();
     assert.match(code, /^[0-9A-Z]{4}(-[0-9A-Z]{4}){5}$/);
     await shot(A.page, 'sync-code-shown');
+    // The sync section's on-states pass axe, as the views do (a11y.spec covers it off).
+    assert.deepEqual(await audit(A.page), [], 'axe: code shown');
 
     await settings(B.page, server.url);
     await B.page.getByTestId('sync-relay-url').fill(relay.url);
@@ -153,6 +156,7 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
     assert.equal(await statusIs(B.page, 'offline', 40_000), 'Offline: the relay cannot be reached');
     assert.match(await B.page.getByTestId('sync-detail').textContent(), /Changes made here wait to be sent/);
     await shot(B.page, 'sync-offline');
+    assert.deepEqual(await audit(B.page), [], 'axe: offline');
     relay = await startRelay({ host: '127.0.0.1', port: Number(port), dir: relayDir });
     const converged = (db) =>
       !db.memories.some((m) => m.id === second.id) &&
@@ -198,6 +202,13 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
     const bHeld = await readDb(B.page, ['memories']);
     assert.ok(bHeld.memories.length > 0, 'B keeps its data until its user answers');
     await shot(B.page, 'sync-reset-choice');
+    // On a phone, in the dark: the banner's words and both answers fit and pass axe.
+    await B.page.setViewportSize({ width: 375, height: 800 });
+    await B.page.emulateMedia({ colorScheme: 'dark' });
+    assert.deepEqual(await audit(B.page), [], 'axe: delete-all asked, 375 px dark');
+    await shot(B.page, 'sync-reset-choice-phone-dark');
+    await B.page.setViewportSize({ width: 1280, height: 800 });
+    await B.page.emulateMedia({ colorScheme: 'light' });
     await B.page.reload();
     await choice.waitFor({ timeout: 45_000 });
     assert.equal((await readDb(B.page, ['memories'])).memories.length, bHeld.memories.length);
