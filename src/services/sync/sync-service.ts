@@ -177,7 +177,9 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.set({ phase: 'starting', relayUrl: config.relayUrl, selfId: config.device.info.id, devices: config.devices, error: undefined });
     this.running = true;
     if (adopt) {
-      await this.engine.adoptStore(500, (done, total) => this.set({ phase: 'syncing', progress: total > 4 ? { done, total } : undefined }));
+      await this.engine.adoptStore(500, (done, total) =>
+        this.set({ phase: 'syncing', progress: total > 4 ? { done, total, sending: true } : undefined }),
+      );
       await this.save();
     }
     void this.loop();

@@ -15,8 +15,8 @@ export interface SyncStatus {
   pending: boolean;
   /** The last failure, in words, for offline and error. */
   error?: string;
-  /** Messages read of the relay's total, while a first (large) sync runs. */
-  progress?: { done: number; total: number };
+  /** A first (large) sync: parts of this device's memory sent (`sending`), or messages read of the relay's total. */
+  progress?: { done: number; total: number; sending?: boolean };
   /** A pairing code shown on this device, waiting for the other one. */
   code?: string;
   /** Another device deleted everything (phase `deleted-elsewhere`): who and when; sync waits for the user's choice. */
@@ -61,7 +61,8 @@ function phaseWords(s: SyncStatus, now: number): SyncWords {
     case 'syncing': {
       const p = s.progress;
       const part = p && p.total > 0 ? ` (${Math.min(100, Math.round((p.done / p.total) * 100))} %)` : '';
-      return { headline: `Syncing${part}`, detail: `With ${devices}.${pending}` };
+      const what = !p ? 'Syncing' : p.sending ? 'Sending this device’s memory' : 'Receiving your memory';
+      return { headline: `${what}${part}`, detail: `With ${devices}.${pending}` };
     }
     case 'synced':
       return {

@@ -13,7 +13,9 @@ describe('syncWords: one state, words for every phase', () => {
   const table: Array<[SyncPhase, Partial<SyncStatus>, string, RegExp]> = [
     ['off', {}, 'Sync is off', /Nothing leaves this device/],
     ['starting', {}, 'Sync is starting', /127\.0\.0\.1:8787/],
-    ['syncing', { progress: { done: 25, total: 100 } }, 'Syncing (25 %)', /With 1 other device\.$/],
+    ['syncing', { progress: { done: 25, total: 100 } }, 'Receiving your memory (25 %)', /With 1 other device\.$/],
+    ['syncing', { progress: { done: 3, total: 4, sending: true } }, 'Sending this device’s memory (75 %)', /With 1 other device\.$/],
+    ['syncing', {}, 'Syncing', /With 1 other device\.$/],
     ['synced', {}, 'Synced', /With 1 other device\. Last sync: 5 minutes ago\./],
     ['synced', { pending: true }, 'Synced, sending changes', /Last sync/],
     ['offline', { pending: true }, 'Offline: the relay cannot be reached', /sent when it answers again.*wait to be sent/],
