@@ -14,6 +14,8 @@ import { OFF, type SyncStatus } from '../services/sync/sync-status';
 import { sayAfterReload, takeAfterReload } from './after-reload';
 import { chatDeletedWords, DEMO_WORDS, legacyDemoRemovedWords } from './done-words';
 import { focusTurn } from './chat/focus-turn';
+import type { PairLink } from '../services/sync/pair-link';
+import { takePairLink } from './settings/pair-link-intake';
 
 export type View = 'chat' | 'memory' | 'evaluate' | 'models' | 'settings';
 const VIEWS: View[] = ['chat', 'memory', 'evaluate', 'models', 'settings'];
@@ -89,6 +91,9 @@ export class AppState {
   /** Demo records an earlier version put into the user's own memory, offered for removal. */
   legacyDemo = $state<{ sessions: number; memories: number } | null>(null);
 
+  /** A pairing link opened this page (taken out of the address bar at once): Settings fills in its form. */
+  pairLink = $state<PairLink | null>(null);
+
   /** The confirmation being asked, if any. */
   dialog = $state<(ConfirmRequest & { resolve: (r: ConfirmResult) => void }) | null>(null);
 
@@ -97,6 +102,7 @@ export class AppState {
 
   constructor() {
     const fromHash = () => {
+      this.pairLink = takePairLink() ?? this.pairLink;
       const v = location.hash.replace(/^#\/?/, '').split('?')[0] as View;
       this.view = VIEWS.includes(v) ? v : 'chat';
     };

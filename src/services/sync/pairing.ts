@@ -51,13 +51,21 @@ export function newPairingCode(): string {
   return toBase32(randomBytes(CODE_BYTES)).match(/.{4}/g)!.join('-');
 }
 
-export async function pairingSecrets(code: string): Promise<PairingSecrets> {
-  let bytes: Bytes;
+function codeBytes(code: string): Bytes {
   try {
-    bytes = fromBase32(code, CODE_BYTES);
+    return fromBase32(code, CODE_BYTES);
   } catch (e) {
     throw new PairingError(`That is not a pairing code (${(e as Error).message}).`);
   }
+}
+
+/** The code as shown (groups of four) from what was typed or carried in a link; throws PairingError when it is none. */
+export function normalPairingCode(code: string): string {
+  return toBase32(codeBytes(code)).match(/.{4}/g)!.join('-');
+}
+
+export async function pairingSecrets(code: string): Promise<PairingSecrets> {
+  const bytes = codeBytes(code);
   const base = await crypto.subtle.importKey('raw', bytes, 'HKDF', false, ['deriveBits']);
   const derive = async (info: string) =>
     new Uint8Array(await crypto.subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: utf8(info) }, base, 256));
