@@ -6,16 +6,15 @@
 // relay this page may not use say so and fill in nothing wrong. Axe at 1280 and 375 px, light and dark.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import jsQR from 'jsqr';
 import { startRelay } from '../../relay/relay.mjs';
+import { audit } from './axe.mjs';
 import { launch, serveApp, shot, tempProfile } from './harness.mjs';
 import { assertNoOffHost, endAndRemember, pollDb, readDb, say, startChat } from './flows.mjs';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const server = serveApp();
 const relayDir = mkdtempSync(join(tmpdir(), 'tealeaf-relay-'));
 after(() => rmSync(relayDir, { recursive: true, force: true }));
@@ -30,18 +29,6 @@ const LOOKS = [
 async function look(page, width, scheme) {
   await page.setViewportSize({ width, height: 800 });
   await page.emulateMedia({ colorScheme: scheme });
-}
-
-/** Serious and critical axe violations on the page now, one line each (as a11y.spec.mjs). */
-async function audit(page) {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map((n) => n.target.join(' ')) }));
-  });
-  return violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}) at ${v.targets.join(', ')}`);
 }
 
 /** The QR code as the page shows it: the element's screenshot, its pixels read back, decoded by jsqr. */
@@ -149,9 +136,14 @@ test('pair by QR code: B opens the link the QR holds, filled in and nothing sent
     assert.equal(await note.getAttribute('data-state'), 'filled');
     assert.equal(
       (await note.textContent()).trim(),
-      'Paired from a code shown on another device: check the relay address, name this device, then Pair.',
+      'Filled in from a code shown on another device: check the relay address, name this device, then Pair.',
     );
     assert.equal(await B.page.getByTestId('sync-device-name').getAttribute('aria-describedby'), 'sync-pair-link');
+    // Joining, not starting: "Turn sync on (first device)" is not between the name and Pair.
+    assert.equal(await B.page.getByTestId('sync-turn-on').count(), 0);
+    await B.page.keyboard.press('Tab');
+    assert.equal(await B.page.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'sync-code-input');
+    await B.page.getByTestId('sync-device-name').evaluate((el) => (el.focus(), el.select()));
     for (const [width, scheme] of LOOKS) {
       await look(B.page, width, scheme);
       await B.page.getByTestId('sync-device-name').scrollIntoViewIfNeeded();

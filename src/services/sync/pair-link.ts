@@ -65,7 +65,7 @@ export function pairLinkState(link: PairLink, phase: SyncPhase): PairLinkState {
 export function pairLinkWords(link: PairLink, phase: SyncPhase): string {
   switch (pairLinkState(link, phase)) {
     case 'filled':
-      return 'Paired from a code shown on another device: check the relay address, name this device, then Pair.';
+      return 'Filled in from a code shown on another device: check the relay address, name this device, then Pair.';
     case 'bad': {
       const kept = link.code ? ' Its code is filled in.' : link.relayUrl ? ' Its relay is filled in.' : '';
       return `${link.kind === 'bad' ? link.problems.join(' ') : ''}${kept} Type what the other device shows, or scan its code again.`;

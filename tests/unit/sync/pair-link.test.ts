@@ -103,7 +103,7 @@ describe('pairLinkWords: one state, words for every state', () => {
   const badCode: PairLink = { kind: 'bad', relayUrl: RELAY, problems: ['This pairing link carries no code.'] };
   const badRelay: PairLink = { kind: 'bad', code: CODE, problems: ["This pairing link's relay (x) cannot be used here."] };
   const table: Array<[PairLink, SyncPhase, string, RegExp]> = [
-    [ok, 'off', 'filled', /^Paired from a code shown on another device: check the relay address, name this device, then Pair\.$/],
+    [ok, 'off', 'filled', /^Filled in from a code shown on another device: check the relay address, name this device, then Pair\.$/],
     [badCode, 'off', 'bad', /^This pairing link carries no code\. Its relay is filled in\. Type what the other device shows/],
     [badRelay, 'off', 'bad', /^This pairing link's relay \(x\) cannot be used here\. Its code is filled in\. Type/],
     [ok, 'synced', 'already-syncing', /this one already syncs\. To pair it .* turn sync off here first\.$/],
