@@ -106,6 +106,11 @@ describe('a chat is ended and memorised only on its own device', () => {
     const [chat] = await laptop.repo.listSessions();
     expect(chat.deviceId).toBe(laptopId);
     await until('the chat on the phone', async () => (await phone.repo.listTurns(chat.id)).length === 2);
+    // The phone shows it, and follows it: the laptop's next message appears there without a reopen.
+    await phone.chat.open(chat.id);
+    await laptop.chat.send('and then on to Lisbon');
+    await until('the laptop’s next message shown on the phone', async () => phone.chat.turns.length === 4);
+    expect(phone.chat.owner.place(phone.chat.current)).toEqual({ kind: 'elsewhere', device: 'Laptop' });
 
     // Two hours later the phone's app starts: the laptop's chat is past the idle gap.
     clock.t += 2 * H;
