@@ -11,6 +11,7 @@ import type { EvaluationSnapshot } from '../services/evaluation';
 import type { AppSettings } from '../services/settings';
 import type { Tealeaf } from '../services/tealeaf';
 import { OFF, type SyncStatus } from '../services/sync/sync-status';
+import { NO_SYNC, type ChatDevices } from '../services/sync/chat-owner';
 import { sayAfterReload, takeAfterReload } from './after-reload';
 import { chatDeletedWords, DEMO_WORDS, legacyDemoRemovedWords } from './done-words';
 import { focusTurn } from './chat/focus-turn';
@@ -86,6 +87,8 @@ export class AppState {
   graphVersion = $state(0);
   /** The chat shown is temporary: nothing of it is stored or remembered. */
   temporary = $state(false);
+  /** This device and the paired ones: a chat open on another device is read-only here. */
+  chatDevices = $state<ChatDevices>(NO_SYNC);
   /** Which memory this tab shows: the user's own or the demo (a separate database). */
   space = $state<'own' | 'demo'>('own');
   /** Demo records an earlier version put into the user's own memory, offered for removal. */
@@ -129,6 +132,8 @@ export class AppState {
     t.chat.on('turn', (turn) => (turn.status === 'streaming' ? frames.push(turn) : frames.now(turn)));
     t.chat.on('busy', ({ phase }) => (this.phase = phase));
     t.chat.on('temporary', (on) => (this.temporary = on));
+    this.chatDevices = t.chat.owner.devices;
+    t.chat.owner.on('devices', (d) => (this.chatDevices = d));
     t.chat.on('error', ({ message, turnId }) =>
       turnId ? (this.replyErrors = { ...this.replyErrors, [turnId]: message }) : this.toast('error', message),
     );

@@ -19,6 +19,11 @@ export interface Session {
   status: SessionStatus;
   /** Why the session ended: the button, a new chat, the idle gap, or an import. */
   endReason?: 'button' | 'new-chat' | 'idle' | 'import';
+  /**
+   * The device the chat was started on, while sync was on (docs/SYNC.md, "Job ownership"): only
+   * that device continues it, ends it and memorises it. Absent for chats started with sync off.
+   */
+  deviceId?: string;
 }
 
 /**

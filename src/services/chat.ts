@@ -2,50 +2,20 @@
 // reply cut off (stop, error, closed tab) keeps what had arrived, marked so.
 import { messageTooLong } from '../memory/limits';
 import { errorText } from '../errors';
-import type { ChangeSet, LanguageModel, Repository } from '../ports';
-import type { Job, Millis, Session, Turn } from '../memory/types';
+import type { ChangeSet } from '../ports';
+import type { Millis, Session, Turn } from '../memory/types';
 import { Emitter } from './emitter';
 import { newId } from './ids';
 import { isIdleExpired, renameSession, startUpChats, titleFrom, writeSessionEnd } from './session-rules';
 import { addVersion, showVersion, type VersionChange } from './turn-versions';
 import { ChatSearch, type SessionMatch } from './chat-search';
-import { plainPreparer, type TurnPreparer } from './reply-prompt';
+import { plainPreparer } from './reply-prompt';
 import { appendTurn } from './turn-append';
 import { ReplySaver, touchAfterReply } from './reply-saver';
-import type { ChatCommands } from './commands/memory-commands';
+import { ChatOwner, NO_SYNC, newChatNotice } from './sync/chat-owner';
+import type { ChatEvents, ChatOptions } from './chat/types';
 
-export type ChatEvents = {
-  sessions: Session[];
-  turns: { sessionId: string; turns: Turn[] };
-  /** One streaming reply changed (cheap, frequent). */
-  turn: Turn;
-  busy: { phase: 'idle' | 'remembering' | 'replying' };
-  error: { message: string; /** the reply that failed, shown with its reason */ turnId?: string };
-  /** A session ended and a memorising job was queued. */
-  ended: { session: Session; job: Job };
-  /** Something the user should know that is not an error (e.g. a new chat started). */
-  notice: { message: string };
-  /** The chat shown is temporary (kept in this page only) or not. */
-  temporary: boolean;
-};
-
-export interface ChatOptions {
-  repo: Repository;
-  preparer: TurnPreparer;
-  /** The prompt of a temporary chat, which neither uses nor makes memories (default: plain). */
-  memoryless?: TurnPreparer;
-  getModel: () => LanguageModel | undefined;
-  idleGapMs: () => Millis;
-  /** Sampling temperature for replies (the user's setting); undefined = the model's default. */
-  temperature?: () => number | undefined;
-  now?: () => Millis;
-  /** How often a streaming reply is written to the store (a closed tab loses at most this much). */
-  saveEveryMs?: number;
-  /** Whether an ended session is queued for memorising (the memory-creation switch); default yes. */
-  memorise?: () => boolean;
-  /** Memory commands ("remember that …"), answered from the store with no model call. */
-  commands?: ChatCommands;
-}
+export type { ChatEvents, ChatOptions } from './chat/types';
 
 export class ChatService extends Emitter<ChatEvents> {
   private abort?: AbortController;
@@ -53,6 +23,7 @@ export class ChatService extends Emitter<ChatEvents> {
   private replying?: Promise<void>;
   private readonly searchIndex = new ChatSearch(async (id) => (await this.opts.repo.listTurns(id)).map((t) => t.text));
   private readonly now: () => Millis;
+  readonly owner = new ChatOwner(() => this.opts.devices?.() ?? Promise.resolve(NO_SYNC));
   current?: Session;
   turns: Turn[] = [];
   /**
@@ -69,10 +40,11 @@ export class ChatService extends Emitter<ChatEvents> {
     if (typeof BroadcastChannel !== 'undefined') {
       this.channel = new BroadcastChannel('tealeaf-chat');
       this.channel.onmessage = (e: MessageEvent<{ type: string; sessionId: string }>) => {
-        // Another tab wrote to a session: show it here too (unless this tab is mid-reply).
+        // Another tab wrote to a session, or sync did (no id; perhaps the chat shown, open on another
+        // device): show it here too (unless this tab is mid-reply).
         if (e.data?.type !== 'session-changed' || this.busy) return;
         this.searchIndex.drop(e.data.sessionId);
-        if (this.current?.id === e.data.sessionId) void this.open(e.data.sessionId);
+        if (this.current && !this.temporary && [this.current.id, ''].includes(e.data.sessionId)) void this.open(this.current.id);
         else void this.emitSessions();
       };
     }
@@ -87,7 +59,8 @@ export class ChatService extends Emitter<ChatEvents> {
    * past the idle gap end (and are queued for memorising); the latest open session is resumed.
    */
   async start(): Promise<void> {
-    const keep = await startUpChats(this.opts.repo, this.now(), this.opts.idleGapMs(), (s, reason) => this.finish(s, reason));
+    await this.owner.load();
+    const keep = await startUpChats(this.opts.repo, this.now(), this.opts.idleGapMs(), (s, r) => this.finish(s, r), this.owner.ours);
     if (keep) await this.open(keep.id);
     else await this.emitSessions();
   }
@@ -95,7 +68,7 @@ export class ChatService extends Emitter<ChatEvents> {
   /** Ends the open session once it has been idle for the gap (called periodically). */
   async checkIdle(): Promise<void> {
     const s = this.current;
-    if (!s || this.busy || this.temporary || !isIdleExpired(s, this.now(), this.opts.idleGapMs())) return;
+    if (!s || this.busy || this.temporary || !this.owner.ours(s) || !isIdleExpired(s, this.now(), this.opts.idleGapMs())) return;
     await this.finish(s, 'idle');
     await this.open(s.id);
   }
@@ -134,6 +107,7 @@ export class ChatService extends Emitter<ChatEvents> {
     }
     this.leaveTemporary();
     this.current = s;
+    await this.owner.load();
     this.turns = await this.opts.repo.listTurns(sessionId);
     this.emit('turns', { sessionId, turns: this.turns });
     await this.emitSessions();
@@ -142,7 +116,7 @@ export class ChatService extends Emitter<ChatEvents> {
   /** Ends the open session (it will be memorised) and shows an empty chat. */
   async newChat(): Promise<void> {
     if (this.busy) this.stop();
-    if (this.current?.status === 'open' && !this.temporary) await this.finish(this.current, 'new-chat');
+    if (this.current?.status === 'open' && !this.temporary && this.owner.ours(this.current)) await this.finish(this.current, 'new-chat');
     this.leaveTemporary();
     this.current = undefined;
     this.turns = [];
@@ -168,7 +142,7 @@ export class ChatService extends Emitter<ChatEvents> {
   async endCurrent(): Promise<void> {
     if (this.temporary) return this.newChat();
     if (this.busy) this.stop();
-    if (this.current?.status === 'open') await this.finish(this.current, 'button');
+    if (this.current?.status === 'open' && this.owner.ours(this.current)) await this.finish(this.current, 'button');
     if (this.current) await this.open(this.current.id);
   }
 
@@ -179,14 +153,16 @@ export class ChatService extends Emitter<ChatEvents> {
     if (!clean || this.busy) return;
     const now = this.now();
     let session = this.current;
-    if (session && !this.temporary && (session.status !== 'open' || isIdleExpired(session, now, this.opts.idleGapMs()))) {
-      // An ended chat is never continued: a new one starts, and the user is told so.
-      if (session.status === 'open') await this.finish(session, 'idle');
+    const place = this.owner.place(session, await this.owner.load());
+    if (session && !this.temporary && (place.kind !== 'here' || isIdleExpired(session, now, this.opts.idleGapMs()))) {
+      // An ended chat, or one open on another device, is never continued here: a new one starts.
+      if (place.kind === 'here') await this.finish(session, 'idle');
       session = undefined;
-      this.emit('notice', { message: 'A new chat started: the previous one had ended and is remembered separately.' });
+      this.emit('notice', { message: newChatNotice(place) });
     }
     if (!session) {
-      session = { id: newId(this.temporary ? 'tmp' : 'ses'), title: titleFrom(clean), startedAt: now, lastActivityAt: now, status: 'open' };
+      const id = newId(this.temporary ? 'tmp' : 'ses');
+      session = { id, title: titleFrom(clean), startedAt: now, lastActivityAt: now, status: 'open', ...this.owner.stamp() };
       this.turns = [];
     }
     const userTurn: Turn = { id: newId('turn'), sessionId: session.id, index: 0, role: 'user', text: clean, time: now, status: 'complete' };
@@ -211,7 +187,7 @@ export class ChatService extends Emitter<ChatEvents> {
 
   /** The open session's turn with this id and its position, when it may get a new version. */
   private editable(turnId: string, role: Turn['role']): number {
-    if (this.busy || this.current?.status !== 'open') return -1;
+    if (this.busy || this.current?.status !== 'open' || !this.owner.ours(this.current)) return -1;
     const i = this.turns.findIndex((t) => t.id === turnId);
     return this.turns[i]?.role === role ? i : -1;
   }
@@ -256,7 +232,7 @@ export class ChatService extends Emitter<ChatEvents> {
 
   /** Shows another version of a turn of the open chat (with the turns that followed it). */
   async showVersion(turnId: string, version: number): Promise<void> {
-    if (this.busy || this.current?.status !== 'open') return;
+    if (this.busy || this.current?.status !== 'open' || !this.owner.ours(this.current)) return;
     const i = this.turns.findIndex((t) => t.id === turnId);
     if (i < 0) return;
     const change = showVersion(this.turns, i, version);

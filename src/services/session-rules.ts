@@ -95,14 +95,17 @@ export async function writeSessionEnd(
  * were streaming when the tab closed become "interrupted". Returns the open session to show. A
  * full disk refuses these writes: the app starts anyway (the repository reports the state) and
  * what could not be written is done at a later start; any other failure still stops the start.
+ * Only this device's chats (`ours`): another device's open chat, synced here, is continued, ended
+ * and memorised there, and its reply may be streaming there right now (docs/SYNC.md).
  */
 export async function startUpChats(
   repo: Repository,
   now: Millis,
   gapMs: Millis,
   finish: (session: Session, reason: NonNullable<Session['endReason']>) => Promise<void>,
+  ours: (session: Session) => boolean = () => true,
 ): Promise<Session | undefined> {
-  const sessions = await repo.listSessions();
+  const sessions = (await repo.listSessions()).filter(ours);
   const open = sessions.filter((s) => s.status === 'open').sort((a, b) => b.lastActivityAt - a.lastActivityAt);
   const keep = open.find((s) => !isIdleExpired(s, now, gapMs));
   try {

@@ -13,6 +13,7 @@ import { LocalServers } from './models/local-servers';
 import { SettingsService } from './settings';
 import { MemoryCommands } from './commands/memory-commands';
 import { SyncService } from './sync/sync-service';
+import { readChatDevices } from './sync/chat-owner';
 
 export interface OpenOptions {
   onVersionChange: () => void;
@@ -73,7 +74,10 @@ export class Tealeaf {
       temperature: () => this.settings.value.temperature,
       memorise: () => this.settings.value.memoryCreation,
       commands: this.commands,
+      devices: () => readChatDevices(repo.db),
     });
+    // Sync turned on or off, a device paired or unpaired: which chats this device continues.
+    this.sync.on('status', () => void this.chat.owner.load());
     // Memory creation off: stop the job that runs now; on again: catch up with what waited.
     this.settings.on('changed', (s) => {
       if (s.memoryCreation) this.memory.kick();

@@ -121,6 +121,7 @@ const sessionSchema = z.strictObject({
   endedAt: time.optional(),
   status: z.enum(['open', 'ended', 'memorised']),
   endReason: z.enum(['button', 'new-chat', 'idle', 'import']).optional(),
+  deviceId: id.optional(),
 });
 
 const relation = z.enum(RELATIONS);

@@ -1,9 +1,9 @@
 // Sync between two devices (issue 23): two Chromium profiles on one app server, the relay started
 // here on 127.0.0.1 with its own folder. Pairing by a code shown on A and typed on B; a chat and its
 // memories reach B; an edit on B reaches A; both offline: delete vs edit either way (the delete
-// wins) and an edit on each arrive;
-// delete-all on A: B asks, then empties, and does not bring it back; unpair B. The relay's bytes on disk never
-// hold the canary typed on A. Status words checked for off, synced, offline and error.
+// wins) and an edit on each arrive; delete-all on A: B asks, then empties, and does not bring it
+// back; unpair B. A chat left open on A is read-only on B, and a message on B starts B's own chat.
+// The relay's bytes on disk never hold the canary typed on A. Status words checked for off, synced, offline and error.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -13,7 +13,18 @@ import { join } from 'node:path';
 import { startRelay } from '../../relay/relay.mjs';
 import { audit } from './axe.mjs';
 import { launch, serveApp, shot, tempProfile } from './harness.mjs';
-import { assertNoOffHost, deleteOpenMemory, editOpenMemory, endAndRemember, openMemory, readDb, say, startChat } from './flows.mjs';
+import {
+  assertNoOffHost,
+  deleteOpenMemory,
+  editOpenMemory,
+  endAndRemember,
+  lastReply,
+  openMemory,
+  readDb,
+  say,
+  send,
+  startChat,
+} from './flows.mjs';
 
 const server = serveApp();
 const CANARY = 'zebracanary7731';
@@ -134,6 +145,61 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
     await statusIs(B.page, 'synced');
     const bR = await readDb(B.page, ['memories']);
     assert.ok(bR.memories.some((m) => m.text === edited));
+
+    // A chat left open on A is A's (SYNC.md, "Job ownership"): B shows it read-only, says where it
+    // is open, and a message typed on B starts a chat of B's own; A's chat gains nothing on either.
+    await startChat(A.page, server.url, { delayMs: 2 });
+    await say(A.page, 'Planning a trip to Porto next week');
+    const porto = (db) => db.sessions.find((s) => s.title.includes('Porto'));
+    const onB = await pollUntil(
+      B.page,
+      (db) => porto(db)?.status === 'open' && db.turns.filter((t) => t.sessionId === porto(db).id).length === 2,
+      'A’s open chat on B',
+    );
+    const aChat = porto(onB);
+    const aDevice = (await readDb(A.page, ['sessions'])).sessions.find((s) => s.id === aChat.id).deviceId;
+    assert.ok(aDevice && aChat.deviceId === aDevice, 'the chat names the device it was started on');
+    await startChat(B.page, server.url, { delayMs: 2 });
+    const showPorto = async () => {
+      await B.page.getByTestId('session-item').filter({ hasText: 'Porto' }).first().click();
+      await B.page.getByTestId('elsewhere-note').waitFor();
+    };
+    await showPorto();
+    assert.equal(
+      (await B.page.getByTestId('elsewhere-note').textContent()).replace(/\s+/g, ' ').trim(),
+      'Open on Laptop: continue it there, or start a new chat. New chat',
+    );
+    assert.equal(await B.page.getByTestId('end-session').count(), 0);
+    assert.equal(await B.page.getByTestId('composer').getAttribute('placeholder'), 'Message Tealeaf in a new chat');
+    for (const [scheme, width] of [
+      ['light', 1280],
+      ['dark', 1280],
+      ['light', 375],
+      ['dark', 375],
+    ]) {
+      await B.page.emulateMedia({ colorScheme: scheme });
+      await B.page.setViewportSize({ width, height: 800 });
+      assert.deepEqual(await audit(B.page), [], `axe, ${scheme} ${width}px`);
+      await shot(B.page, `sync-open-elsewhere-${scheme}-${width}`);
+    }
+    await B.page.emulateMedia({ colorScheme: 'light' });
+    await B.page.setViewportSize({ width: 1280, height: 800 });
+    await send(B.page, 'Something else, from the phone');
+    // The view moves to the new chat (only its own message in it), whose reply then completes.
+    await B.page.getByTestId('elsewhere-note').waitFor({ state: 'detached' });
+    await B.page.getByTestId('turn-user').filter({ hasText: 'Planning' }).waitFor({ state: 'detached' });
+    await lastReply(B.page);
+    const bOwn = await pollUntil(B.page, (db) => db.sessions.some((s) => s.title.startsWith('Something else')), 'B’s own chat');
+    const bChat = bOwn.sessions.find((s) => s.title.startsWith('Something else'));
+    assert.ok(bChat.deviceId && bChat.deviceId !== aDevice);
+    assert.equal(bOwn.turns.filter((t) => t.sessionId === aChat.id).length, 2);
+    await pollUntil(A.page, (db) => db.sessions.some((s) => s.id === bChat.id), 'B’s chat on A');
+    const aAfterB = await readDb(A.page, ['sessions', 'turns']);
+    assert.equal(aAfterB.turns.filter((t) => t.sessionId === aChat.id).length, 2);
+    assert.equal(aAfterB.sessions.find((s) => s.id === aChat.id).status, 'open');
+    // After a reload of B: still read-only there.
+    await B.page.reload();
+    await showPorto();
 
     // B offline (the relay stopped): its words say so; A deletes the memory, B edits it meanwhile.
     // Both offline, the other way round too: B deletes a second memory that A edits, and each

@@ -38,6 +38,7 @@ export class InMemoryRepository implements Repository {
     const requested = plainCopy(change);
     this.validate(requested);
     const c = await settle(requested, this.reader());
+    this.checkPositions(c);
     for (const id of c.deleteSessions ?? []) this.sessions.delete(id);
     for (const id of c.deleteTurns ?? []) this.turns.delete(id);
     for (const id of c.deleteMemories ?? []) this.memories.delete(id);
@@ -73,6 +74,30 @@ export class InMemoryRepository implements Repository {
       turnsDrewOn: async (id) => [...this.turns.values()].filter((t) => t.drewOn?.includes(id)),
       tombstone: async (kind, id) => this.tombstones.has(vectorKey(kind, id)),
     };
+  }
+
+  /**
+   * The IndexedDB store's unique (session, index) index: a change that would leave two turns of a
+   * chat at one position is refused whole, with the same error name (ConstraintError).
+   */
+  private checkPositions(c: AppliedChange): void {
+    if (!c.turns?.length) return;
+    const sessions = new Set(c.turns.map((t) => t.sessionId));
+    const replaced = new Set([...(c.deleteTurns ?? []), ...c.turns.map((t) => t.id)]);
+    const taken = new Map<string, Id>();
+    for (const t of this.turns.values()) {
+      if (sessions.has(t.sessionId) && !replaced.has(t.id)) taken.set(`${t.sessionId}\u0000${t.index}`, t.id);
+    }
+    for (const t of c.turns) {
+      const key = `${t.sessionId}\u0000${t.index}`;
+      const other = taken.get(key);
+      if (other !== undefined && other !== t.id) {
+        throw Object.assign(new Error(`turn ${t.id}: index ${t.index} of session ${t.sessionId} is taken by ${other}`), {
+          name: 'ConstraintError',
+        });
+      }
+      taken.set(key, t.id);
+    }
   }
 
   private validate(c: ChangeSet): void {

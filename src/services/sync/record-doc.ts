@@ -17,6 +17,7 @@
 import * as Y from 'yjs';
 import type { AppliedChange, ChangeSet, Repository } from '../../ports';
 import type { Edge, Id, Memory, Segment, Session, Tombstone, Turn } from '../../memory/types';
+import { placeTurns } from './turn-positions';
 
 /** The origin of transactions that apply what came from the relay (never sent back out). */
 export const REMOTE = Symbol('remote sync');
@@ -146,6 +147,9 @@ export class RecordDoc {
     }
     c.turns = c.turns.filter((t) => !gone.has(t.sessionId));
     c.segments = c.segments.filter((s) => !gone.has(s.sessionId));
+    // Two devices appended to one chat apart: number its turns again, the same on every device.
+    const moved = await placeTurns(c, store, (sessionId) => [...this.map('turns').values()].filter((t) => t.sessionId === sessionId));
+    if (moved.length > 0) this.doc.transact(() => moved.forEach((t) => this.map('turns').set(t.id, t)), LOCAL);
     return c;
   }
 

@@ -23,6 +23,7 @@ import { DocLog } from './doc-log';
 import { outboxKey, syncedPart } from './outbox';
 import { assertRelayAllowed } from './relay-policy';
 import { OFF, type SyncStatus } from './sync-status';
+import { adoptOpenChats, takeOverChats } from './chat-owner';
 
 export interface SyncConfig {
   relayUrl: string;
@@ -293,6 +294,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const device = await generateDevice(name);
     const config: SyncConfig = { relayUrl, device, key: { raw: key.raw, createdAt: key.createdAt }, devices: [device.info] };
     await writeSyncRows(this.repo.db, { puts: [{ key: 'config', value: config }] });
+    await adoptOpenChats(this.repo, device.info.id);
     this.hold(() => this.begin(config, undefined, true));
   }
 
@@ -307,6 +309,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       devices: got.devices,
     };
     await writeSyncRows(this.repo.db, { puts: [{ key: 'config', value: config }] });
+    await adoptOpenChats(this.repo, got.device.info.id);
     this.hold(() => this.begin(config, undefined, true));
   }
 
@@ -347,6 +350,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const config = this.config;
     if (!config || !this.engine) throw new Error('Sync is off.');
     const keep = config.devices.filter((d) => d.id !== deviceId);
+    if (deviceId) await takeOverChats(this.repo, deviceId, config.device.info.id);
     const { key, rotation } = await rotate(config.device, keep);
     await this.engine.rekey(key, rotation);
     this.config = { ...config, key: { raw: key.raw, createdAt: key.createdAt }, devices: rotation.devices };

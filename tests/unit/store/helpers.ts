@@ -188,6 +188,7 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
               endedAt: time,
               status: fc.constantFrom('open' as const, 'ended' as const, 'memorised' as const),
               endReason: fc.constantFrom('button' as const, 'new-chat' as const, 'idle' as const, 'import' as const),
+              deviceId: fc.constantFrom('0123456789abcdef0123456789abcdef', 'fedcba9876543210fedcba9876543210'),
             },
             { requiredKeys: ['id', 'title', 'startedAt', 'lastActivityAt', 'status'] },
           ),

@@ -241,6 +241,28 @@ describe('two devices through the relay', () => {
     expect(a.store.memories.size).toBe(4);
   });
 
+  it('three devices: two append to one chat apart; all three end with every turn, in one order, with no position shared', async () => {
+    const w = await world();
+    const [a, b, c] = [w.device('aa'), w.device('bb'), w.device('cc')];
+    await chat(a.engine);
+    await exchange(a.engine, b.engine, c.engine);
+    const at = (id: string, index: number, dt: number): Turn => ({ ...turn('s1', index, id), id, time: T + dt });
+    // a's turns are on a first, but b's was said earlier: b's goes first everywhere.
+    await a.engine.apply({ turns: [at('a2', 2, 100)] });
+    await a.engine.apply({ turns: [at('a3', 3, 101)] });
+    await b.engine.apply({ turns: [at('b2', 2, 50)] });
+    await exchange(a.engine, b.engine, c.engine);
+    const order = (d: { store: InMemoryRepository }) =>
+      [...d.store.turns.values()].sort((x, y) => x.index - y.index).map((t) => `${t.index}:${t.id}`);
+    for (const d of [a, b, c]) expect(order(d)).toEqual(['0:s1/t0', '1:s1/t1', '2:b2', '3:a2', '4:a3']);
+    expect(contents(b.store)).toEqual(contents(a.store));
+    expect(contents(c.store)).toEqual(contents(a.store));
+    // The document holds the same positions (what a device joining later reads).
+    const inDoc = (d: { engine: SyncEngine }) => [...d.engine.records.map('turns').values()].map((t) => `${t.index}:${t.id}`).sort();
+    expect(inDoc(b)).toEqual(inDoc(a));
+    expect(inDoc(c)).toEqual(order(a).sort());
+  });
+
   it('delete-all is not undone by what another device wrote offline, unless that device keeps it', async () => {
     const w = await world();
     const a = w.device('aa');
