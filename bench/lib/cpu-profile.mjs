@@ -1,0 +1,86 @@
+// Names the work in a page's long stretches on the main thread (bench:sync:browser): Chromium's
+// sampling profiler (CDP Profiler) runs over what is measured; afterwards every run of samples
+// without "(idle)" of at least `minMs` is one stretch (back-to-back tasks with no idle between
+// them count as one, which is what the user feels), and its samples are counted by function.
+// Function names are readable only with an unminified build (vite build --minify false).
+
+/** Starts the profiler on the page; the function it returns stops it and gives the profile. */
+export async function startProfile(page, { intervalUs = 1000 } = {}) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: intervalUs });
+  await cdp.send('Profiler.start');
+  return async () => {
+    const { profile } = await cdp.send('Profiler.stop');
+    await cdp.detach();
+    return profile;
+  };
+}
+
+const file = (url) => url.replace(/^.*\//, '').replace(/-[\w-]{8}\.js$/, '.js');
+const label = (f) => `${f.functionName || '(anonymous)'}${f.url ? ` ${file(f.url)}:${f.lineNumber + 1}` : ''}`;
+const isApp = (f) => f.functionName && /\/assets\/[^/]+\.js$/.test(f.url);
+
+function top(counts, total, n) {
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([fn, c]) => `${Math.round((100 * c) / total)}% ${fn}`);
+}
+
+/**
+ * The busy stretches of at least `minMs`, each with: its length; `self`: where the samples were
+ * (a function, or "(garbage collector)", "(program)": the browser's own work such as style,
+ * layout and IndexedDB); `app`: the innermost named function of the app's own bundle on each
+ * sample's stack (what of ours was running, natives it called included); `via`: the outermost
+ * app functions of the stretch's stacks (the caller that led there).
+ */
+export function busyStretches(profile, { minMs = 200, topN = 6 } = {}) {
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const stack = (id) => {
+    const out = [];
+    for (let x = id; x !== undefined; x = parent.get(x)) out.push(nodes.get(x).callFrame);
+    return out; // leaf first
+  };
+  const times = [];
+  let t = profile.startTime;
+  for (const d of profile.timeDeltas) times.push((t += d));
+  const stretches = [];
+  let from = -1;
+  const close = (end) => {
+    if (from < 0) return;
+    const ms = (times[end - 1] - times[from]) / 1000;
+    if (ms >= minMs) stretches.push({ from, end, ms });
+    from = -1;
+  };
+  profile.samples.forEach((id, i) => {
+    const idle = nodes.get(id).callFrame.functionName === '(idle)';
+    if (idle) close(i);
+    else if (from < 0) from = i;
+  });
+  close(profile.samples.length);
+  return stretches.map(({ from, end, ms }) => {
+    const self = new Map();
+    const app = new Map();
+    const via = new Map();
+    for (let i = from; i < end; i++) {
+      const s = stack(profile.samples[i]);
+      const count = (m, k) => m.set(k, (m.get(k) ?? 0) + 1);
+      count(self, label(s[0]));
+      const inner = s.find(isApp);
+      count(app, inner ? label(inner) : '(no app frame)');
+      const outer = s.findLast(isApp);
+      count(via, outer ? label(outer) : '(no app frame)');
+    }
+    const n = end - from;
+    return {
+      atMs: Math.round((times[from] - profile.startTime) / 1000),
+      ms: Math.round(ms),
+      self: top(self, n, topN),
+      app: top(app, n, topN),
+      via: top(via, n, 3),
+    };
+  });
+}
