@@ -32,8 +32,8 @@ function top(counts, total, n) {
  * The busy stretches of at least `minMs`, each with: its length; `self`: where the samples were
  * (a function, or "(garbage collector)", "(program)": the browser's own work such as style,
  * layout and IndexedDB); `app`: the innermost named function of the app's own bundle on each
- * sample's stack (what of ours was running, natives it called included); `via`: the outermost
- * app functions of the stretch's stacks (the caller that led there).
+ * sample's stack (what of ours was running, natives it called included); `incl`: every named
+ * app function by the share of samples it was on the stack for (callers included: the path).
  */
 export function busyStretches(profile, { minMs = 200, topN = 6 } = {}) {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -64,15 +64,14 @@ export function busyStretches(profile, { minMs = 200, topN = 6 } = {}) {
   return stretches.map(({ from, end, ms }) => {
     const self = new Map();
     const app = new Map();
-    const via = new Map();
+    const incl = new Map();
     for (let i = from; i < end; i++) {
       const s = stack(profile.samples[i]);
       const count = (m, k) => m.set(k, (m.get(k) ?? 0) + 1);
       count(self, label(s[0]));
       const inner = s.find(isApp);
       count(app, inner ? label(inner) : '(no app frame)');
-      const outer = s.findLast(isApp);
-      count(via, outer ? label(outer) : '(no app frame)');
+      for (const name of new Set(s.filter(isApp).map((f) => f.functionName))) count(incl, name);
     }
     const n = end - from;
     return {
@@ -80,7 +79,7 @@ export function busyStretches(profile, { minMs = 200, topN = 6 } = {}) {
       ms: Math.round(ms),
       self: top(self, n, topN),
       app: top(app, n, topN),
-      via: top(via, n, 3),
+      incl: top(incl, n, 12),
     };
   });
 }

@@ -138,10 +138,15 @@ async function openFirstMemory(page) {
   return { id: (await h3.getAttribute('id')).replace(/^detail-title-/, ''), text: await h3.textContent() };
 }
 
-async function profiled(page, work) {
-  const stop = profiling ? await startProfile(page) : undefined;
+/** Runs `work` with the profiler on both pages (with --profile); their busy stretches by page. */
+async function profiled(pages, work) {
+  const stops = profiling ? await Promise.all(Object.values(pages).map((p) => startProfile(p))) : [];
   const value = await work();
-  return { value, stretches: stop ? busyStretches(await stop(), { minMs: PROFILE_MIN_MS }) : undefined };
+  if (!profiling) return { value };
+  const stretches = {};
+  const names = Object.keys(pages);
+  for (let i = 0; i < names.length; i++) stretches[names[i]] = busyStretches(await stops[i](), { minMs: PROFILE_MIN_MS });
+  return { value, stretches };
 }
 
 async function once(n, url, file, backupGz) {
@@ -162,7 +167,7 @@ async function once(n, url, file, backupGz) {
     where = 'upload from A';
     await A.page.getByTestId('sync-relay-url').fill(relay.url);
     await A.page.getByTestId('sync-device-name').fill('Laptop');
-    const up = await profiled(A.page, async () => {
+    const up = await profiled({ A: A.page, B: B.page }, async () => {
       const a0 = await pageNow(A.page);
       t = Date.now();
       await A.page.getByTestId('sync-turn-on').click();
@@ -177,7 +182,7 @@ async function once(n, url, file, backupGz) {
       return { a0, a1: await pageNow(A.page), ms: grewAt - t };
     });
     out.upload = { ms: up.value.ms, bytes: roomBytes(dir), tasksA: tasks(await readMeasure(A.page), up.value.a0, up.value.a1) };
-    if (up.stretches) out.upload.profileA = up.stretches;
+    if (up.stretches) out.upload.profile = up.stretches;
     log(`  ${n}: upload ${JSON.stringify(out.upload)}`);
 
     // First sync: B joins by A's code and shows its Memory view meanwhile.
@@ -189,7 +194,7 @@ async function once(n, url, file, backupGz) {
     await B.page.getByTestId('sync-relay-url').fill(relay.url);
     await B.page.getByTestId('sync-device-name').fill('Phone');
     await B.page.getByTestId('sync-code-input').fill(code);
-    const down = await profiled(B.page, async () => {
+    const down = await profiled({ A: A.page, B: B.page }, async () => {
       const [a0, b0] = [await pageNow(A.page), await pageNow(B.page)];
       t = Date.now();
       await B.page.getByTestId('sync-join').click();
@@ -218,7 +223,7 @@ async function once(n, url, file, backupGz) {
       tasksA: tasks(await readMeasure(A.page), a0, a1),
       heapBMB: await B.page.evaluate(() => Math.round((performance.memory?.usedJSHeapSize ?? 0) / 1e6)),
     };
-    if (down.stretches) out.firstSync.profileB = down.stretches;
+    if (down.stretches) out.firstSync.profile = down.stretches;
     log(`  ${n}: first sync ${JSON.stringify(out.firstSync)}`);
 
     // Single edits: the same memory, open on both devices.
@@ -228,7 +233,7 @@ async function once(n, url, file, backupGz) {
     if (onA.id !== onB.id) throw new Error(`A and B opened different memories: ${onA.id}, ${onB.id}`);
     const idb = [];
     const shown = [];
-    const ed = await profiled(B.page, async () => {
+    const ed = await profiled({ A: A.page, B: B.page }, async () => {
       const [a0, b0] = [await pageNow(A.page), await pageNow(B.page)];
       for (let i = 0; i < EDITS; i++) {
         const text = `Edited on A, number ${i}, at ${Date.now()}`;
@@ -255,7 +260,7 @@ async function once(n, url, file, backupGz) {
       tasksB: tasks(await readMeasure(B.page), ed.value.b0, ed.value.b1),
       tasksA: tasks(await readMeasure(A.page), ed.value.a0, ed.value.a1),
     };
-    if (ed.stretches) out.edits.profileB = ed.stretches;
+    if (ed.stretches) out.edits.profile = ed.stretches;
     log(`  ${n}: edits ${JSON.stringify(out.edits)}`);
     for (const h of [A, B]) if (h.offHost.length) throw new Error(`requests left 127.0.0.1: ${h.offHost.join(', ')}`);
     out.pageErrors = [...A.errors, ...B.errors].slice(0, 5);
