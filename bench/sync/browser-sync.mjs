@@ -15,7 +15,8 @@
 // work and each busy stretch over 200 ms is named by function (bench/lib/cpu-profile.mjs; build
 // unminified for names: vite build --minify false --outDir .tmp/dist-plain, then --dist that).
 // Usage: npm run -s bench:sync:browser -- [--sizes 10000,100000] [--runs 1] [--edits 20]
-//   [--view-edits 5] [--dist dist] [--profile [--profile-min 200]] [--json]
+//   [--view-edits 5] [--dist dist] [--profile [--profile-min 200]] [--marks-raw] [--json]
+// --marks-raw: with the app built with `sync:*` performance measures added (a diagnosis), every one.
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -34,6 +35,7 @@ const EDITS = Number(opt('--edits', 20));
 const VIEW_EDITS = Number(opt('--view-edits', 5));
 const dist = resolve(opt('--dist', resolve(import.meta.dirname, '../../dist')));
 const profiling = args.includes('--profile');
+const marksRaw = args.includes('--marks-raw');
 const PROFILE_MIN_MS = Number(opt('--profile-min', 200));
 const asJson = args.includes('--json');
 // Anything that takes longer is stopped and reported with where it was.
@@ -110,6 +112,49 @@ const shownAt = (page, text, timeout) =>
     })
     .then((h) => h.jsonValue());
 
+/**
+ * The page's user-timing measures named `sync:*` in [from, to] (none unless the app is built with
+ * spans added for a diagnosis): per name, how many, median, max and total ms of wall time.
+ */
+async function spans(page, from, to) {
+  const all = await page.evaluate(
+    ([from, to]) =>
+      performance
+        .getEntriesByType('measure')
+        .filter((e) => e.name.startsWith('sync:') && e.startTime + e.duration >= from && e.startTime <= to)
+        .map((e) => ({ name: e.name.slice(5), at: Math.round(performance.timeOrigin + e.startTime), ms: Math.round(e.duration) })),
+    [from, to],
+  );
+  if (all.length === 0) return undefined;
+  const by = new Map();
+  for (const e of all) by.set(e.name, [...(by.get(e.name) ?? []), e]);
+  const summary = Object.fromEntries(
+    [...by].map(([name, es]) => {
+      const ms = es.map((e) => e.ms);
+      return [name, { n: ms.length, medianMs: r0(median(ms)), maxMs: Math.max(...ms), totalMs: ms.reduce((a, b) => a + b, 0) }];
+    }),
+  );
+  return marksRaw ? { summary, raw: all } : { summary };
+}
+
+/** The bytes of the `sync` store's rows (the document's snapshot and log, the state), in MB. */
+const syncRowsMB = (page) =>
+  page.evaluate(
+    () =>
+      new Promise((ok, fail) => {
+        const open = indexedDB.open('tealeaf');
+        open.onerror = () => fail(open.error);
+        open.onsuccess = () => {
+          const req = open.result.transaction('sync').objectStore('sync').getAll();
+          req.onsuccess = () => {
+            open.result.close();
+            const bytes = req.result.reduce((n, r) => n + (r.value instanceof Uint8Array ? r.value.byteLength : 0), 0);
+            ok({ rows: req.result.length, docMB: Math.round(bytes / 1e5) / 10 });
+          };
+        };
+      }),
+  );
+
 function tasks(measure, from, to) {
   const d = measure.within(from, to).map((t) => t.duration);
   return {
@@ -182,6 +227,7 @@ async function once(n, url, file, backupGz) {
       return { a0, a1: await pageNow(A.page), ms: grewAt - t };
     });
     out.upload = { ms: up.value.ms, bytes: roomBytes(dir), tasksA: tasks(await readMeasure(A.page), up.value.a0, up.value.a1) };
+    out.upload.spansA = await spans(A.page, up.value.a0, up.value.a1);
     if (up.stretches) out.upload.profile = up.stretches;
     log(`  ${n}: upload ${JSON.stringify(out.upload)}`);
 
@@ -223,6 +269,8 @@ async function once(n, url, file, backupGz) {
       tasksA: tasks(await readMeasure(A.page), a0, a1),
       heapBMB: await B.page.evaluate(() => Math.round((performance.memory?.usedJSHeapSize ?? 0) / 1e6)),
     };
+    out.firstSync.spansA = await spans(A.page, a0, a1);
+    out.firstSync.spansB = await spans(B.page, b0, b1);
     if (down.stretches) out.firstSync.profile = down.stretches;
     log(`  ${n}: first sync ${JSON.stringify(out.firstSync)}`);
 
@@ -233,6 +281,7 @@ async function once(n, url, file, backupGz) {
     if (onA.id !== onB.id) throw new Error(`A and B opened different memories: ${onA.id}, ${onB.id}`);
     const idb = [];
     const shown = [];
+    const savedAt = [];
     const ed = await profiled({ A: A.page, B: B.page }, async () => {
       const [a0, b0] = [await pageNow(A.page), await pageNow(B.page)];
       for (let i = 0; i < EDITS; i++) {
@@ -244,6 +293,7 @@ async function once(n, url, file, backupGz) {
           save.click();
           return Date.now();
         }, DETAIL);
+        savedAt.push(saved);
         const inDb = arrivedAt(B.page, onA.id, text, 60_000);
         const inView = i < VIEW_EDITS ? shownAt(B.page, text, 60_000) : undefined;
         idb.push((await inDb) - saved);
@@ -260,6 +310,10 @@ async function once(n, url, file, backupGz) {
       tasksB: tasks(await readMeasure(B.page), ed.value.b0, ed.value.b1),
       tasksA: tasks(await readMeasure(A.page), ed.value.a0, ed.value.a1),
     };
+    out.edits.spansA = await spans(A.page, ed.value.a0, ed.value.a1);
+    out.edits.spansB = await spans(B.page, ed.value.b0, ed.value.b1);
+    if (marksRaw) out.edits.savedAt = savedAt;
+    out.syncRows = { A: await syncRowsMB(A.page), B: await syncRowsMB(B.page) };
     if (ed.stretches) out.edits.profile = ed.stretches;
     log(`  ${n}: edits ${JSON.stringify(out.edits)}`);
     for (const h of [A, B]) if (h.offHost.length) throw new Error(`requests left 127.0.0.1: ${h.offHost.join(', ')}`);
