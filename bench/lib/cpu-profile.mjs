@@ -1,8 +1,10 @@
-// Names the work in a page's long stretches on the main thread (bench:sync:browser): Chromium's
-// sampling profiler (CDP Profiler) runs over what is measured; afterwards every run of samples
-// without "(idle)" of at least `minMs` is one stretch (back-to-back tasks with no idle between
-// them count as one, which is what the user feels), and its samples are counted by function.
-// Function names are readable only with an unminified build (vite build --minify false).
+// Names the work in a page's long main-thread tasks (bench:sync:browser): Chromium's sampling
+// profiler (CDP Profiler) runs over what is measured, beside the trace of the page's tasks
+// (long-tasks.mjs, traceMainThread); both use one clock, so each long task gets the samples that
+// fell inside it, counted by function (tasksNamed). busyStretches needs no trace: every run of
+// samples without "(idle)" is one stretch (back-to-back tasks with no idle between them count as
+// one, which is what the user feels). Function names are readable only with an unminified build
+// (vite build --minify false).
 
 /** Starts the profiler on the page; the function it returns stops it and gives the profile. */
 export async function startProfile(page, { intervalUs = 1000 } = {}) {
@@ -28,6 +30,60 @@ function top(counts, total, n) {
     .map(([fn, c]) => `${Math.round((100 * c) / total)}% ${fn}`);
 }
 
+/** Counts the samples [from, end) of a profile by function: self, innermost app frame, path. */
+function describe(profile, nodes, parent, from, end, topN) {
+  const stack = (id) => {
+    const out = [];
+    for (let x = id; x !== undefined; x = parent.get(x)) out.push(nodes.get(x).callFrame);
+    return out; // leaf first
+  };
+  const self = new Map();
+  const app = new Map();
+  const incl = new Map();
+  const count = (m, k) => m.set(k, (m.get(k) ?? 0) + 1);
+  for (let i = from; i < end; i++) {
+    const s = stack(profile.samples[i]);
+    count(self, label(s[0]));
+    const inner = s.find(isApp);
+    count(app, inner ? label(inner) : '(no app frame)');
+    for (const name of new Set(s.filter(isApp).map((f) => f.functionName))) count(incl, name);
+  }
+  const n = Math.max(1, end - from);
+  return { samples: end - from, self: top(self, n, topN), app: top(app, n, topN), incl: top(incl, n, 12) };
+}
+
+function indexProfile(profile) {
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const times = [];
+  let t = profile.startTime;
+  for (const d of profile.timeDeltas) times.push((t += d));
+  return { nodes, parent, times };
+}
+
+/**
+ * What ran in each of Chromium's traced main-thread tasks (long-tasks.mjs, traceMainThread: the
+ * trace and the profile share one clock): the samples that fall inside the task, by function.
+ */
+export function tasksNamed(profile, traced, { minMs = 200, topN = 6 } = {}) {
+  const { nodes, parent, times } = indexProfile(profile);
+  return traced
+    .filter((t) => t.wallMs >= minMs)
+    .map((t) => {
+      const end = t.startUs + t.wallMs * 1000;
+      const from = times.findIndex((x) => x >= t.startUs);
+      let to = from;
+      while (to >= 0 && to < times.length && times[to] <= end) to++;
+      return {
+        atMs: Math.round((t.startUs - profile.startTime) / 1000),
+        ms: Math.round(t.wallMs),
+        cpuMs: Math.round(t.cpuMs),
+        ...describe(profile, nodes, parent, Math.max(0, from), Math.max(0, to), topN),
+      };
+    });
+}
+
 /**
  * The busy stretches of at least `minMs`, each with: its length; `self`: where the samples were
  * (a function, or "(garbage collector)", "(program)": the browser's own work such as style,
@@ -36,17 +92,7 @@ function top(counts, total, n) {
  * app function by the share of samples it was on the stack for (callers included: the path).
  */
 export function busyStretches(profile, { minMs = 200, topN = 6 } = {}) {
-  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
-  const parent = new Map();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const stack = (id) => {
-    const out = [];
-    for (let x = id; x !== undefined; x = parent.get(x)) out.push(nodes.get(x).callFrame);
-    return out; // leaf first
-  };
-  const times = [];
-  let t = profile.startTime;
-  for (const d of profile.timeDeltas) times.push((t += d));
+  const { nodes, parent, times } = indexProfile(profile);
   const stretches = [];
   let from = -1;
   const close = (end) => {
@@ -61,25 +107,9 @@ export function busyStretches(profile, { minMs = 200, topN = 6 } = {}) {
     else if (from < 0) from = i;
   });
   close(profile.samples.length);
-  return stretches.map(({ from, end, ms }) => {
-    const self = new Map();
-    const app = new Map();
-    const incl = new Map();
-    for (let i = from; i < end; i++) {
-      const s = stack(profile.samples[i]);
-      const count = (m, k) => m.set(k, (m.get(k) ?? 0) + 1);
-      count(self, label(s[0]));
-      const inner = s.find(isApp);
-      count(app, inner ? label(inner) : '(no app frame)');
-      for (const name of new Set(s.filter(isApp).map((f) => f.functionName))) count(incl, name);
-    }
-    const n = end - from;
-    return {
-      atMs: Math.round((times[from] - profile.startTime) / 1000),
-      ms: Math.round(ms),
-      self: top(self, n, topN),
-      app: top(app, n, topN),
-      incl: top(incl, n, 12),
-    };
-  });
+  return stretches.map(({ from, end, ms }) => ({
+    atMs: Math.round((times[from] - profile.startTime) / 1000),
+    ms: Math.round(ms),
+    ...describe(profile, nodes, parent, from, end, topN),
+  }));
 }

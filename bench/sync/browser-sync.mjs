@@ -24,8 +24,8 @@ import { gzipSync } from 'node:zlib';
 import { startRelay } from '../../relay/relay.mjs';
 import { launch, startServer } from '../../tests/e2e/harness.mjs';
 import { makeMemories } from '../sync-spike/records.mjs';
-import { MEASURE_INIT, median, pageNow, readMeasure } from '../lib/long-tasks.mjs';
-import { busyStretches, startProfile } from '../lib/cpu-profile.mjs';
+import { MEASURE_INIT, median, pageNow, readMeasure, traceMainThread } from '../lib/long-tasks.mjs';
+import { startProfile, tasksNamed } from '../lib/cpu-profile.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name, d) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
@@ -183,15 +183,24 @@ async function openFirstMemory(page) {
   return { id: (await h3.getAttribute('id')).replace(/^detail-title-/, ''), text: await h3.textContent() };
 }
 
-/** Runs `work` with the profiler on both pages (with --profile); their busy stretches by page. */
+/**
+ * Runs `work` with, on both pages (with --profile), the trace of their main-thread tasks and the
+ * sampling profiler: each task of PROFILE_MIN_MS or more, named by the functions sampled in it.
+ */
 async function profiled(pages, work) {
-  const stops = profiling ? await Promise.all(Object.values(pages).map((p) => startProfile(p))) : [];
+  const names = Object.keys(pages);
+  const started = profiling
+    ? await Promise.all(names.map(async (k) => ({ trace: await traceMainThread(pages[k]), profile: await startProfile(pages[k]) })))
+    : [];
   const value = await work();
   if (!profiling) return { value };
-  const stretches = {};
-  const names = Object.keys(pages);
-  for (let i = 0; i < names.length; i++) stretches[names[i]] = busyStretches(await stops[i](), { minMs: PROFILE_MIN_MS });
-  return { value, stretches };
+  const named = {};
+  for (let i = 0; i < names.length; i++) {
+    const profile = await started[i].profile();
+    const traced = await started[i].trace();
+    named[names[i]] = tasksNamed(profile, traced, { minMs: PROFILE_MIN_MS });
+  }
+  return { value, stretches: named };
 }
 
 async function once(n, url, file, backupGz) {
