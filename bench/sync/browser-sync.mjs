@@ -362,5 +362,40 @@ try {
 } finally {
   await server.close();
 }
-if (asJson) console.log(JSON.stringify(results, null, 2));
-else for (const r of results) console.log(JSON.stringify(r, null, 1));
+// Per size, the median over runs of each headline figure.
+const pick = {
+  seedMs: (r) => r.seedMs,
+  uploadMs: (r) => r.upload?.ms,
+  uploadLongestTaskA: (r) => r.upload?.tasksA.maxMs,
+  firstSyncIdbMs: (r) => r.firstSync?.idbMs,
+  firstSyncViewMs: (r) => r.firstSync?.viewMs,
+  bytesRatio: (r) => r.firstSync?.ratio,
+  firstSyncLongTasksB: (r) => r.firstSync?.tasksB.count,
+  firstSyncLongTaskMedianB: (r) => r.firstSync?.tasksB.medianMs,
+  firstSyncLongestTaskB: (r) => r.firstSync?.tasksB.maxMs,
+  firstSyncOver200B: (r) => r.firstSync?.tasksB.over200,
+  firstSyncLongestTaskA: (r) => r.firstSync?.tasksA.maxMs,
+  editToIdbMedianMs: (r) => r.edits?.toIdb.medianMs,
+  editToIdbMaxMs: (r) => r.edits?.toIdb.maxMs,
+  editToViewMedianMs: (r) => r.edits?.toView?.medianMs,
+  editToViewMaxMs: (r) => r.edits?.toView?.maxMs,
+  editsLongTasksB: (r) => r.edits?.tasksB.count,
+  editsLongestTaskB: (r) => r.edits?.tasksB.maxMs,
+  editsOver200B: (r) => r.edits?.tasksB.over200,
+  editsLongestTaskA: (r) => r.edits?.tasksA.maxMs,
+  editsOver200A: (r) => r.edits?.tasksA.over200,
+};
+const summary = sizes.map((n) => {
+  const mine = results.filter((r) => r.n === n);
+  const row = { n, runs: mine.length, stopped: mine.filter((r) => r.error).map((r) => `${r.stoppedAt}: ${r.error}`) };
+  for (const [k, f] of Object.entries(pick)) {
+    const xs = mine.map(f).filter((x) => typeof x === 'number');
+    row[k] = xs.length ? median(xs) : null;
+  }
+  return row;
+});
+if (asJson) console.log(JSON.stringify({ summary, runs: results }, null, 2));
+else {
+  for (const r of results) console.log(JSON.stringify(r));
+  for (const s of summary) console.log(`median of ${s.runs} run(s), ${s.n} memories: ${JSON.stringify(s)}`);
+}
