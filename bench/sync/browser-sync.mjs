@@ -11,9 +11,11 @@
 //           until B's open detail panel shows it (wall clocks of the two pages: one machine).
 // In each window the long tasks (PerformanceObserver 'longtask', >= 50 ms) of both pages: count,
 // median, max and how many over 200 ms. Bytes: the sync room's files on the relay against the
-// gzipped backup file. With --profile, Chromium's sampling profiler runs on the page doing the
-// work and each busy stretch over 200 ms is named by function (bench/lib/cpu-profile.mjs; build
-// unminified for names: vite build --minify false --outDir .tmp/dist-plain, then --dist that).
+// gzipped backup file. With --profile, both pages are traced and sampled in every phase, and each
+// main-thread task over --profile-min ms is named by the functions sampled inside it
+// (bench/lib/cpu-profile.mjs; names need an unminified build: vite build --minify false --outDir
+// .tmp/dist-plain, then --dist .tmp/dist-plain). Anything over --cap ms (10 minutes) is stopped
+// and the run says where it was.
 // Usage: npm run -s bench:sync:browser -- [--sizes 10000,100000] [--runs 1] [--edits 20]
 //   [--view-edits 5] [--dist dist] [--profile [--profile-min 200]] [--marks-raw] [--json]
 // --marks-raw: with the app built with `sync:*` performance measures added (a diagnosis), every one.
