@@ -59,7 +59,8 @@ export function median(xs) {
  * on the processor. On a busy machine a task can be long on the wall clock while its thread waits
  * for a core (a garbage collection that waits for its helper threads, say): the processor time
  * tells the page's own work from that wait. Call before the work; the function it returns stops
- * the trace and gives [{ wallMs, cpuMs }].
+ * the trace and gives [{ wallMs, cpuMs, startUs }] (startUs: the trace clock, which is the one
+ * Chromium's CPU profiles use: bench/lib/cpu-profile.mjs).
  */
 export async function traceMainThread(page) {
   const cdp = await page.context().newCDPSession(page);
@@ -82,6 +83,6 @@ export async function traceMainThread(page) {
     await cdp.detach();
     return tasks
       .filter((e) => threads.get(`${e.pid}:${e.tid}`) === 'CrRendererMain')
-      .map((e) => ({ wallMs: e.dur / 1000, cpuMs: (e.tdur ?? 0) / 1000 }));
+      .map((e) => ({ wallMs: e.dur / 1000, cpuMs: (e.tdur ?? 0) / 1000, startUs: e.ts }));
   };
 }
