@@ -5,7 +5,9 @@ import { errorText } from '../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
 import type { Edge, Id, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
 import { changeEdge, deleteMemories, editMemoryText, toggleSuperseded } from '../memory/corrections';
-import { planRepair, REPAIR_LOG_KEY, REPAIR_LOG_SIZE, type RepairLogEntry } from '../memory/repair';
+import { planRepair, type RepairLogEntry } from '../memory/repair';
+import { readRepairLog, writeRepair } from './memory/repair-log';
+import { sessionDeletion } from './memory/session-deletion';
 import { createHybridIndex } from '../memory/retrieval/hybrid';
 import { MemoryGraph } from '../memory/graph';
 import { RefineCache } from '../memory/recall/refine';
@@ -37,6 +39,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   private refineCache = new RefineCache();
   /** Whose vectors are in the index (undefined: none yet). */
   private vectorModelId?: string;
+  /** Remote changes arrive in parts (500 records each in a first sync): the views hear once per burst. */
+  private graphTimer?: ReturnType<typeof setTimeout>;
   private switching: Promise<void> = Promise.resolve();
   /** The topic-nouns switch as the index was last built with it. */
   private topicsSwitch = false;
@@ -77,10 +81,21 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       // Another tab memorised or corrected something: rebuild from the store so this tab's
       // retrieval and linking see it too.
       this.channel = new BroadcastChannel('tealeaf-memory');
-      this.channel.onmessage = (event: MessageEvent<{ type?: string }>) => {
+      this.channel.onmessage = (event: MessageEvent<{ type?: string; change?: AppliedChange }>) => {
         // Another tab is about to import or delete everything: stop writing now.
         if (event.data?.type === 'cancel-jobs') {
           this.runner.cancel();
+          return;
+        }
+        // What another device wrote here, as written (SyncService): mirrored, not a reload of
+        // everything (about 3 s of this thread per remote edit at 100k memories: bench:sync:browser).
+        // Not while a job runs or a reload is owed: those catch up from the store.
+        const change = event.data?.change;
+        if (change && !this.stale && !this.runner.running) {
+          mirrorChange(this, change, this.vectorModelId);
+          this.refineCache = new RefineCache();
+          clearTimeout(this.graphTimer);
+          this.graphTimer = setTimeout(() => this.emit('graph', undefined), 100);
           return;
         }
         this.stale = true;
@@ -147,9 +162,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   private async recordRepair(change: ChangeSet, notes: string[]): Promise<void> {
     this.lastRepair = notes;
     try {
-      await this.repo.apply(change);
-      const log = (await this.repo.getSetting<RepairLogEntry[]>(REPAIR_LOG_KEY)) ?? [];
-      await this.repo.putSetting(REPAIR_LOG_KEY, [...(Array.isArray(log) ? log : []), { at: Date.now(), notes }].slice(-REPAIR_LOG_SIZE));
+      await writeRepair(this.repo, change, notes);
       this.emit('repaired', { notes });
     } catch (e) {
       this.emit('error', {
@@ -164,9 +177,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   }
 
   /** The repair log, newest last. */
-  async repairLog(): Promise<RepairLogEntry[]> {
-    const log = await this.repo.getSetting<RepairLogEntry[]>(REPAIR_LOG_KEY);
-    return Array.isArray(log) ? log : [];
+  repairLog(): Promise<RepairLogEntry[]> {
+    return readRepairLog(this.repo);
   }
 
   /**
@@ -378,32 +390,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    * write after the delete nor resume.
    */
   async deleteSession(sessionId: Id, { deleteMemories }: { deleteMemories: boolean }): Promise<AppliedChange> {
-    const applied = await this.exclusive(async () => {
-      const session = await this.repo.getSession(sessionId);
-      const unfinished = session !== undefined && session.status !== 'memorised';
-      const [turns, segments, jobs, memories] = await Promise.all([
-        this.repo.listTurns(sessionId),
-        this.repo.listSegmentsBySession(sessionId),
-        this.repo.listJobs(),
-        deleteMemories || unfinished ? this.repo.listMemories() : Promise.resolve([]),
-      ]);
-      // What the user made or edited themselves ("remember that …") is not a job's partial set.
-      const gone = memories.filter((m) => m.sessionId === sessionId && (deleteMemories || !m.edited)).map((m) => m.id);
-      const deletedAt = Date.now();
-      return this.applyLive({
-        deleteSessions: [sessionId],
-        deleteTurns: turns.map((t) => t.id),
-        deleteSegments: segments.map((x) => x.id),
-        deleteJobs: jobs.filter((j) => j.sessionId === sessionId).map((j) => j.id),
-        deleteMemories: gone,
-        // Remembered as deleted: importing the same history again does not bring the chat back,
-        // nor the memories the user chose to delete with it.
-        tombstones: [
-          { kind: 'session', id: sessionId, deletedAt },
-          ...(deleteMemories ? gone.map((id) => ({ kind: 'memory' as const, id, deletedAt })) : []),
-        ],
-      });
-    });
+    const applied = await this.exclusive(async () => this.applyLive(await sessionDeletion(this.repo, sessionId, deleteMemories)));
     // Other chats' jobs were stopped too: they resume from their recorded step.
     this.kick();
     await this.publishJobs();

@@ -1,5 +1,6 @@
 // What a local write leaves for sync (docs/SYNC.md, "In the app"): its synced part, under an
-// out-box key that sorts in write order; and the keys of the document's update log.
+// out-box key that sorts in write order; the keys of the document's update log; and the part of a
+// remote write the other views mirror.
 import type { AppliedChange } from '../../ports';
 
 const pad = (n: number) => n.toString().padStart(12, '0');
@@ -29,4 +30,29 @@ export function syncedPart(c: AppliedChange): AppliedChange | undefined {
   };
   const any = Object.entries(part).some(([k, v]) => k !== 'dropped' && Array.isArray(v) && v.length > 0);
   return any ? part : undefined;
+}
+
+/** The part of a write the live memory mirrors (MemoryService), or nothing when it touched none. */
+function memoryPart(c: AppliedChange): AppliedChange | undefined {
+  const part: AppliedChange = {
+    dropped: [],
+    memories: c.memories,
+    edges: c.edges,
+    segments: c.segments,
+    deleteMemories: c.deleteMemories,
+    deleteEdges: c.deleteEdges,
+    deleteSegments: c.deleteSegments,
+  };
+  return Object.values(part).some((v) => Array.isArray(v) && v.length > 0) ? part : undefined;
+}
+
+/**
+ * Tells this tab's views (and other tabs) what a remote write wrote, as another tab's write would;
+ * the memory part goes with it, so the live memory is mirrored, not read again whole.
+ */
+export function tellViews(applied: AppliedChange, memory?: BroadcastChannel, chat?: BroadcastChannel): void {
+  const part = memoryPart(applied);
+  if (part) memory?.postMessage({ type: 'memory-changed', change: part });
+  if (applied.sessions?.length || applied.turns?.length || applied.deleteSessions?.length || applied.deleteTurns?.length)
+    chat?.postMessage({ type: 'session-changed', sessionId: '' });
 }

@@ -20,7 +20,7 @@ import { newPairingCode } from './pairing';
 import { joinWithCode, offerPairing } from './pairing-session';
 import { ProgressRelay, RelayClient, RelayError } from './relay-client';
 import { DocLog } from './doc-log';
-import { outboxKey, syncedPart } from './outbox';
+import { outboxKey, syncedPart, tellViews } from './outbox';
 import { assertRelayAllowed } from './relay-policy';
 import { OFF, type SyncStatus } from './sync-status';
 import { adoptOpenChats, takeOverChats } from './chat-owner';
@@ -154,7 +154,11 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const repo = this.repo;
     const store = Object.create(repo) as IdbRepository;
     // Remote writes: with the cursor and document rows, and not into the out-box again.
-    store.apply = (change: ChangeSet) => repo.apply(change, { remote: true, rows: this.rows(true) });
+    store.apply = async (change: ChangeSet) => {
+      const applied = await repo.apply(change, { remote: true, rows: this.rows(true) });
+      tellViews(applied, this.memoryChannel, this.chatChannel);
+      return applied;
+    };
     this.engine = new SyncEngine({
       store,
       relay: this.relay,
@@ -245,10 +249,12 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
         this.relay!.onRead = (seq, last) => {
           if (last - start > 4) this.set({ phase: 'syncing', progress: { done: seq - start, total: last - start } });
         };
+        const epoch = engine.records.epoch.id;
         const applied = await engine.pull();
         if (!engine.unpaired) await engine.push();
         await this.save();
-        if (applied > 0) this.announce();
+        // A delete-all empties the store under the views: they read it again, not a part of it.
+        if (applied > 0 && engine.records.epoch.id !== epoch) this.memoryChannel?.postMessage({ type: 'memory-changed' });
         if (engine.unpaired) continue;
         this.set({
           phase: 'synced',
@@ -279,12 +285,6 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   private async room(): Promise<string> {
     return roomOf(await keyFromRaw(this.config!.key.raw, this.config!.key.createdAt));
-  }
-
-  /** Tells this tab's views (and other tabs) what a remote change touched, as another tab's write would. */
-  private announce(): void {
-    this.memoryChannel?.postMessage({ type: 'memory-changed' });
-    this.chatChannel?.postMessage({ type: 'session-changed', sessionId: '' });
   }
 
   /** The first device: makes the key and sends everything this device holds. */
