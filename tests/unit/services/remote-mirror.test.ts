@@ -8,13 +8,25 @@ import { SettingsService } from '../../../src/services/settings';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 
 const T = Date.UTC(2025, 0, 10);
-const memory = (id: string, text: string): Memory => ({ id, kind: 'event', text, time: T, sourceTurnIds: [], edited: false, createdAt: T });
+const memory = (id: string, text: string): Memory => ({
+  id,
+  kind: 'event',
+  text,
+  time: T,
+  sourceTurnIds: [],
+  sessionId: 's1',
+  edited: false,
+  createdAt: T,
+});
 const channels: BroadcastChannel[] = [];
 afterEach(() => channels.splice(0).forEach((c) => c.close()));
 
 async function setUp() {
   const repo = new InMemoryRepository();
-  await repo.apply({ memories: [memory('m1', 'lives in Lisbon'), memory('m2', 'has a cat')], edges: [] });
+  await repo.apply({
+    sessions: [{ id: 's1', title: 's1', startedAt: T, lastActivityAt: T, status: 'memorised', endedAt: T }],
+    memories: [memory('m1', 'lives in Lisbon'), memory('m2', 'has a cat')],
+  });
   const service = new MemoryService(
     repo,
     new SettingsService(repo),
