@@ -95,7 +95,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         if (change && !this.stale && !this.runner.running) {
           mirrorChange(this, change, this.vectorModelId);
           this.refineCache = new RefineCache();
-          this.graphSoon();
+          this.graphSoon((change.memories?.length ?? 0) + (change.edges?.length ?? 0) > 100);
           return;
         }
         this.stale = true;
@@ -128,13 +128,13 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   }
 
   /**
-   * The views hear of remote changes 100 ms after a lone one, and at most every 1.5 s while they
-   * keep coming: the Memory view rebuilds its picture of all memories each time (a first sync of
+   * The views hear of a remote change 100 ms after it, and of large parts (a first sync) at most
+   * every 1.5 s: the Memory view rebuilds its picture of all memories each time (a first sync of
    * 100k took 49 s instead of 30 with the view hearing of every part: bench:sync:browser).
    */
-  private graphSoon(): void {
+  private graphSoon(large: boolean): void {
     if (this.graphTimer) return;
-    const wait = Math.max(100, this.graphAt + 1500 - Date.now());
+    const wait = large ? Math.max(100, this.graphAt + 1500 - Date.now()) : 100;
     this.graphTimer = setTimeout(() => {
       this.graphTimer = undefined;
       this.graphAt = Date.now();
