@@ -2,29 +2,18 @@
 // index and graph, not as a reload of every record (about 3 s of the page's thread per remote edit
 // at 100k memories: BENCHMARKS.md, "Sync in Chromium"). Without the change, the tab still reloads.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Memory } from '../../../src/memory/types';
 import { MemoryService } from '../../../src/services/memory';
 import { SettingsService } from '../../../src/services/settings';
 import { InMemoryRepository } from '../../support/in-memory-repository';
+import { T, memory, session } from '../sync/records';
 
-const T = Date.UTC(2025, 0, 10);
-const memory = (id: string, text: string): Memory => ({
-  id,
-  kind: 'event',
-  text,
-  time: T,
-  sourceTurnIds: [],
-  sessionId: 's1',
-  edited: false,
-  createdAt: T,
-});
 const channels: BroadcastChannel[] = [];
 afterEach(() => channels.splice(0).forEach((c) => c.close()));
 
 async function setUp() {
   const repo = new InMemoryRepository();
   await repo.apply({
-    sessions: [{ id: 's1', title: 's1', startedAt: T, lastActivityAt: T, status: 'memorised', endedAt: T }],
+    sessions: [session],
     memories: [memory('m1', 'lives in Lisbon'), memory('m2', 'has a cat')],
   });
   const service = new MemoryService(

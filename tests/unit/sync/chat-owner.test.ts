@@ -27,6 +27,7 @@ import { openTealeafDb } from '../../../src/store/db';
 import { IdbRepository } from '../../../src/store/repository';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { freshFactory } from '../store/helpers';
+import { until } from './devices';
 
 const H = 3600_000;
 const T = 1_700_000_000_000;
@@ -36,14 +37,6 @@ afterEach(async () => {
   vi.unstubAllGlobals();
   while (closers.length) await closers.pop()!();
 });
-
-async function until(what: string, ok: () => Promise<boolean>, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const model: LanguageModel = { modelId: 'echo', chat: async () => 'noted', json: async () => '{}' };
 

@@ -17,19 +17,12 @@ import { type SyncConfig, SyncService } from '../../../src/services/sync/sync-se
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { freshFactory } from '../store/helpers';
 import { memory, session } from './records';
+import { until } from './devices';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   while (closers.length) await closers.pop()!();
 });
-
-async function until(what: string, ok: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('delete-all from a tab without the sync loop', () => {
   it('reaches the loop tab: the paired device empties, and nothing comes back on this device', async () => {

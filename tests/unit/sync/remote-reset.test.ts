@@ -15,6 +15,7 @@ import { SyncService } from '../../../src/services/sync/sync-service';
 import { syncWords } from '../../../src/services/sync/sync-status';
 import { freshFactory } from '../store/helpers';
 import { memory, session } from './records';
+import { onDevice, until } from './devices';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -22,28 +23,9 @@ afterEach(async () => {
   while (closers.length) await closers.pop()!();
 });
 
-async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** A sync service as on its own device: its channels are its own (one process holds every device here). */
 function serviceOn(repo: IdbRepository, device: string): SyncService {
-  const Channel = globalThis.BroadcastChannel;
-  vi.stubGlobal(
-    'BroadcastChannel',
-    class extends Channel {
-      constructor(name: string) {
-        super(`${device}/${name}`);
-      }
-    },
-  );
-  const s = new SyncService(repo);
-  vi.unstubAllGlobals();
-  return s;
+  return onDevice(device, () => new SyncService(repo));
 }
 
 async function pair() {

@@ -12,20 +12,13 @@ import { SyncService } from '../../../src/services/sync/sync-service';
 import { syncWords } from '../../../src/services/sync/sync-status';
 import { freshFactory } from '../store/helpers';
 import { memory, session } from './records';
+import { until } from './devices';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   vi.unstubAllGlobals();
   while (closers.length) await closers.pop()!();
 });
-
-async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** Web Locks as a browser has them, one lock manager per device (its tabs share it). */
 function lockManager() {

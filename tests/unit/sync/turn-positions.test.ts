@@ -17,20 +17,13 @@ import { SyncService } from '../../../src/services/sync/sync-service';
 import { positions } from '../../../src/services/sync/turn-positions';
 import { freshFactory } from '../store/helpers';
 import { T, memory } from './records';
+import { onDevice, until } from './devices';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   vi.restoreAllMocks();
   while (closers.length) await closers.pop()!();
 });
-
-async function until(what: string, ok: () => Promise<boolean>, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const chat: Session = { id: 's1', title: 'the open chat', startedAt: T, lastActivityAt: T + 1, status: 'open' };
 const turn = (id: string, index: number, at: number, role: Turn['role'] = index % 2 ? 'assistant' : 'user'): Turn => ({
@@ -51,17 +44,7 @@ async function twoDevices() {
   const phone = new IdbRepository(await openTealeafDb({ factory: freshFactory() }));
   const a = new SyncService(laptop);
   // Two devices, not two tabs: the phone's channels are its own (one process holds both here).
-  const Channel = globalThis.BroadcastChannel;
-  vi.stubGlobal(
-    'BroadcastChannel',
-    class extends Channel {
-      constructor(name: string) {
-        super(`phone/${name}`);
-      }
-    },
-  );
-  const b = new SyncService(phone);
-  vi.unstubAllGlobals();
+  const b = onDevice('phone', () => new SyncService(phone));
   closers.push(() => (laptop.close(), phone.close()));
   closers.push(
     () => a.turnOff(),

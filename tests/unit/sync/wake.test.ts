@@ -12,20 +12,13 @@ import { RelayClient } from '../../../src/services/sync/relay-client';
 import { SyncService } from '../../../src/services/sync/sync-service';
 import { freshFactory } from '../store/helpers';
 import { memory, session } from './records';
+import { onDevice, until } from './devices';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   vi.restoreAllMocks();
   while (closers.length) await closers.pop()!();
 });
-
-async function until(what: string, ok: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('the sync loop hears every write', () => {
   it('a write during a read of the relay goes out at once, not after the long poll (60 s here)', async () => {
@@ -35,17 +28,7 @@ describe('the sync loop hears every write', () => {
     const phone = new IdbRepository(await openTealeafDb({ factory: freshFactory() }));
     const a = new SyncService(laptop);
     // Two devices, not two tabs: the phone's channels are its own (one process holds both here).
-    const Channel = globalThis.BroadcastChannel;
-    vi.stubGlobal(
-      'BroadcastChannel',
-      class extends Channel {
-        constructor(name: string) {
-          super(`phone/${name}`);
-        }
-      },
-    );
-    const b = new SyncService(phone);
-    vi.unstubAllGlobals();
+    const b = onDevice('phone', () => new SyncService(phone));
     closers.push(() => (laptop.close(), phone.close()));
     closers.push(
       () => a.turnOff(),
