@@ -278,11 +278,16 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
     await B.page.reload();
     await choice.waitFor({ timeout: 45_000 });
     assert.equal((await readDb(B.page, ['memories'])).memories.length, bHeld.memories.length);
+    // Answered from the Chat view (the banner is on every view): its chat list follows without a reload.
+    await B.page.getByTestId('nav-chat').click();
+    await B.page.getByTestId('session-item').first().waitFor();
     await B.page.getByTestId('sync-reset-wipe').click();
     assert.match(await B.page.getByTestId('confirm-dialog').textContent(), /Delete everything on this device too/);
     await B.page.getByTestId('confirm-ok').click();
     await pollUntil(B.page, (db) => db.sessions.length === 0 && db.memories.length === 0, 'B emptied by delete-all', 45_000);
     await choice.waitFor({ state: 'detached' });
+    await B.page.waitForFunction(() => document.querySelectorAll('[data-testid="session-item"]').length === 0, null, { timeout: 10_000 });
+    await settings(B.page, server.url);
     await new Promise((r) => setTimeout(r, 2000));
     const aEmpty = await readDb(A.page, ['sessions', 'memories']);
     assert.equal(aEmpty.sessions.length + aEmpty.memories.length, 0);
