@@ -141,6 +141,7 @@ test('pair by QR code: B opens the link the QR holds, filled in and nothing sent
     assert.equal(await B.page.getByTestId('sync-device-name').getAttribute('aria-describedby'), 'sync-pair-link');
     // Joining, not starting: "Turn sync on (first device)" is not between the name and Pair.
     assert.equal(await B.page.getByTestId('sync-turn-on').count(), 0);
+    assert.equal(await B.page.getByLabel('The code another device shows').inputValue(), code);
     await B.page.keyboard.press('Tab');
     assert.equal(await B.page.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'sync-code-input');
     await B.page.getByTestId('sync-device-name').evaluate((el) => (el.focus(), el.select()));
