@@ -1,5 +1,13 @@
 // Helpers of the sync tests that run several devices in one process.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { vi } from 'vitest';
+import { startRelay } from '../../../relay/relay.mjs';
+import { SyncService } from '../../../src/services/sync/sync-service';
+import { openTealeafDb } from '../../../src/store/db';
+import { IdbRepository } from '../../../src/store/repository';
+import { freshFactory } from '../store/helpers';
 
 /** Polls `ok` until it holds; the error names what was awaited. */
 export async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 8000): Promise<void> {
@@ -29,4 +37,24 @@ export function onDevice<T>(device: string, make: () => T): T {
   } finally {
     vi.unstubAllGlobals();
   }
+}
+
+/**
+ * A laptop and a phone, each a SyncService over its own IndexedDB, and a relay on 127.0.0.1 (not
+ * paired yet). What they open goes on `closers`, undone in reverse order.
+ */
+export async function laptopAndPhone(closers: Array<() => Promise<void> | void>, relayOptions: { waitMs?: number } = {}) {
+  const relay = await startRelay({ port: 0, dir: mkdtempSync(join(tmpdir(), 'tealeaf-devices-')), ...relayOptions });
+  closers.push(() => relay.close());
+  const laptop = new IdbRepository(await openTealeafDb({ factory: freshFactory() }));
+  const phone = new IdbRepository(await openTealeafDb({ factory: freshFactory() }));
+  const a = new SyncService(laptop);
+  // Two devices, not two tabs: the phone's channels are its own.
+  const b = onDevice('phone', () => new SyncService(phone));
+  closers.push(() => (laptop.close(), phone.close()));
+  closers.push(
+    () => a.turnOff(),
+    () => b.turnOff(),
+  );
+  return { relay, laptop, phone, a, b };
 }

@@ -12,7 +12,7 @@ import { SyncService } from '../../../src/services/sync/sync-service';
 import { syncWords } from '../../../src/services/sync/sync-status';
 import { freshFactory } from '../store/helpers';
 import { memory, session } from './records';
-import { until } from './devices';
+import { onDevice, until } from './devices';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -37,18 +37,8 @@ function lockManager() {
 
 /** A tab of `device`: its channels and locks are that device's (one process holds every device here). */
 function tab(repo: IdbRepository, device: string, locks: ReturnType<typeof lockManager>): SyncService {
-  const Channel = globalThis.BroadcastChannel;
-  vi.stubGlobal(
-    'BroadcastChannel',
-    class extends Channel {
-      constructor(name: string) {
-        super(`${device}/${name}`);
-      }
-    },
-  );
   vi.stubGlobal('navigator', { locks });
-  const s = new SyncService(repo);
-  vi.unstubAllGlobals();
+  const s = onDevice(device, () => new SyncService(repo));
   // The service reads navigator.locks when it starts or turns sync on: keep it for this tab's calls.
   const wrap = <K extends 'start' | 'turnOn' | 'join'>(k: K) => {
     const f = s[k].bind(s) as (...a: unknown[]) => Promise<unknown>;

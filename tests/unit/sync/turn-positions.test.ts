@@ -2,22 +2,15 @@
 // (session, index), which the IndexedDB store's unique index refuses. Sync must not stall on it,
 // and both devices must end with the same turns in the same order (docs/SYNC.md, "Turn positions").
 import 'fake-indexeddb/auto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startRelay } from '../../../relay/relay.mjs';
 import type { Session, Turn } from '../../../src/memory/types';
-import { openTealeafDb } from '../../../src/store/db';
 import { IdbRepository } from '../../../src/store/repository';
 import { readSyncRows } from '../../../src/store/sync-store';
 import type { SyncState } from '../../../src/services/sync/engine';
 import { RelayClient, RelayError } from '../../../src/services/sync/relay-client';
-import { SyncService } from '../../../src/services/sync/sync-service';
 import { positions } from '../../../src/services/sync/turn-positions';
-import { freshFactory } from '../store/helpers';
 import { T, memory } from './records';
-import { onDevice, until } from './devices';
+import { laptopAndPhone, until } from './devices';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -38,18 +31,7 @@ const turn = (id: string, index: number, at: number, role: Turn['role'] = index 
 
 /** Two devices over a relay; the phone's relay traffic can be cut (it is "offline"). */
 async function twoDevices() {
-  const relay = await startRelay({ port: 0, dir: mkdtempSync(join(tmpdir(), 'tealeaf-turns-')) });
-  closers.push(() => relay.close());
-  const laptop = new IdbRepository(await openTealeafDb({ factory: freshFactory() }));
-  const phone = new IdbRepository(await openTealeafDb({ factory: freshFactory() }));
-  const a = new SyncService(laptop);
-  // Two devices, not two tabs: the phone's channels are its own (one process holds both here).
-  const b = onDevice('phone', () => new SyncService(phone));
-  closers.push(() => (laptop.close(), phone.close()));
-  closers.push(
-    () => a.turnOff(),
-    () => b.turnOff(),
-  );
+  const { relay, laptop, phone, a, b } = await laptopAndPhone(closers);
   const offline = new Set<unknown>();
   for (const name of ['read', 'wait', 'post'] as const) {
     const real = RelayClient.prototype[name] as (...args: unknown[]) => Promise<unknown>;

@@ -1,18 +1,10 @@
 // A write made while the sync loop is busy (reading the relay, sending) must not wait for the
 // relay's long poll to end: the loop's wake-up is kept until it next waits (SyncService.kick).
 import 'fake-indexeddb/auto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startRelay } from '../../../relay/relay.mjs';
-import { openTealeafDb } from '../../../src/store/db';
-import { IdbRepository } from '../../../src/store/repository';
 import { RelayClient } from '../../../src/services/sync/relay-client';
-import { SyncService } from '../../../src/services/sync/sync-service';
-import { freshFactory } from '../store/helpers';
 import { memory, session } from './records';
-import { onDevice, until } from './devices';
+import { laptopAndPhone, until } from './devices';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -22,18 +14,7 @@ afterEach(async () => {
 
 describe('the sync loop hears every write', () => {
   it('a write during a read of the relay goes out at once, not after the long poll (60 s here)', async () => {
-    const relay = await startRelay({ port: 0, dir: mkdtempSync(join(tmpdir(), 'tealeaf-wake-')), waitMs: 60_000 });
-    closers.push(() => relay.close());
-    const laptop = new IdbRepository(await openTealeafDb({ factory: freshFactory() }));
-    const phone = new IdbRepository(await openTealeafDb({ factory: freshFactory() }));
-    const a = new SyncService(laptop);
-    // Two devices, not two tabs: the phone's channels are its own (one process holds both here).
-    const b = onDevice('phone', () => new SyncService(phone));
-    closers.push(() => (laptop.close(), phone.close()));
-    closers.push(
-      () => a.turnOff(),
-      () => b.turnOff(),
-    );
+    const { relay, laptop, phone, a, b } = await laptopAndPhone(closers, { waitMs: 60_000 });
 
     await laptop.apply({ sessions: [session], memories: [memory('m1', 'one')] });
     await a.turnOn(relay.url, 'laptop');
