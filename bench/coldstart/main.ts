@@ -8,7 +8,7 @@
 //   ?experiment    alternative ways to read the same data (primary key vs index, packed vectors).
 // The result is left in window.coldstart for the driver (bench/coldstart.mjs).
 import { IdbRepository } from '../../src/store';
-import { MemoryService } from '../../src/services/memory';
+import { MemoryService } from '../../src/services/memory/memory';
 import { SettingsService } from '../../src/services/settings';
 import { createHybridIndex } from '../../src/memory/retrieval/hybrid';
 import { MemoryGraph } from '../../src/memory/graph';

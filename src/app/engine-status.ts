@@ -1,7 +1,7 @@
 // What the app header says about the chat engine, from ONE state: loading, ready, none, or a model
 // server that stopped answering. The chat's status words (memory-status.ts) read the same kind, so
 // a chat never "memorises" beside "No model". Pure (tests/unit/app/engine-status.test.ts).
-import type { ModelsSnapshot } from '../services/model-snapshot';
+import type { ModelsSnapshot } from '../services/models/model-snapshot';
 
 export type EngineKind = 'ready' | 'loading' | 'none' | 'unreachable';
 

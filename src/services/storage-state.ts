@@ -1,5 +1,5 @@
 // How much this browser lets Tealeaf store, and whether it keeps it (persistent storage).
-import type { ModelsSnapshot } from './model-snapshot';
+import type { ModelsSnapshot } from './models/model-snapshot';
 import { isStorageFullError } from '../store/errors';
 
 /** The browser's estimate and persistence flag; undefined where the browser says nothing. */

@@ -5,10 +5,10 @@ import type { HistoryImportOptions } from './history/import';
 import { BLOCKED_MESSAGE, deleteTealeafDb } from '../store/db';
 import { DB_NAME, DEMO_DB_NAME } from '../store/schema';
 import { currentSpace, demoSettings, findLegacyDemo, setSpace, type LegacyDemo, type Space } from './space';
-import { ChatService } from './chat';
-import { EvaluationService } from './evaluation';
-import { MemoryService } from './memory';
-import { ModelService } from './models';
+import { ChatService } from './chat/chat';
+import { EvaluationService } from './memory/evaluation';
+import { MemoryService } from './memory/memory';
+import { ModelService } from './models/models';
 import { LocalServers } from './models/local-servers';
 import { SettingsService } from './settings';
 import { MemoryCommands } from './commands/memory-commands';
@@ -170,7 +170,7 @@ export class Tealeaf {
   /** Imports a LoCoMo-format conversation: history plus memories linked as in Phase I. */
   async importLocomo(text: string, onProgress?: (done: number, total: number, label: string) => void) {
     this.refuseInDemo();
-    const { importLocomo } = await import('./importer');
+    const { importLocomo } = await import('./memory/locomo-import');
     let json: unknown;
     try {
       json = JSON.parse(text);

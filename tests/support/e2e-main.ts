@@ -1,8 +1,8 @@
 // The e2e build's entry point (vite.config.ts swaps it in for src/main.ts in mode "e2e"): it
 // registers the scripted test double as a chat model, then starts the app as usual. The production
 // build never sees this file.
-import { registerChatModel } from '../../src/services/models';
-import { buildOptions } from '../../src/services/model-env';
+import { registerChatModel } from '../../src/services/models/models';
+import { buildOptions } from '../../src/services/models/model-env';
 import { SCRIPTED_MODEL_ID, ScriptedModel } from './scripted-model';
 import { installFakePromptApi } from './fake-prompt-api';
 import { discoveryOptions, type KnownServer } from '../../src/services/models/local-servers';

@@ -2,7 +2,7 @@
 // header badge, the app header's job badge, the ended-chat line and the memory notice all read
 // their words from sessionState, so they cannot disagree. Pure (tests/unit/app/memory-status.test.ts).
 import type { Id, Memory, Session } from '../../memory/types';
-import type { JobSnapshot } from '../../services/jobs';
+import type { JobSnapshot } from '../../services/memory/jobs';
 import type { EngineKind } from '../engine-status';
 
 /** The memorise job's steps in order (src/memory/ingest/memorise.ts). */

@@ -3,7 +3,7 @@
 // here). Pure (tests/unit/app/engine-choices.test.ts).
 import { BUILTIN_MODEL_ID } from '../../models/builtin-model';
 import { DEFAULT_CPU_MODEL_ID } from '../../models/catalog';
-import { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot } from '../../services/model-snapshot';
+import { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot } from '../../services/models/model-snapshot';
 import type { EngineAction, FoundServer } from '../../services/models/local-servers';
 import { engineStatus, type EngineStatus } from '../engine-status';
 

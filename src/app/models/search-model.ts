@@ -1,6 +1,6 @@
 // The memory search (embedding) model's state in words, for the Models view and the Memory view.
 // Pure (tests/unit/app/search-model.test.ts): every word comes from the one EmbedderSnapshot.
-import type { EmbedderSnapshot } from '../../services/model-snapshot';
+import type { EmbedderSnapshot } from '../../services/models/model-snapshot';
 
 /** A size in MB as people read it: "34 MB", "1.6 GB", "0.1 MB", "?" when unknown. */
 export function sizeText(mb?: number): string {

@@ -1,7 +1,7 @@
 // The chat service's events and options (src/services/chat.ts).
 import type { LanguageModel, Repository } from '../../ports';
 import type { Job, Millis, Session, Turn } from '../../memory/types';
-import type { TurnPreparer } from '../reply-prompt';
+import type { TurnPreparer } from './reply-prompt';
 import type { ChatCommands } from '../commands/memory-commands';
 import type { ChatDevices } from '../sync/chat-owner';
 

@@ -12,8 +12,8 @@ import { isPast } from '../../memory/past';
 import { displayText } from '../../memory/voice';
 import { duplicateKey } from '../../memory/text';
 import { memoryUnit } from '../../memory/ingest/memorise';
-import type { MemoryService } from '../memory';
-import { appendTurn } from '../turn-append';
+import type { MemoryService } from '../memory/memory';
+import { appendTurn } from '../chat/turn-append';
 import { newId } from '../ids';
 import { answerText, type AnswerFacts } from './words';
 

@@ -4,7 +4,7 @@
 import { createMemoriseJob } from '../../memory/ingest/memorise';
 import { isValidTime, MAX_IMPORT_CHAT_MESSAGES, splitMessage } from '../../memory/limits';
 import type { Id, Job, Millis, Session, Turn } from '../../memory/types';
-import { isEmptySession, titleFrom } from '../session-rules';
+import { isEmptySession, titleFrom } from '../chat/session-rules';
 
 export type HistorySource = 'chatgpt' | 'claude';
 

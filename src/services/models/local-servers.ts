@@ -3,7 +3,7 @@
 // Probing is quiet: nothing answering is the usual case, not an error.
 import { LocalServerModel, normaliseServerUrl } from '../../models/local-server';
 import { Emitter } from '../emitter';
-import type { ModelService } from '../models';
+import type { ModelService } from './models';
 
 export interface KnownServer {
   name: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { firstRunChoices, pickerOptions, pickerStatus, type Snap } from '../../../src/app/models/engine-choices';
-import type { ModelChoice, ServerSnapshot } from '../../../src/services/model-snapshot';
+import type { ModelChoice, ServerSnapshot } from '../../../src/services/models/model-snapshot';
 import type { FoundServer } from '../../../src/services/models/local-servers';
 import type { GpuProbe } from '../../../src/models/webgpu';
 import { DEFAULT_CPU_MODEL_ID } from '../../../src/models/catalog';

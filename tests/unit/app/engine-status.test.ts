@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { engineStatus, type EngineStatus } from '../../../src/app/engine-status';
-import type { ModelsSnapshot, ServerSnapshot } from '../../../src/services/model-snapshot';
+import type { ModelsSnapshot, ServerSnapshot } from '../../../src/services/models/model-snapshot';
 
 type Input = Parameters<typeof engineStatus>[0];
 const none: ServerSnapshot = { url: 'http://127.0.0.1:11434', state: 'none', models: [] };

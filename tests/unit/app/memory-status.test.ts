@@ -8,7 +8,7 @@ import {
   type SessionState,
   type SessionStateInput,
 } from '../../../src/app/chat/memory-status';
-import type { JobSnapshot } from '../../../src/services/jobs';
+import type { JobSnapshot } from '../../../src/services/memory/jobs';
 import type { Memory, Session } from '../../../src/memory/types';
 
 const session = (status: Session['status'], id = 's1') => ({ id, status });

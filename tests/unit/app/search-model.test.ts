@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { comesWithChatModel, downloadingWith, searchModelWords, sizeText } from '../../../src/app/models/search-model';
-import type { EmbedderSnapshot } from '../../../src/services/model-snapshot';
+import type { EmbedderSnapshot } from '../../../src/services/models/model-snapshot';
 
 const base = { sizeMB: 34, label: 'BGE small (English) v1.5' } as const;
 const STATES: Record<EmbedderSnapshot['state'], EmbedderSnapshot> = {

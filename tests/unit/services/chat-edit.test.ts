@@ -1,8 +1,8 @@
 // Edit and resend, regenerate with versions, rename, search, and ended chats: through ChatService
 // and the store, as the UI calls them.
 import { describe, expect, it } from 'vitest';
-import { ChatService } from '../../../src/services/chat';
-import { plainPreparer } from '../../../src/services/reply-prompt';
+import { ChatService } from '../../../src/services/chat/chat';
+import { plainPreparer } from '../../../src/services/chat/reply-prompt';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import type { ChatMessage, GenerateOptions, LanguageModel } from '../../../src/ports';
 

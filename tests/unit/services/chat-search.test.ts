@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fold, matchSession, snippetAround } from '../../../src/services/chat-search';
+import { fold, matchSession, snippetAround } from '../../../src/services/chat/chat-search';
 import type { Session } from '../../../src/memory/types';
 
 const s = (title: string): Session => ({ id: 's1', title, startedAt: 0, lastActivityAt: 0, status: 'open' });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ChatService } from '../../../src/services/chat';
-import { plainPreparer } from '../../../src/services/reply-prompt';
+import { ChatService } from '../../../src/services/chat/chat';
+import { plainPreparer } from '../../../src/services/chat/reply-prompt';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import type { ChatMessage, GenerateOptions, LanguageModel } from '../../../src/ports';
 import { StorageFullError, STORAGE_FULL_MESSAGE } from '../../../src/store/errors';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { EmbedderSlot, type SlotRuntime } from '../../../src/services/embedder-slot';
-import { buildOptions } from '../../../src/services/model-env';
-import type { EmbedderSnapshot } from '../../../src/services/model-snapshot';
+import { EmbedderSlot, type SlotRuntime } from '../../../src/services/models/embedder-slot';
+import { buildOptions } from '../../../src/services/models/model-env';
+import type { EmbedderSnapshot } from '../../../src/services/models/model-snapshot';
 import { SettingsService } from '../../../src/services/settings';
 import type { Embedder } from '../../../src/ports';
 import { InMemoryRepository } from '../../support/in-memory-repository';

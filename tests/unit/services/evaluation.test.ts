@@ -1,8 +1,8 @@
 // The Evaluate view's service over the real MemoryService: it says what is missing before a run,
 // runs TeaFarm over the live memory, can be cancelled and continued, and writes nothing to the store.
 import { describe, expect, it } from 'vitest';
-import { EvaluationService, type EvaluationSnapshot } from '../../../src/services/evaluation';
-import { MemoryService } from '../../../src/services/memory';
+import { EvaluationService, type EvaluationSnapshot } from '../../../src/services/memory/evaluation';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService } from '../../../src/services/settings';
 import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
 import { InMemoryRepository } from '../../support/in-memory-repository';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MemoryService } from '../../../src/services/memory';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService } from '../../../src/services/settings';
 import { importHistory, historyResultMessage, type HistoryImportDeps } from '../../../src/services/history/import';
 import { HistoryImportError } from '../../../src/services/history/parse';

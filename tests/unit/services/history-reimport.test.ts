@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MemoryService } from '../../../src/services/memory';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService } from '../../../src/services/settings';
 import { historyResultMessage, importHistory, type HistoryImportDeps } from '../../../src/services/history/import';
 import { IdbRepository } from '../../../src/store/repository';

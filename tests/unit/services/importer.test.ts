@@ -9,7 +9,13 @@ import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import { withDefaults, type MemorySettings } from '../../../src/memory/settings';
 import type { Id, Memory } from '../../../src/memory/types';
 import type { LanguageModel } from '../../../src/ports';
-import { importLocomo, LocomoFormatError, locomoImportPrefix, validateLocomo, type LocomoImportDeps } from '../../../src/services/importer';
+import {
+  importLocomo,
+  LocomoFormatError,
+  locomoImportPrefix,
+  validateLocomo,
+  type LocomoImportDeps,
+} from '../../../src/services/memory/locomo-import';
 import { ScriptedModel } from '../memory/helpers';
 
 const ROOT = resolve(import.meta.dirname, '../../..');

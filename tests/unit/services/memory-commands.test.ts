@@ -3,9 +3,9 @@
 // is called, that forgetting waits for the user and can be undone, and that memorising the chat
 // later makes no second memory of a "remember that".
 import { describe, expect, it } from 'vitest';
-import { MemoryService } from '../../../src/services/memory';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService } from '../../../src/services/settings';
-import { ChatService } from '../../../src/services/chat';
+import { ChatService } from '../../../src/services/chat/chat';
 import { MemoryCommands } from '../../../src/services/commands/memory-commands';
 import { IdbRepository } from '../../../src/store/repository';
 import { InMemoryRepository } from '../../support/in-memory-repository';

@@ -2,9 +2,9 @@
 // memorise jobs), switching creation off stops a job that is running, and a temporary chat leaves
 // nothing in the store.
 import { describe, expect, it } from 'vitest';
-import { MemoryService } from '../../../src/services/memory';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService } from '../../../src/services/settings';
-import { ChatService } from '../../../src/services/chat';
+import { ChatService } from '../../../src/services/chat/chat';
 import { IdbRepository } from '../../../src/store/repository';
 import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
 import { InMemoryRepository } from '../../support/in-memory-repository';

@@ -1,7 +1,7 @@
 // MemoryService wires the method to the store: jobs run in the background, the live index and
 // graph follow every change, and the user's corrections are what retrieval sees next.
 import { describe, expect, it } from 'vitest';
-import { MemoryService } from '../../../src/services/memory';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService } from '../../../src/services/settings';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { createMemoriseJob } from '../../../src/memory/ingest/memorise';

@@ -2,7 +2,7 @@
 // index and graph, not as a reload of every record (about 3 s of the page's thread per remote edit
 // at 100k memories: BENCHMARKS.md, "Sync in Chromium"). Without the change, the tab still reloads.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MemoryService } from '../../../src/services/memory';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService } from '../../../src/services/settings';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { T, memory, session } from '../sync/records';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ReplySaver } from '../../../src/services/reply-saver';
+import { ReplySaver } from '../../../src/services/chat/reply-saver';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import type { Turn } from '../../../src/memory/types';
 

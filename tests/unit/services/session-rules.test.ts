@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endSession, isEmptySession, isIdleExpired, sessionsToEnd, titleFrom } from '../../../src/services/session-rules';
+import { endSession, isEmptySession, isIdleExpired, sessionsToEnd, titleFrom } from '../../../src/services/chat/session-rules';
 import type { Session, Turn } from '../../../src/memory/types';
 
 const H = 3600_000;

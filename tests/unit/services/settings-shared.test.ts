@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, SettingsService, patchSettingsRecord, sanitiseSettings, type AppSettings } from '../../../src/services/settings';
-import { MemoryService } from '../../../src/services/memory';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { IdbRepository } from '../../../src/store/repository';
 import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
 import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from '../../../src/memory/settings';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, MAX_SYSTEM_PROMPT, SettingsService, TEMPERATURE_RANGE } from '../../../src/services/settings';
-import { MemoryService } from '../../../src/services/memory';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 
 describe('SettingsService', () => {

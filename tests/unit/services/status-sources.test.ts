@@ -3,10 +3,10 @@
 // error event) and "Try again now" runs it again; a model server that stops answering is reported
 // lost before its call fails, in words, and a job stopped for it spends no attempt.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryService } from '../../../src/services/memory';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService } from '../../../src/services/settings';
-import type { JobSnapshot } from '../../../src/services/jobs';
-import { notAnswering, probeServer, watchServer } from '../../../src/services/server-probe';
+import type { JobSnapshot } from '../../../src/services/memory/jobs';
+import { notAnswering, probeServer, watchServer } from '../../../src/services/models/server-probe';
 import { LocalServerModel } from '../../../src/models/local-server';
 import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
 import type { LanguageModel } from '../../../src/ports';

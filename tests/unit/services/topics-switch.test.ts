@@ -7,7 +7,7 @@ vi.mock('../../../src/models/nouns', () => ({
   loadNounExtractor: vi.fn(() => Promise.reject(new Error('Failed to fetch dynamically imported module'))),
 }));
 
-const { MemoryService } = await import('../../../src/services/memory');
+const { MemoryService } = await import('../../../src/services/memory/memory');
 const { SettingsService } = await import('../../../src/services/settings');
 const { InMemoryRepository } = await import('../../support/in-memory-repository');
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { addVersion, shownVersion, showVersion, versionCount } from '../../../src/services/turn-versions';
+import { addVersion, shownVersion, showVersion, versionCount } from '../../../src/services/chat/turn-versions';
 import type { Turn, TurnStatus } from '../../../src/memory/types';
 
 const turn = (i: number, text: string): Turn => ({

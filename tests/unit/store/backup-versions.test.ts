@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { importBackup, validateBackup } from '../../../src/store/backup';
 import { IdbRepository } from '../../../src/store/repository';
-import { showVersion } from '../../../src/services/turn-versions';
+import { showVersion } from '../../../src/services/chat/turn-versions';
 import type { BranchTurn, Turn } from '../../../src/memory/types';
 import { freshFactory, legacyEdits } from './helpers';
 

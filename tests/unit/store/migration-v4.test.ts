@@ -7,7 +7,7 @@ import { openTealeafDb } from '../../../src/store/db';
 import { IdbRepository } from '../../../src/store/repository';
 import { MIGRATIONS } from '../../../src/store/schema';
 import { exportBackup, importBackup, serializeBackup } from '../../../src/store/backup';
-import { showVersion } from '../../../src/services/turn-versions';
+import { showVersion } from '../../../src/services/chat/turn-versions';
 import { MAX_MODEL_ID, MAX_TEXT } from '../../../src/memory/limits';
 import type { UsedMemory } from '../../../src/memory/types';
 import { dump, freshFactory, legacyEdits } from './helpers';

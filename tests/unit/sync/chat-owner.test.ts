@@ -10,8 +10,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startRelay } from '../../../relay/relay.mjs';
 import type { Session, Turn } from '../../../src/memory/types';
 import type { LanguageModel } from '../../../src/ports';
-import { ChatService } from '../../../src/services/chat';
-import { plainPreparer } from '../../../src/services/reply-prompt';
+import { ChatService } from '../../../src/services/chat/chat';
+import { plainPreparer } from '../../../src/services/chat/reply-prompt';
 import {
   type ChatDevices,
   type ChatPlace,

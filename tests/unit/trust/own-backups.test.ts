@@ -3,9 +3,9 @@
 // replies from a model server), exports a backup and imports it into an empty store: on the old
 // code each import was refused and nothing of the file could be restored.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChatService } from '../../../src/services/chat';
-import { plainPreparer, type TurnPreparer } from '../../../src/services/reply-prompt';
-import { MemoryService } from '../../../src/services/memory';
+import { ChatService } from '../../../src/services/chat/chat';
+import { plainPreparer, type TurnPreparer } from '../../../src/services/chat/reply-prompt';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService, sanitiseSettings } from '../../../src/services/settings';
 import { importHistory } from '../../../src/services/history/import';
 import { LocalServerModel } from '../../../src/models/local-server';

@@ -6,8 +6,8 @@
 // imports it into an empty store (every store equal) and into the same store (nothing added).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ChatService } from '../../../src/services/chat';
-import { MemoryService } from '../../../src/services/memory';
+import { ChatService } from '../../../src/services/chat/chat';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService } from '../../../src/services/settings';
 import { importHistory } from '../../../src/services/history/import';
 import { LocalServerModel } from '../../../src/models/local-server';

@@ -1,9 +1,9 @@
 // Issue 9, defects 3 and 4: what the app stores it can export and import back; a value that would
 // break the app after an import is refused with a message that names it.
 import { describe, expect, it } from 'vitest';
-import { ChatService } from '../../../src/services/chat';
-import { plainPreparer } from '../../../src/services/reply-prompt';
-import { importLocomo, type LocomoImportDeps } from '../../../src/services/importer';
+import { ChatService } from '../../../src/services/chat/chat';
+import { plainPreparer } from '../../../src/services/chat/reply-prompt';
+import { importLocomo, type LocomoImportDeps } from '../../../src/services/memory/locomo-import';
 import { IdbRepository } from '../../../src/store/repository';
 import { exportBackup, importBackup, serializeBackup, BackupError } from '../../../src/store/backup';
 import { MAX_MESSAGE, MAX_TEXT, clampText } from '../../../src/memory/limits';

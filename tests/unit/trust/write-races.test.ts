@@ -3,7 +3,7 @@
 // user acts; then the job goes on. Each case runs against the IndexedDB store (fake-indexeddb,
 // real structured cloning) and, where the action exists there, the in-memory one used by benchmarks.
 import { describe, expect, it } from 'vitest';
-import { MemoryService } from '../../../src/services/memory';
+import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService } from '../../../src/services/settings';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { IdbRepository } from '../../../src/store/repository';

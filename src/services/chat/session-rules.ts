@@ -1,8 +1,8 @@
 // When a chat session ends (LD-Agent: an idle gap, default one hour, or the user ending it).
-import type { Id, Job, Millis, Session, Turn } from '../memory/types';
-import type { Repository } from '../ports';
-import { createMemoriseJob } from '../memory/ingest/memorise';
-import { isStorageFullError } from '../store/errors';
+import type { Id, Job, Millis, Session, Turn } from '../../memory/types';
+import type { Repository } from '../../ports';
+import { createMemoriseJob } from '../../memory/ingest/memorise';
+import { isStorageFullError } from '../../store/errors';
 
 export const DEFAULT_IDLE_GAP_MS = 60 * 60 * 1000;
 

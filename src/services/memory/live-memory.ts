@@ -1,13 +1,13 @@
 // The live memory a tab retrieves from and links into: the hybrid index, the graph and the
 // records by id, built from the store and kept in step with each change the store wrote.
-import type { AppliedChange, Embedder } from '../ports';
-import type { Edge, Id, Memory, Segment, VectorRecord } from '../memory/types';
-import { createHybridIndex } from '../memory/retrieval/hybrid';
-import { segmentUnit } from '../memory/retrieval/units';
-import { MemoryGraph } from '../memory/graph';
-import { memoryUnit } from '../memory/ingest/memorise';
+import type { AppliedChange, Embedder } from '../../ports';
+import type { Edge, Id, Memory, Segment, VectorRecord } from '../../memory/types';
+import { createHybridIndex } from '../../memory/retrieval/hybrid';
+import { segmentUnit } from '../../memory/retrieval/units';
+import { MemoryGraph } from '../../memory/graph';
+import { memoryUnit } from '../../memory/ingest/memorise';
 import { inSlices } from './jobs';
-import type { NounExtractor } from '../memory/retrieval/topics';
+import type { NounExtractor } from '../../memory/retrieval/topics';
 
 /** The hybrid index with its lexical and dense sides. */
 export type LiveIndex = ReturnType<typeof createHybridIndex>;

@@ -1,9 +1,9 @@
 // Saving a streaming reply as it grows: at most every `everyMs`, in order, so that a closed tab
 // loses at most that much of it; a failed save is reported, never thrown into the stream.
-import { clampText } from '../memory/limits';
-import { errorText } from '../errors';
-import type { Repository } from '../ports';
-import type { Id, Millis, Session, Turn } from '../memory/types';
+import { clampText } from '../../memory/limits';
+import { errorText } from '../../errors';
+import type { Repository } from '../../ports';
+import type { Id, Millis, Session, Turn } from '../../memory/types';
 
 export interface ReplySaverOptions {
   /** Where to save; undefined for a temporary chat (nothing is stored). */

@@ -1,7 +1,7 @@
 // What a reply is asked with: the port the memory method plugs into, and the plain prompt used
 // when memory is off or not ready.
-import type { ChatMessage, LanguageModel } from '../ports';
-import type { Millis, Session, Turn, UsedMemory } from '../memory/types';
+import type { ChatMessage, LanguageModel } from '../../ports';
+import type { Millis, Session, Turn, UsedMemory } from '../../memory/types';
 
 /** The messages of one reply call, and what of memory went into them (shown under the reply). */
 export interface ReplyPrompt {

@@ -6,7 +6,7 @@
 // The branches are kept flat: a turn's `branches` holds every turn put away below it, each naming
 // the version it followed (`follows`), so a record nests no deeper however often the user edits
 // (nested branches made a backup the app could not import again). Pure: returns the change to write.
-import type { BranchTurn, Id, Turn, TurnVersion } from '../memory/types';
+import type { BranchTurn, Id, Turn, TurnVersion } from '../../memory/types';
 
 export interface VersionChange {
   /** The session's turns after the change (shown branch, by index). */

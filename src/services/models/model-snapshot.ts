@@ -1,10 +1,10 @@
 // What the Models view sees of the chat and embedding models: the choices for this device, what is
 // loaded or loading, errors in words a user can act on, and the other engines (model server,
 // the browser's own model).
-import type { GpuProbe } from '../models/webgpu';
-import type { Embedder, LanguageModel } from '../ports';
-import type { CpuModelInfo, EngineAdvice, LlmModelInfo } from '../models/catalog';
-import type { BuiltinAvailability } from '../models/builtin-model';
+import type { GpuProbe } from '../../models/webgpu';
+import type { Embedder, LanguageModel } from '../../ports';
+import type { CpuModelInfo, EngineAdvice, LlmModelInfo } from '../../models/catalog';
+import type { BuiltinAvailability } from '../../models/builtin-model';
 
 export interface ModelChoice {
   id: string;

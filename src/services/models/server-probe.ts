@@ -1,8 +1,8 @@
 // Asking a model server on this computer which models it has, in words the Models view shows; and
 // noticing when the server in use stops answering, so the header stops calling it ready.
-import { errorText } from '../errors';
-import type { LanguageModel } from '../ports';
-import { isLocalServerError, LocalServerError, LocalServerModel, normaliseServerUrl } from '../models/local-server';
+import { errorText } from '../../errors';
+import type { LanguageModel } from '../../ports';
+import { isLocalServerError, LocalServerError, LocalServerModel, normaliseServerUrl } from '../../models/local-server';
 import type { ServerSnapshot } from './model-snapshot';
 
 /**

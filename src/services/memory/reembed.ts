@@ -1,8 +1,8 @@
 // Embedding every memory and segment that has no vector for the current embedding model: after
 // the first download, a model switch, or an import. Resumable by construction: it only looks at
 // what is missing, and each batch is committed on its own.
-import type { Embedder, Repository } from '../ports';
-import type { Id } from '../memory/types';
+import type { Embedder, Repository } from '../../ports';
+import type { Id } from '../../memory/types';
 import type { LiveIndex } from './live-memory';
 import type { JobSnapshot } from './jobs';
 

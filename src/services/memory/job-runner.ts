@@ -1,17 +1,17 @@
 // Runs the memorising jobs in the background: one tab at a time (Web Locks), each job against the
 // live memory as it is when the job starts, and the vectors a new embedding model lacks after them.
 // MemoryService owns the live memory and hands the runner what it needs (JobRunnerHost).
-import { errorText } from '../errors';
-import type { Embedder, LanguageModel, Repository } from '../ports';
-import type { Id, Memory, Segment } from '../memory/types';
-import type { MemoryGraph } from '../memory/graph';
-import { runMemoriseJob, type Segmenter } from '../memory/ingest/memorise';
-import { segmentSession } from '../memory/ingest/segments';
-import { segmentUnit } from '../memory/retrieval/units';
+import { errorText } from '../../errors';
+import type { Embedder, LanguageModel, Repository } from '../../ports';
+import type { Id, Memory, Segment } from '../../memory/types';
+import type { MemoryGraph } from '../../memory/graph';
+import { runMemoriseJob, type Segmenter } from '../../memory/ingest/memorise';
+import { segmentSession } from '../../memory/ingest/segments';
+import { segmentUnit } from '../../memory/retrieval/units';
 import { jobSnapshot, withJob, withJobLock, type JobSnapshot } from './jobs';
 import type { LiveIndex } from './live-memory';
 import { embedMissing } from './reembed';
-import type { SettingsService } from './settings';
+import type { SettingsService } from '../settings';
 
 export interface JobRunnerHost {
   readonly repo: Repository;

@@ -1,27 +1,27 @@
 // Wires the memory method to the store and the models: keeps the live index and graph (built once
 // at start, updated incrementally), prepares each turn, and has memorising jobs run in the background
 // (job-runner.ts), one tab at a time.
-import { errorText } from '../errors';
-import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../ports';
-import type { Edge, Id, Memory, Relation, Segment, Turn, VectorRecord } from '../memory/types';
-import { changeEdge, deleteMemories, editMemoryText, toggleSuperseded } from '../memory/corrections';
-import { planRepair, type RepairLogEntry } from '../memory/repair';
-import { readRepairLog, writeRepair } from './memory/repair-log';
-import { sessionDeletion } from './memory/session-deletion';
-import { createHybridIndex } from '../memory/retrieval/hybrid';
-import { MemoryGraph } from '../memory/graph';
-import { RefineCache } from '../memory/recall/refine';
-import { prepareTurn } from '../memory/recall/turn';
-import { memoryUnit } from '../memory/ingest/memorise';
-import { memorylessPreparer, type ReplyPrompt, type TurnPreparer } from './reply-prompt';
-import { Emitter } from './emitter';
+import { errorText } from '../../errors';
+import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../../ports';
+import type { Edge, Id, Memory, Relation, Segment, Turn, VectorRecord } from '../../memory/types';
+import { changeEdge, deleteMemories, editMemoryText, toggleSuperseded } from '../../memory/corrections';
+import { planRepair, type RepairLogEntry } from '../../memory/repair';
+import { readRepairLog, writeRepair } from './repair-log';
+import { sessionDeletion } from './session-deletion';
+import { createHybridIndex } from '../../memory/retrieval/hybrid';
+import { MemoryGraph } from '../../memory/graph';
+import { RefineCache } from '../../memory/recall/refine';
+import { prepareTurn } from '../../memory/recall/turn';
+import { memoryUnit } from '../../memory/ingest/memorise';
+import { memorylessPreparer, type ReplyPrompt, type TurnPreparer } from '../chat/reply-prompt';
+import { Emitter } from '../emitter';
 import { withJobLock, yieldToPage, type JobSnapshot } from './jobs';
 import { attachVectors, buildLiveMemory, mirrorChange } from './live-memory';
-import { loadNounExtractor } from '../models/nouns';
-import type { NounExtractor } from '../memory/retrieval/topics';
+import { loadNounExtractor } from '../../models/nouns';
+import type { NounExtractor } from '../../memory/retrieval/topics';
 import { JobRunner } from './job-runner';
-import { isStorageFullError } from '../store/errors';
-import type { SettingsService } from './settings';
+import { isStorageFullError } from '../../store/errors';
+import type { SettingsService } from '../settings';
 
 type MemoryEvents = {
   jobs: JobSnapshot[];

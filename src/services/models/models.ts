@@ -1,23 +1,23 @@
 // The models as the UI sees them: the WebGPU check, the curated choices for this device, download
 // progress, cache, storage, and errors turned into what the user can do next.
-import { errorText } from '../errors';
-import type { Embedder, LanguageModel } from '../ports';
-import { probeWebGpu } from '../models/webgpu';
-import { EMBEDDING_MODELS, llmModelById, smallerModelThan } from '../models/catalog';
-import { LlmRuntime } from '../models/llm-runtime';
-import { CpuLlmRuntime } from '../models/cpu-llm-runtime';
-import { ModelRuntimeError } from '../models/errors';
-import { DEFAULT_SERVER_URL, LocalServerModel, normaliseServerUrl } from '../models/local-server';
-import { BUILTIN_MODEL_ID, BuiltinModel, builtinAvailability } from '../models/builtin-model';
-import type { ModelProgress } from '../models/progress';
-import { Emitter } from './emitter';
-import type { SettingsService } from './settings';
+import { errorText } from '../../errors';
+import type { Embedder, LanguageModel } from '../../ports';
+import { probeWebGpu } from '../../models/webgpu';
+import { EMBEDDING_MODELS, llmModelById, smallerModelThan } from '../../models/catalog';
+import { LlmRuntime } from '../../models/llm-runtime';
+import { CpuLlmRuntime } from '../../models/cpu-llm-runtime';
+import { ModelRuntimeError } from '../../models/errors';
+import { DEFAULT_SERVER_URL, LocalServerModel, normaliseServerUrl } from '../../models/local-server';
+import { BUILTIN_MODEL_ID, BuiltinModel, builtinAvailability } from '../../models/builtin-model';
+import type { ModelProgress } from '../../models/progress';
+import { Emitter } from '../emitter';
+import type { SettingsService } from '../settings';
 import { ERROR_TITLES, SERVER_CHOICE_ID, type ModelEvents, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
 import { exclusiveDownload, isAbort } from './download-lock';
 import { buildCpuModels, chatChoices, extraChatModels, mirrorOf, transformersEnv } from './model-env';
 import { EmbedderSlot } from './embedder-slot';
 import { listServerModels, probeServer, watchServer } from './server-probe';
-import { askPersistence, ignoreFullDisk, readStorage } from './storage-state';
+import { askPersistence, ignoreFullDisk, readStorage } from '../storage-state';
 
 export { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
 

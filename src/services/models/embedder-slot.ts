@@ -2,13 +2,13 @@
 // settings choose, its download and start with progress, the switch to another (memories are then
 // re-embedded in the background by the memory service), and when it loads by itself: with the
 // first chat model the user loads, and at start where it was loaded before, unless turned off.
-import { errorText } from '../errors';
-import type { Embedder } from '../ports';
-import { DEFAULT_EMBEDDING_MODEL_ID, embeddingModelById, TEST_EMBEDDING_MODEL, type EmbeddingModelInfo } from '../models/catalog';
-import { EmbedderRuntime, type EmbedderRuntimeOptions } from '../models/embedder-runtime';
+import { errorText } from '../../errors';
+import type { Embedder } from '../../ports';
+import { DEFAULT_EMBEDDING_MODEL_ID, embeddingModelById, TEST_EMBEDDING_MODEL, type EmbeddingModelInfo } from '../../models/catalog';
+import { EmbedderRuntime, type EmbedderRuntimeOptions } from '../../models/embedder-runtime';
 import type { EmbedderSnapshot } from './model-snapshot';
 import { buildOptions, IS_E2E, transformersEnv } from './model-env';
-import type { SettingsService } from './settings';
+import type { SettingsService } from '../settings';
 
 export interface EmbedderSlotEvents {
   onState: (state: EmbedderSnapshot) => void;

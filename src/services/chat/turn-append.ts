@@ -1,6 +1,6 @@
 // Adding a turn at the end of a session that another tab may be writing to as well.
-import type { ChangeSet, Repository } from '../ports';
-import type { Turn } from '../memory/types';
+import type { ChangeSet, Repository } from '../../ports';
+import type { Turn } from '../../memory/types';
 
 /**
  * Stores `turn` at the end of its session and returns the session's turns with it. The index

@@ -2,19 +2,19 @@
 // memory of the space this tab shows. Read only: the pipeline gets no repository and the simulated
 // sessions live in memory, so nothing reaches the user's chats or memories. Finished cases are kept
 // for this tab's life, so a cancelled run, started again, continues where it stopped.
-import { errorText } from '../errors';
-import { sourceChanged } from '../memory/derived';
-import type { Memory } from '../memory/types';
-import type { Embedder, LanguageModel } from '../ports';
-import type { ConditionId, TeaFarmCache, TeaFarmProgress, TeaFarmReport } from '../memory/eval/teafarm';
-import { CONDITIONS, type Condition } from '../memory/eval/conditions';
-import { Emitter } from './emitter';
+import { errorText } from '../../errors';
+import { sourceChanged } from '../../memory/derived';
+import type { Memory } from '../../memory/types';
+import type { Embedder, LanguageModel } from '../../ports';
+import type { ConditionId, TeaFarmCache, TeaFarmProgress, TeaFarmReport } from '../../memory/eval/teafarm';
+import { CONDITIONS, type Condition } from '../../memory/eval/conditions';
+import { Emitter } from '../emitter';
 import { yieldToPage } from './jobs';
 import type { MemoryService } from './memory';
-import type { SettingsService } from './settings';
+import type { SettingsService } from '../settings';
 
-export type { CaseResult, ConditionId, ConditionScore, TeaFarmProgress, TeaFarmReport } from '../memory/eval/teafarm';
-export type { Condition } from '../memory/eval/conditions';
+export type { CaseResult, ConditionId, ConditionScore, TeaFarmProgress, TeaFarmReport } from '../../memory/eval/teafarm';
+export type { Condition } from '../../memory/eval/conditions';
 export const EVALUATION_CONDITIONS: readonly Condition[] = CONDITIONS;
 
 export interface EvaluationSnapshot {
@@ -86,7 +86,7 @@ export class EvaluationService extends Emitter<{ state: EvaluationSnapshot }> {
     this.set({ state: 'running', progress: { step: 'questions', done: 0, total: 0 } });
     try {
       // Loaded on first use: the main bundle does not carry the evaluation.
-      const { runTeaFarm, MemoryTeaFarmCache } = await import('../memory/eval/teafarm');
+      const { runTeaFarm, MemoryTeaFarmCache } = await import('../../memory/eval/teafarm');
       this.cache ??= new MemoryTeaFarmCache();
       const report = await runTeaFarm({
         llm,

@@ -1,21 +1,21 @@
 // The chat loop: every turn is saved the moment it exists, replies stream into the store, and a
 // reply cut off (stop, error, closed tab) keeps what had arrived, marked so.
-import { messageTooLong } from '../memory/limits';
-import { errorText } from '../errors';
-import type { ChangeSet } from '../ports';
-import type { Millis, Session, Turn } from '../memory/types';
-import { Emitter } from './emitter';
-import { newId } from './ids';
+import { messageTooLong } from '../../memory/limits';
+import { errorText } from '../../errors';
+import type { ChangeSet } from '../../ports';
+import type { Millis, Session, Turn } from '../../memory/types';
+import { Emitter } from '../emitter';
+import { newId } from '../ids';
 import { isIdleExpired, renameSession, startUpChats, titleFrom, writeSessionEnd } from './session-rules';
 import { addVersion, showVersion, type VersionChange } from './turn-versions';
 import { ChatSearch, type SessionMatch } from './chat-search';
 import { plainPreparer } from './reply-prompt';
 import { appendTurn } from './turn-append';
 import { ReplySaver, touchAfterReply } from './reply-saver';
-import { ChatOwner, NO_SYNC, newChatNotice } from './sync/chat-owner';
-import type { ChatEvents, ChatOptions } from './chat/types';
+import { ChatOwner, NO_SYNC, newChatNotice } from '../sync/chat-owner';
+import type { ChatEvents, ChatOptions } from './types';
 
-export type { ChatEvents, ChatOptions } from './chat/types';
+export type { ChatEvents, ChatOptions } from './types';
 
 export class ChatService extends Emitter<ChatEvents> {
   private abort?: AbortController;

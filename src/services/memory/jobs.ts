@@ -1,6 +1,6 @@
 // How background jobs show in the UI, and how they share the page and the tabs: one tab runs them
 // (Web Locks), and long work gives the page back in slices.
-import type { Id, Job } from '../memory/types';
+import type { Id, Job } from '../../memory/types';
 
 export interface JobSnapshot {
   id: Id;

@@ -4,9 +4,9 @@
 // the file's observations instead of asking a model. Linking runs as in Phase I: by the model when
 // one is loaded, by the similarity switch otherwise. Session ids carry a hash of the conversation,
 // so importing the same file again skips what is already there (and finishes a cut-off import).
-import { MAX_MESSAGE } from '../memory/limits';
-import type { Embedder, LanguageModel, Repository } from '../ports';
-import type { MemoryGraph } from '../memory/graph';
+import { MAX_MESSAGE } from '../../memory/limits';
+import type { Embedder, LanguageModel, Repository } from '../../ports';
+import type { MemoryGraph } from '../../memory/graph';
 import {
   locomoSessionRecords,
   observationSummariser,
@@ -14,12 +14,12 @@ import {
   parseLocomoDate,
   type LocomoConversation,
   type LocomoSession,
-} from '../memory/locomo';
-import { createMemoriseJob, runMemoriseJob, type MemoriseState, type Segmenter } from '../memory/ingest/memorise';
-import type { HybridIndex } from '../memory/retrieval/types';
-import { segmentSession } from '../memory/ingest/segments';
-import type { MemorySettings } from '../memory/settings';
-import type { Id, Job, Memory, Millis, Turn } from '../memory/types';
+} from '../../memory/locomo';
+import { createMemoriseJob, runMemoriseJob, type MemoriseState, type Segmenter } from '../../memory/ingest/memorise';
+import type { HybridIndex } from '../../memory/retrieval/types';
+import { segmentSession } from '../../memory/ingest/segments';
+import type { MemorySettings } from '../../memory/settings';
+import type { Id, Job, Memory, Millis, Turn } from '../../memory/types';
 
 export interface LocomoImportDeps {
   repo: Repository;

@@ -1,7 +1,7 @@
 // Searching chats by title and message text: every word of the query must occur somewhere in the
 // chat (title or a shown message), ignoring case and accents. Pure but for the cache, which reads
 // through the function it is given.
-import type { Session } from '../memory/types';
+import type { Session } from '../../memory/types';
 
 export interface SessionMatch {
   sessionId: string;

@@ -1,7 +1,7 @@
 // What a build offers and where models come from: the e2e build serves tiny test models from the
 // app's own server (real models through the real runtimes), and its entry point registers the
 // scripted chat double here; the production build reads the hub or the user's mirror.
-import type { LanguageModel } from '../ports';
+import type { LanguageModel } from '../../ports';
 import {
   BROKEN_TEST_CPU_MODEL,
   CPU_MODELS,
@@ -13,9 +13,9 @@ import {
   TEST_CPU_MODEL,
   type CpuModelInfo,
   type EngineAdvice,
-} from '../models/catalog';
-import type { EmbedEnvSettings } from '../models/messages';
-import type { GpuProbe } from '../models/webgpu';
+} from '../../models/catalog';
+import type { EmbedEnvSettings } from '../../models/messages';
+import type { GpuProbe } from '../../models/webgpu';
 import { choiceOf, cpuChoiceOf, type ModelChoice } from './model-snapshot';
 
 export const IS_E2E = import.meta.env.MODE === 'e2e';
