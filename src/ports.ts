@@ -18,8 +18,31 @@ export interface GenerateOptions {
 /** A JSON Schema object, passed to the runtime to constrain output. */
 export type JsonSchema = Record<string, unknown>;
 
+/**
+ * What one model can read and write in one call, in its own tokens. Every builder of a model call
+ * fits prompt plus its output into `contextTokens` (src/memory/fit/), because a real engine refuses
+ * or silently cuts what does not fit: web-llm throws once the prompt passes its window, Ollama drops
+ * the start of the prompt (the system prompt with the memories), a CPU model stops mid-answer.
+ */
+export interface ModelWindow {
+  /** Prompt plus output, in tokens (web-llm's context_window_size, a server's context). */
+  contextTokens: number;
+  /** The most tokens one call may write (the engine's cap). */
+  maxOutputTokens: number;
+  /**
+   * Tokens of these messages as the model reads them, its chat template included, from the model's
+   * own tokenizer. Absent where the runtime has none: callers then use a safe estimate.
+   */
+  countTokens?(messages: ChatMessage[], signal?: AbortSignal): Promise<number>;
+}
+
 export interface LanguageModel {
   readonly modelId: string;
+  /**
+   * The model's window and output cap. Absent where a model cannot say: callers assume the
+   * smallest window of the catalog (FALLBACK_WINDOW, src/memory/fit/window.ts).
+   */
+  readonly window?: ModelWindow;
   /** Streams a chat reply; resolves with the full text (what arrived, if aborted). */
   chat(messages: ChatMessage[], options?: GenerateOptions): Promise<string>;
   /**
@@ -103,6 +126,30 @@ export class JobGoneError extends Error {
   constructor(readonly jobId: Id) {
     super(`job ${jobId} was cancelled or changed elsewhere`);
   }
+}
+
+/**
+ * A prompt too long for the model's window, from whichever engine said so (web-llm's
+ * ContextWindowSizeExceededError, a server's 400, a CPU worker's count). Callers build the call
+ * again smaller (src/memory/fit/call.ts); the user never sees this raw.
+ */
+export class ContextOverflowError extends Error {
+  override readonly name = 'ContextOverflowError';
+  constructor(
+    /** Tokens of the prompt as the engine counted them (0 when it did not say). */
+    readonly promptTokens: number,
+    readonly contextTokens: number,
+    detail = '',
+  ) {
+    super(
+      `The prompt (${promptTokens || 'too many'} tokens) does not fit this model's window of ${contextTokens} tokens${detail ? ` (${detail})` : ''}.`,
+    );
+  }
+}
+
+/** Also across a worker boundary, where only the name and message survive. */
+export function isContextOverflow(e: unknown): e is ContextOverflowError {
+  return e instanceof Error && e.name === 'ContextOverflowError';
 }
 
 export function isJobGone(e: unknown): e is JobGoneError {

@@ -1,0 +1,130 @@
+// One fitted model call: the builder lays out its prompt for a token budget, the prompt is
+// counted (the model's own tokenizer where it has one, a safe estimate elsewhere) and built again
+// smaller until prompt plus output fits the window; a context error from the engine (its count
+// disagreeing with ours) builds it again smaller still. The user never sees a raw context error:
+// what cannot fit at all is a PromptTooLongError in words.
+import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel, ModelWindow } from '../../ports';
+import { isContextOverflow } from '../../ports';
+import { estimateMessages } from './tokens';
+import { outputFor, windowOf } from './window';
+
+/** Lays out a prompt of at most `tokens` tokens (by estimateTokens), dropping by priority. */
+export type PromptBuilder = (tokens: number) => ChatMessage[];
+
+export interface FitRequest {
+  llm: LanguageModel;
+  build: PromptBuilder;
+  /** Tokens the answer should be allowed (capped by the engine's maxOutputTokens). */
+  output: number;
+  signal?: AbortSignal;
+}
+
+export interface FittedPrompt {
+  messages: ChatMessage[];
+  /** The output cap to call with. */
+  maxTokens: number;
+  /** The prompt's tokens, as counted. */
+  promptTokens: number;
+  /** Counted by the model's tokenizer (else estimated). */
+  exact: boolean;
+  window: ModelWindow;
+}
+
+/** What must go in (instructions, the current message) is longer than the model can read. */
+export class PromptTooLongError extends Error {
+  override readonly name = 'PromptTooLongError';
+  constructor(
+    readonly promptTokens: number,
+    readonly window: ModelWindow,
+  ) {
+    super(
+      `This is too long for the model in use: about ${promptTokens.toLocaleString('en-US')} tokens, and it reads at most ` +
+        `${window.contextTokens.toLocaleString('en-US')} in one go. Shorten the message, or choose a model with a larger window.`,
+    );
+  }
+}
+
+export function isPromptTooLong(e: unknown): e is PromptTooLongError {
+  return e instanceof Error && e.name === 'PromptTooLongError';
+}
+
+/** Tokens kept free when the count is an estimate (chat templates differ a little). */
+const ESTIMATE_SLACK = 16;
+const MAX_BUILDS = 4;
+
+async function count(window: ModelWindow, messages: ChatMessage[], signal?: AbortSignal): Promise<{ n: number; exact: boolean }> {
+  if (window.countTokens) {
+    try {
+      return { n: await window.countTokens(messages, signal), exact: true };
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      // A tokenizer that fails is no reason to fail the call: the estimate is safe.
+    }
+  }
+  return { n: estimateMessages(messages), exact: false };
+}
+
+/** Builds the prompt until prompt plus output fits the model's window. */
+export async function fitPrompt(req: FitRequest, budgetScale = 1): Promise<FittedPrompt> {
+  const window = windowOf(req.llm);
+  const maxTokens = outputFor(window, req.output);
+  const limit = window.contextTokens - maxTokens;
+  let budget = Math.floor((limit - (window.countTokens ? 0 : ESTIMATE_SLACK)) * budgetScale);
+  let last: { n: number; exact: boolean } | undefined;
+  for (let i = 0; i < MAX_BUILDS; i++) {
+    const messages = req.build(Math.max(0, budget));
+    const c = await count(window, messages, req.signal);
+    if (c.n <= limit && (c.exact || c.n + ESTIMATE_SLACK <= limit))
+      return { messages, maxTokens, promptTokens: c.n, exact: c.exact, window };
+    // No smaller than the last build: the parts that must stay do not fit.
+    if (last && c.n >= last.n) throw new PromptTooLongError(c.n, window);
+    last = c;
+    budget = Math.floor(budget * Math.min(0.9, limit / c.n)) - ESTIMATE_SLACK;
+  }
+  throw new PromptTooLongError(last?.n ?? 0, window);
+}
+
+async function withRetries<T>(req: FitRequest, call: (p: FittedPrompt) => Promise<T>): Promise<{ value: T; prompt: FittedPrompt }> {
+  let scale = 1;
+  for (let attempt = 0; ; attempt++) {
+    const prompt = await fitPrompt(req, scale);
+    try {
+      return { value: await call(prompt), prompt };
+    } catch (e) {
+      if (!isContextOverflow(e) || attempt >= 2) {
+        if (isContextOverflow(e)) throw new PromptTooLongError(e.promptTokens || prompt.promptTokens, prompt.window);
+        throw e;
+      }
+      // The engine counted more than we did: shrink by what it said, and a margin.
+      const over = e.promptTokens > 0 ? (prompt.window.contextTokens - prompt.maxTokens) / e.promptTokens : 0.8;
+      scale *= Math.min(0.85, over * 0.95);
+    }
+  }
+}
+
+export interface FittedCall {
+  text: string;
+  prompt: FittedPrompt;
+}
+
+/** One JSON call, fitted. */
+export async function fittedJson(
+  req: FitRequest & { schema: JsonSchema; temperature?: number },
+  options: Omit<GenerateOptions, 'maxTokens' | 'signal'> = {},
+): Promise<FittedCall> {
+  const r = await withRetries(req, (p) =>
+    req.llm.json(p.messages, req.schema, {
+      ...options,
+      signal: req.signal,
+      maxTokens: p.maxTokens,
+      ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+    }),
+  );
+  return { text: r.value, prompt: r.prompt };
+}
+
+/** One streamed chat call, fitted. */
+export async function fittedChat(req: FitRequest, options: Omit<GenerateOptions, 'maxTokens' | 'signal'> = {}): Promise<FittedCall> {
+  const r = await withRetries(req, (p) => req.llm.chat(p.messages, { ...options, signal: req.signal, maxTokens: p.maxTokens }));
+  return { text: r.value, prompt: r.prompt };
+}
