@@ -68,6 +68,11 @@ export interface MemorySettings {
    */
   reflectiveRequery: boolean;
   /**
+   * Make the call before a reply (refinement and self-reflection) only when the first search left
+   * the person's message open (recall/gate.ts); otherwise the raw timelines go in at once.
+   */
+  refineWhenUnsure: boolean;
+  /**
    * LD-Agent's topic nouns: the overlap of the query's nouns with each unit's is fused with the
    * lexical and dense rankings (needs the part-of-speech tagger, src/models/nouns.ts).
    */
@@ -97,6 +102,7 @@ export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
   personaBankShare: 0.2,
   timeDecayHalfLifeDays: 0,
   reflectiveRequery: true,
+  refineWhenUnsure: true,
   topicNouns: false,
 });
 

@@ -260,6 +260,8 @@ export interface UsedMemory {
    * written from them, so they go when one of them is deleted or changes (src/memory/derived.ts).
    */
   reflectedOn?: Id[];
+  /** Turns of this chat from before the reply's window of recent messages, recalled into its prompt. */
+  earlierTurnIds?: Id[];
 }
 
 export const REFLECTION_OUTCOMES = ['enough', 'searched', 'no-keywords'] as const;

@@ -154,6 +154,7 @@ const usedMemorySchema = z.strictObject({
   reflected: z.enum(REFLECTION_OUTCOMES).optional(),
   requery: text.optional(),
   reflectedOn: list(refId).optional(),
+  earlierTurnIds: list(refId).optional(),
 });
 
 const turnStatus = z.enum(['complete', 'streaming', 'interrupted', 'stopped', 'error']);

@@ -11,12 +11,17 @@ import { outputFor, windowOf } from './window';
 /** Lays out a prompt of at most `tokens` tokens (by estimateTokens), dropping by priority. */
 export type PromptBuilder = (tokens: number) => ChatMessage[];
 
-export interface FitRequest {
-  llm: LanguageModel;
+/** What fitting a prompt needs: the model's window (none: the fallback window) and a builder. */
+export interface FitTarget {
+  llm?: Pick<LanguageModel, 'window'>;
   build: PromptBuilder;
   /** Tokens the answer should be allowed (capped by the engine's maxOutputTokens). */
   output: number;
   signal?: AbortSignal;
+}
+
+export interface FitRequest extends FitTarget {
+  llm: LanguageModel;
 }
 
 export interface FittedPrompt {
@@ -65,7 +70,7 @@ async function count(window: ModelWindow, messages: ChatMessage[], signal?: Abor
 }
 
 /** Builds the prompt until prompt plus output fits the model's window. */
-export async function fitPrompt(req: FitRequest, budgetScale = 1): Promise<FittedPrompt> {
+export async function fitPrompt(req: FitTarget, budgetScale = 1): Promise<FittedPrompt> {
   const window = windowOf(req.llm);
   const maxTokens = outputFor(window, req.output);
   const limit = window.contextTokens - maxTokens;

@@ -8,6 +8,7 @@ export {
   isPromptTooLong,
   PromptTooLongError,
   type FitRequest,
+  type FitTarget,
   type FittedCall,
   type FittedPrompt,
   type PromptBuilder,

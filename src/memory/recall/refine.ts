@@ -10,6 +10,7 @@ import { z } from '../zod';
 import type { ChatMessage, JsonSchema, LanguageModel } from '../../ports';
 import type { Id, Memory, Timeline } from '../types';
 import { cleanText, extractJson, pickArray, readIndex } from '../llm-output';
+import { estimateMessages, fittedJson, type PromptBuilder } from '../fit';
 import { formatTimeline } from './timelines';
 
 /** What the self-reflection answered: is the memory found enough, and if not, what to look for. */
@@ -55,6 +56,32 @@ export function refineCacheKey(messages: readonly ChatMessage[], schema: JsonSch
 }
 
 export const MAX_KEYWORDS = 8;
+/** A note is at most two sentences: the schema says so in characters, the output cap in tokens. */
+const NOTE_CHARS = 400;
+/** The dialogue the call reads: its last turns, each cut to its first words (the gist is enough to judge). */
+export const REFINE_TURNS = 6;
+const REFINE_TURN_WORDS = 150;
+
+export interface DialogueLine {
+  role: string;
+  text: string;
+}
+
+/** The dialogue as the call shows it, each turn cut to REFINE_TURN_WORDS words. */
+export function dialogueText(turns: readonly DialogueLine[]): string {
+  return turns
+    .map((t) => {
+      const words = t.text.trim().split(/\s+/);
+      const text = words.length > REFINE_TURN_WORDS ? `${words.slice(0, REFINE_TURN_WORDS).join(' ')} …` : t.text.trim();
+      return `${t.role}: ${text}`;
+    })
+    .join('\n');
+}
+
+/** Tokens the answer may take: a short note per timeline, the judgement and its keywords. */
+export function refineOutputTokens(timelines: number, reflect: boolean): number {
+  return 16 + 110 * timelines + (reflect ? 80 : 0);
+}
 
 /** Notes for `count` timelines (none: no notes asked) and, with `reflect`, the judgement and keywords. */
 export function timelineNotesSchema(count: number, reflect = false): JsonSchema {
@@ -66,7 +93,7 @@ export function timelineNotesSchema(count: number, reflect = false): JsonSchema 
       maxItems: count,
       items: {
         type: 'object',
-        properties: { timeline: { type: 'integer', minimum: 1, maximum: count }, note: { type: 'string' } },
+        properties: { timeline: { type: 'integer', minimum: 1, maximum: count }, note: { type: 'string', maxLength: NOTE_CHARS } },
         required: ['timeline', 'note'],
       },
     };
@@ -74,7 +101,7 @@ export function timelineNotesSchema(count: number, reflect = false): JsonSchema 
   }
   if (reflect) {
     properties.enough = { type: 'boolean' };
-    properties.keywords = { type: 'array', items: { type: 'string' }, maxItems: MAX_KEYWORDS };
+    properties.keywords = { type: 'array', items: { type: 'string', maxLength: 40 }, maxItems: MAX_KEYWORDS };
     required.push('enough', 'keywords');
   }
   return { title: count > 0 ? 'timeline_notes' : 'memory_reflection', type: 'object', properties, required };
@@ -174,8 +201,8 @@ export function parseReflection(raw: unknown): Reflection | undefined {
 
 export interface RefineInput {
   llm?: LanguageModel;
-  /** The current dialogue, as text. */
-  dialogue: string;
+  /** The current dialogue: its turns (the last REFINE_TURNS are shown), or text as it is to be shown. */
+  dialogue: string | readonly DialogueLine[];
   /** Timelines to write notes for (none: no notes asked). */
   timelines: readonly Timeline[];
   /** Further material shown for the judgement only, as prompt lines. */
@@ -198,7 +225,32 @@ export interface RefineResult {
   modelCalls: number;
   /** The messages sent (for token accounting), when a call was made. */
   messages?: ChatMessage[];
+  /** Tokens of the call's prompt as counted when it was fitted, and of its answer (estimated). */
+  tokens?: { prompt: number; output: number };
   problems: string[];
+}
+
+/**
+ * The call's prompt under a token budget: what gives way first is the other material shown for
+ * the judgement (from the least relevant), then the dialogue from its oldest turn; the
+ * instructions, the timelines to refine and the last message always stay (fitPrompt says so in
+ * words when even they do not fit, and the caller falls back to raw timelines).
+ */
+function refineBuilder(input: RefineInput, raw: readonly string[], reflect: boolean): PromptBuilder {
+  const turns = typeof input.dialogue === 'string' ? undefined : input.dialogue.slice(-REFINE_TURNS);
+  return (tokens) => {
+    let shown = turns;
+    let others = [...(input.others ?? [])];
+    const build = () => refineMessages(shown ? dialogueText(shown) : (input.dialogue as string), raw, others, reflect);
+    let messages = build();
+    while (estimateMessages(messages) > tokens) {
+      if (others.length > 0) others = others.slice(0, -1);
+      else if (shown && shown.length > 1) shown = shown.slice(1);
+      else break;
+      messages = build();
+    }
+    return messages;
+  };
 }
 
 /** Refines the timelines and/or reflects in one call, or answers from the cache. A failed call yields raw timelines. */
@@ -207,18 +259,32 @@ export async function refineTimelines(input: RefineInput): Promise<RefineResult>
   const reflect = input.reflect === true;
   if (raw.length === 0 && !reflect) return { notes: [], raw, fromCache: false, modelCalls: 0, problems: [] };
   if (!input.llm) return { notes: raw, raw, fromCache: false, modelCalls: 0, problems: ['no model: raw timelines used'] };
-  const messages = refineMessages(input.dialogue, raw, input.others ?? [], reflect);
   const schema = timelineNotesSchema(raw.length, reflect);
-  const key = refineCacheKey(messages, schema);
+  const build = refineBuilder(input, raw, reflect);
+  // The cache is keyed by the prompt as laid out for the whole window: the same input, the same key.
+  const key = refineCacheKey(build(Number.MAX_SAFE_INTEGER), schema);
   const cached = input.cache.get(key);
   if (cached) return { notes: [...cached.notes], raw, reflection: cached.reflection, fromCache: true, modelCalls: 0, problems: [] };
   let text: string;
+  let messages: ChatMessage[];
+  let promptTokens: number;
   try {
-    text = await input.llm.json(messages, schema, { signal: input.signal, temperature: 0 });
+    const call = await fittedJson({
+      llm: input.llm,
+      build,
+      output: refineOutputTokens(raw.length, reflect),
+      schema,
+      temperature: 0,
+      signal: input.signal,
+    });
+    text = call.text;
+    messages = call.prompt.messages;
+    promptTokens = call.prompt.promptTokens;
   } catch (err) {
     if (input.signal?.aborted) throw err;
-    return { notes: raw, raw, fromCache: false, modelCalls: 1, messages, problems: [`refinement failed: ${String(err)}`] };
+    return { notes: raw, raw, fromCache: false, modelCalls: 1, problems: [`refinement failed: ${String(err)}`] };
   }
+  const tokens = { prompt: promptTokens, output: estimateMessages([{ role: 'assistant', content: text }]) };
   const parsed = parseTimelineNotes(text, raw.length);
   const notes = parsed.notes.map((n, i) => n ?? raw[i]!);
   const reflection = reflect ? parseReflection(text) : undefined;
@@ -226,5 +292,5 @@ export async function refineTimelines(input: RefineInput): Promise<RefineResult>
   if (reflect && !reflection) problems.push('self-reflection unreadable: no second search');
   // Cache when the model answered at least partly; a total failure is tried again next time.
   if (parsed.notes.some((n) => n !== undefined) || reflection) input.cache.set(key, { notes, reflection });
-  return { notes, raw, reflection, fromCache: false, modelCalls: 1, messages, problems };
+  return { notes, raw, reflection, fromCache: false, modelCalls: 1, messages, tokens, problems };
 }

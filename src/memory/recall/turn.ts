@@ -5,22 +5,28 @@
 // put in the prompt in time order (SeCom). The caller streams the reply and stores `usedMemory`
 // with the assistant turn.
 import type { ChatMessage, Embedder, LanguageModel } from '../../ports';
-import type { Id, Memory, Millis, RetrievalScore, Role, Timeline, UsedMemory } from '../types';
+import type { Id, Memory, Millis, Role, UsedMemory } from '../types';
 import type { HybridIndex, SearchHit } from '../retrieval/types';
 import type { MemoryGraph } from '../graph';
 import type { MemorySettings } from '../settings';
 import { RefineCache, refineTimelines } from './refine';
 import { formatTimeline, timelineKey, timelinesForRetrieved } from './timelines';
 import { personaBank, personaBankBlock } from './persona-bank';
-import { BudgetPacker, promptItem, promptItemCost } from '../retrieval/budget';
 import { searchForTurn } from '../retrieval/turn-search';
 import { decayed } from '../retrieval/decay';
 import { fuseRankings } from './requery';
-import { segmentExcerpt } from '../retrieval/excerpt';
-import { approxTokens, promptDate } from '../text';
-import { pastNote } from '../past';
+import { estimateTokens, fitPrompt, MESSAGE_OVERHEAD, outputFor, REPLY_PRIMER, windowOf } from '../fit';
+import { chatWindow } from './chat-window';
+import { noteBlock, buildSystemPrompt, earlierBlock } from './prompt-text';
+import { fitTimeline, pack, reflectionCandidates, type PromptUnit, type TimelineBlock } from './pack';
+import { retrievalUnsure } from './gate';
+
+export { DEFAULT_PERSONA, buildSystemPrompt, memoryLine, segmentBlock } from './prompt-text';
+export { fitTimeline, type PromptUnit } from './pack';
 
 export interface DialogueTurn {
+  /** The stored turn's id: recalled earlier turns of the chat are named by it in usedMemory. */
+  id?: Id;
   role: Role;
   text: string;
   time?: Millis;
@@ -45,26 +51,8 @@ export interface PrepareTurnInput {
   /** Opening line of the system prompt. */
   persona?: string;
   signal?: AbortSignal;
-}
-
-/** One item of remembered material as it went into the prompt. */
-export interface PromptUnit {
-  kind: 'memory' | 'segment' | 'timeline';
-  /** The memory or segment id; for a timeline, the retrieved memory it runs through. */
-  id: Id;
-  /** The text as written into the prompt (without the list bullet). */
-  text: string;
-  /** Words counted against the budget (the list bullet included). */
-  cost: number;
-  /** Time that orders the prompt (a timeline sits at its retrieved memory). */
-  time: Millis;
-  /** Position in the fused ranking (0 = best). */
-  rank: number;
-  score: RetrievalScore;
-  /** Source turns of everything in the item (a timeline: of all its memories). */
-  sourceTurnIds: Id[];
-  /** Memories the item shows (a segment: none). */
-  memoryIds: Id[];
+  /** Below 1 after the engine refused the reply prompt as too long: build it that much smaller. */
+  budgetScale?: number;
 }
 
 export interface PreparedTurn {
@@ -78,19 +66,42 @@ export interface PreparedTurn {
   budget: { used: number; limit: number };
   /** Model calls made while preparing (refinement and self-reflection share one: 0 or 1). */
   modelCalls: number;
-  /** Approximate tokens (chars / 4) of everything sent: the refinement call plus the reply prompt. */
+  /** Tokens of everything sent: the refinement call's prompt plus the reply prompt. */
   promptTokens: number;
+  /**
+   * Tokens the model reads and writes before the reply's first token: the refinement call's
+   * prompt and answer, then the reply prompt (what a small model spends seconds on).
+   */
+  tokensBeforeReply: number;
+  /** The reply's output cap, sized to the model's window (pass it as maxTokens). */
+  maxTokens: number;
+  /** Turns of this chat in the prompt as messages, and the earlier ones recalled into it. */
+  chat: { recent: number; earlierTurnIds: Id[]; left: number };
   problems: string[];
 }
 
-/** Words of a passage the self-reflection is shown (the reply prompt gets it whole). */
-const REFLECT_PASSAGE_WORDS = 60;
+/** The reply's output cap where the engine allows it (a quarter of a 4,096-token window). */
+export const REPLY_TOKENS = 1024;
+/** Share of the reply prompt's tokens that remembered material may take at most. */
+const MEMORY_SHARE = 0.35;
+/** Tokens per budget word of remembered material (dates, bullets and names included), estimated high. */
+const TOKENS_PER_WORD = 1.6;
+/** Share of the reply prompt that earlier turns of a long chat may take when they are recalled. */
+const EARLIER_SHARE = 0.2;
 
-export const DEFAULT_PERSONA = 'You are Tealeaf, a warm and thoughtful companion who talks with one person over months and years.';
+/** The memory word budget this window allows: the method's budget, or less in a small window. */
+export function memoryWordsFor(settings: Pick<MemorySettings, 'contextBudgetWords'>, promptTokens: number): number {
+  return Math.max(0, Math.min(settings.contextBudgetWords, Math.floor((promptTokens * MEMORY_SHARE) / TOKENS_PER_WORD)));
+}
 
 /** Candidates fetched from the index: enough to fill the budget with small units (memories are ~10 words). */
 export function retrievalDepth(settings: Pick<MemorySettings, 'contextBudgetWords' | 'k'>): number {
   return Math.min(400, Math.max(50, 2 * settings.k, Math.ceil(settings.contextBudgetWords / 5)));
+}
+
+function lastUserText(dialogue: readonly DialogueTurn[]): string | undefined {
+  for (let i = dialogue.length - 1; i >= 0; i--) if (dialogue[i]!.role === 'user') return dialogue[i]!.text;
+  return undefined;
 }
 
 function retrievalQuery(input: PrepareTurnInput): string {
@@ -99,83 +110,6 @@ function retrievalQuery(input: PrepareTurnInput): string {
     .slice(-Math.max(1, input.settings.queryTurns))
     .map((t) => t.text)
     .join('\n');
-}
-
-function dialogueText(dialogue: readonly DialogueTurn[]): string {
-  return dialogue
-    .slice(-6)
-    .map((t) => `${t.role}: ${t.text}`)
-    .join('\n');
-}
-
-export function memoryLine(m: Memory, memoriesById?: ReadonlyMap<Id, Memory>): string {
-  return `${promptDate(m.time)}: ${m.text}${pastNote(m, memoriesById)}`;
-}
-
-export function segmentBlock(time: Millis, text: string): string {
-  // Only the date as header: every header word is paid from the budget.
-  return `${promptDate(time)}:\n${text
-    .split('\n')
-    .map((l) => `  ${l}`)
-    .join('\n')}`;
-}
-
-function noteBlock(t: Timeline, note: string, memoriesById: ReadonlyMap<Id, Memory>): string {
-  const first = memoriesById.get(t.memoryIds[0]!)?.time;
-  const last = memoriesById.get(t.memoryIds[t.memoryIds.length - 1]!)?.time;
-  if (first === undefined || last === undefined) return note;
-  const span = promptDate(first) === promptDate(last) ? promptDate(first) : `${promptDate(first)} to ${promptDate(last)}`;
-  return `${span}: ${note}`;
-}
-
-/**
- * The longest contiguous part of the timeline around its retrieved memory whose raw text fits in
- * maxWords, growing nearest-first on both sides: a long timeline cannot crowd out the rest of the
- * budget, and what is kept is what lies closest in the story to the memory that was retrieved.
- */
-export function fitTimeline(t: Timeline, memoriesById: ReadonlyMap<Id, Memory>, maxWords: number): Timeline {
-  const cost = (lo: number, hi: number) =>
-    promptItemCost(
-      formatTimeline({ memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through }, memoriesById),
-    );
-  if (cost(0, t.memoryIds.length - 1) <= maxWords) return t;
-  const at = Math.max(0, t.memoryIds.indexOf(t.through));
-  let lo = at;
-  let hi = at;
-  for (let grew = true; grew;) {
-    grew = false;
-    if (lo > 0 && cost(lo - 1, hi) <= maxWords) {
-      lo--;
-      grew = true;
-    }
-    if (hi < t.memoryIds.length - 1 && cost(lo, hi + 1) <= maxWords) {
-      hi++;
-      grew = true;
-    }
-  }
-  return { memoryIds: t.memoryIds.slice(lo, hi + 1), relations: t.relations.slice(lo, hi), through: t.through };
-}
-
-export function buildSystemPrompt(now: Millis, memoryBlocks: readonly string[], persona = DEFAULT_PERSONA, personaBlock = ''): string {
-  const parts = [persona, `Today is ${promptDate(now)}.`];
-  if (personaBlock) parts.push(personaBlock);
-  if (memoryBlocks.length > 0) {
-    parts.push(
-      'What you remember from earlier conversations is below, in the order it happened: single memories, ' +
-        'timelines of related memories (oldest first) and excerpts of past conversations. Use it only ' +
-        'where it is relevant to what the person says now, and ignore anything that does not fit or would ' +
-        'mislead. In these memories "you" is the person you are talking with and "Tealeaf" is you. Things marked as no longer true ("true until" a date) describe the past, not the present. Do not invent memories, ' +
-        'and if the person states something about the past that contradicts what you remember, gently say so.',
-      memoryBlocks.map(promptItem).join('\n'),
-    );
-  }
-  return parts.join('\n\n');
-}
-
-interface TimelineBlock {
-  timeline: Timeline;
-  text: string;
-  refined?: string;
 }
 
 export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn> {
@@ -192,7 +126,11 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
       return undefined;
     }
   };
-  const limit = Math.max(0, settings.contextBudgetWords);
+  // The reply must fit the model's window with room for its answer: the memory budget shrinks in
+  // a small window, and the chat itself is windowed (chat-window.ts).
+  const window = windowOf(input.llm);
+  const maxTokens = outputFor(window, REPLY_TOKENS);
+  const limit = memoryWordsFor(settings, window.contextTokens - maxTokens);
   const searchable = query.trim() !== '' && limit > 0;
   // One ranking over both kinds; a memory the index still has but the store no longer does is dropped.
   const search = (text: string, queryVector: Float32Array | undefined, first: boolean): SearchHit[] =>
@@ -240,15 +178,22 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
 
   // Phase II-2 and self-reflection (seed 002) in one call: notes for the timelines in the light of
   // this dialogue, and whether what was found is enough to answer. With refinement off, or no
-  // timelines, the same call runs with none to refine: the judgement still gets made.
-  const refine = settings.refinement && !!input.llm && timelines.length > 0;
-  const reflect = settings.reflectiveRequery && !!input.llm && searchable && input.index.size > 0;
+  // timelines, the same call runs with none to refine: the judgement still gets made. With
+  // refineWhenUnsure, the call (and its wait before the reply) is made only when what was found
+  // leaves the question open (gate.ts); otherwise the raw timelines go in.
+  const ask =
+    !!input.llm &&
+    searchable &&
+    input.index.size > 0 &&
+    (!settings.refineWhenUnsure || retrievalUnsure(ranked, timelines, settings.k, memoriesById, lastUserText(input.dialogue) ?? query));
+  const refine = ask && settings.refinement && timelines.length > 0;
+  const reflect = ask && settings.reflectiveRequery;
   const shown = reflect
     ? reflectionCandidates(ranked, refine ? timelines : [], refine ? [] : timelines, settings.k, memoriesById, query)
     : undefined;
   const result = await refineTimelines({
     llm: refine || reflect ? input.llm : undefined,
-    dialogue: dialogueText(input.dialogue),
+    dialogue: input.dialogue,
     timelines: refine ? timelines : [],
     others: shown?.lines,
     reflect,
@@ -257,7 +202,6 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     signal: input.signal,
   });
   const modelCalls = result.modelCalls;
-  const refineTokens = result.messages ? approxTokens(result.messages.map((m) => m.content).join('\n')) : 0;
   problems.push(...result.problems);
   const timelineOf = new Map<Id, TimelineBlock>();
   const irrelevant = new Set<Id>();
@@ -282,16 +226,50 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     }
   }
 
-  const units = pack(ranked, limit, timelineOf, irrelevant, memoriesById, settings.segmentExcerpts ? query : undefined);
-  const blocks = units.map((u) => u.text);
-  // Persona banks (LD-Agent): current traits on every turn, beyond what retrieval brought.
-  const inPrompt = new Set(units.flatMap((u) => u.memoryIds));
-  const bank = personaBank(memoriesById.values(), { maxWords: Math.floor(limit * settings.personaBankShare), exclude: inPrompt });
-  const systemPrompt = buildSystemPrompt(input.now, blocks, input.persona, personaBankBlock(bank));
-  const messages: ChatMessage[] = [
-    { role: 'system', content: systemPrompt },
-    ...input.dialogue.map((t) => ({ role: t.role, content: t.text })),
-  ];
+  // The reply prompt under a token budget: memory items by rank, the chat's newest turns, and
+  // recalled earlier turns give way (in that order of what shrinks with the budget); the
+  // instructions and the current message never do. fitPrompt builds it again smaller until it
+  // fits, and says in words when even those two do not.
+  const nominal = window.contextTokens - maxTokens;
+  let layout: Layout | undefined;
+  const build = (tokens: number): ChatMessage[] => {
+    layout = lay(tokens);
+    return layout.messages;
+  };
+  const lay = (tokens: number): Layout => {
+    const words = Math.floor(limit * Math.min(1, tokens / nominal));
+    const units = pack(ranked, words, timelineOf, irrelevant, memoriesById, settings.segmentExcerpts ? query : undefined);
+    // Persona banks (LD-Agent): current traits on every turn, beyond what retrieval brought.
+    const inPrompt = new Set(units.flatMap((u) => u.memoryIds));
+    const bank = personaBank(memoriesById.values(), { maxWords: Math.floor(words * settings.personaBankShare), exclude: inPrompt });
+    const base = buildSystemPrompt(
+      input.now,
+      units.map((u) => u.text),
+      input.persona,
+      personaBankBlock(bank),
+    );
+    const chat = chatWindow(
+      input.dialogue,
+      tokens - estimateTokens(base) - MESSAGE_OVERHEAD - REPLY_PRIMER - 24,
+      query,
+      Math.floor(tokens * EARLIER_SHARE),
+    );
+    const systemPrompt = chat.earlier.length > 0 ? `${base}\n\n${earlierBlock(chat.earlier)}` : base;
+    const messages: ChatMessage[] = [
+      { role: 'system', content: systemPrompt },
+      ...chat.recent.map((t) => ({ role: t.role, content: t.text })),
+    ];
+    return {
+      messages,
+      systemPrompt,
+      units,
+      bank,
+      chat: { recent: chat.recent.length, earlierTurnIds: chat.earlierTurnIds, left: chat.left },
+    };
+  };
+  const fitted = await fitPrompt({ llm: input.llm, build, output: maxTokens, signal: input.signal }, input.budgetScale);
+  const { messages, systemPrompt, units, bank, chat } = layout!;
+
   const byRank = [...units].sort((a, b) => a.rank - b.rank);
   const memoryIds: Id[] = [];
   for (const u of byRank) for (const id of u.memoryIds) if (!memoryIds.includes(id)) memoryIds.push(id);
@@ -306,7 +284,9 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     timelines: packed.map((b) => b.timeline),
     ...(packed.some((b) => b.refined !== undefined) ? { refined: packed.map((b) => b.refined ?? '') } : {}),
     scores: byRank.map((u) => u.score),
+    ...(chat.earlierTurnIds.length > 0 ? { earlierTurnIds: chat.earlierTurnIds } : {}),
   };
+  const before = result.tokens ? result.tokens.prompt + result.tokens.output : 0;
   return {
     messages,
     systemPrompt,
@@ -314,123 +294,18 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     units,
     budget: { used: units.reduce((a, u) => a + u.cost, 0), limit },
     modelCalls,
-    promptTokens: refineTokens + approxTokens(messages.map((m) => m.content).join('\n')),
+    promptTokens: (result.tokens?.prompt ?? 0) + fitted.promptTokens,
+    tokensBeforeReply: before + fitted.promptTokens,
+    maxTokens: fitted.maxTokens,
+    chat,
     problems,
   };
 }
 
-/**
- * What the self-reflection is shown beside the `numbered` timelines it refines: `raw` timelines
- * (refinement off), then the first ranking's top-k units that no timeline holds (passages; memories in plain
- * top-k mode), as prompt lines. `ids`: every memory and passage shown, refined timelines included.
- */
-function reflectionCandidates(
-  ranked: readonly SearchHit[],
-  numbered: readonly Timeline[],
-  raw: readonly Timeline[],
-  k: number,
-  memoriesById: ReadonlyMap<Id, Memory>,
-  query: string,
-): { lines: string[]; ids: Id[] } {
-  const lines = raw.map((t) => formatTimeline(t, memoriesById));
-  const ids = new Set<Id>([...numbered, ...raw].flatMap((t) => t.memoryIds));
-  for (const hit of ranked.slice(0, k)) {
-    const u = hit.unit;
-    if (ids.has(u.id)) continue;
-    ids.add(u.id);
-    if (u.kind === 'memory') lines.push(memoryLine(memoriesById.get(u.id)!, memoriesById));
-    else {
-      const words = (segmentExcerpt(u.text, u.sourceTurnIds, query)?.text ?? u.text).replace(/\n/g, ' / ').split(/\s+/);
-      lines.push(
-        `${promptDate(u.time)}: ${words.slice(0, REFLECT_PASSAGE_WORDS).join(' ')}${words.length > REFLECT_PASSAGE_WORDS ? ' …' : ''}`,
-      );
-    }
-  }
-  return { lines, ids: [...ids] };
-}
-
-/**
- * Greedy by rank under the budget: a retrieved memory with a timeline goes in as its timeline
- * (or, if that does not fit, as itself); a single memory whose source turns are all already in the
- * prompt is skipped (it would spend budget on evidence the prompt has in fuller words). Segments and
- * timelines are never skipped that way: the raw words and the relations say more than the turn ids.
- * Returned in time order, ties by rank.
- */
-function pack(
-  ranked: readonly SearchHit[],
-  limit: number,
-  timelineOf: ReadonlyMap<Id, TimelineBlock>,
-  irrelevant: ReadonlySet<Id>,
-  memoriesById: ReadonlyMap<Id, Memory>,
-  /** Segments go in as excerpts around the turns matching this query (undefined: whole). */
-  excerptQuery?: string,
-): PromptUnit[] {
-  const packer = new BudgetPacker<PromptUnit>(limit);
-  const inTimeline = new Set<Id>();
-  ranked.forEach((hit, rank) => {
-    const unit = hit.unit;
-    if (unit.kind === 'segment') {
-      // Never skipped for coverage: memories summarise, the segment has the original words.
-      const part = excerptQuery === undefined ? undefined : segmentExcerpt(unit.text, unit.sourceTurnIds, excerptQuery);
-      const text = segmentBlock(unit.time, part?.text ?? unit.text);
-      const cost = promptItemCost(text);
-      if (packer.fits(cost))
-        packer.take({
-          kind: 'segment',
-          id: unit.id,
-          text,
-          cost,
-          time: unit.time,
-          rank,
-          score: hit.score,
-          sourceTurnIds: part?.turnIds ?? unit.sourceTurnIds,
-          memoryIds: [],
-        });
-      return;
-    }
-    const m = memoriesById.get(unit.id)!;
-    if (inTimeline.has(m.id) || irrelevant.has(m.id)) return;
-    const tl = timelineOf.get(m.id);
-    if (tl) {
-      const ids = tl.timeline.memoryIds;
-      // Memories of the timeline already in the prompt on their own give their place back.
-      const dup = packer.taken.filter((u) => u.kind === 'memory' && ids.includes(u.id));
-      const cost = promptItemCost(tl.text);
-      const refund = dup.reduce((a, u) => a + u.cost, 0);
-      if (packer.fits(cost, refund)) {
-        for (const d of dup) packer.remove(d);
-        const turns = [...new Set(ids.flatMap((id) => memoriesById.get(id)?.sourceTurnIds ?? []))];
-        for (const id of ids) inTimeline.add(id);
-        packer.take({
-          kind: 'timeline',
-          id: m.id,
-          text: tl.text,
-          cost,
-          time: m.time,
-          rank,
-          score: hit.score,
-          sourceTurnIds: turns,
-          memoryIds: [m.id, ...ids.filter((id) => id !== m.id)],
-        });
-        return;
-      }
-    }
-    if (packer.isCovered(m.sourceTurnIds)) return;
-    const text = memoryLine(m, memoriesById);
-    const cost = promptItemCost(text);
-    if (packer.fits(cost))
-      packer.take({
-        kind: 'memory',
-        id: m.id,
-        text,
-        cost,
-        time: m.time,
-        rank,
-        score: hit.score,
-        sourceTurnIds: m.sourceTurnIds,
-        memoryIds: [m.id],
-      });
-  });
-  // Time order for the prompt (SeCom).
-  return packer.inTimeOrder();
+interface Layout {
+  messages: ChatMessage[];
+  systemPrompt: string;
+  units: PromptUnit[];
+  bank: ReturnType<typeof personaBank>;
+  chat: PreparedTurn['chat'];
 }

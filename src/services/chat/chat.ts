@@ -3,6 +3,8 @@
 import { messageTooLong } from '../../memory/limits';
 import { errorText } from '../../errors';
 import type { ChangeSet } from '../../ports';
+import { isContextOverflow } from '../../ports';
+import { PromptTooLongError } from '../../memory/fit';
 import type { Millis, Session, Turn } from '../../memory/types';
 import { Emitter } from '../emitter';
 import { newId } from '../ids';
@@ -16,6 +18,12 @@ import { ChatOwner, NO_SYNC, newChatNotice } from '../sync/chat-owner';
 import type { ChatEvents, ChatOptions } from './types';
 
 export type { ChatEvents, ChatOptions } from './types';
+
+/** Why a reply failed, in words: a prompt the model could not take says what to do about it. */
+function replyErrorText(e: unknown): string {
+  if (isContextOverflow(e)) return new PromptTooLongError(e.promptTokens, { contextTokens: e.contextTokens, maxOutputTokens: 0 }).message;
+  return errorText(e);
+}
 
 export class ChatService extends Emitter<ChatEvents> {
   private abort?: AbortController;
@@ -359,30 +367,43 @@ export class ChatService extends Emitter<ChatEvents> {
       const history = this.turns.filter((t) => t.index < turn.index);
       // A temporary chat neither uses nor makes memories: nothing remembered goes into its prompt.
       const preparer = temporary ? (this.opts.memoryless ?? plainPreparer) : this.opts.preparer;
-      const prepared = await preparer.prepare({ session, history, now: started, llm, signal: abort.signal });
-      if (prepared.usedMemory) update({ ...turn, usedMemory: prepared.usedMemory });
-      this.emit('busy', { phase: 'replying' });
       let text = '';
       const temperature = this.opts.temperature?.();
-      const full = await llm.chat(prepared.messages, {
-        signal: abort.signal,
-        ...(temperature !== undefined ? { temperature } : {}),
-        onToken: (delta) => {
-          // After Stop the reply keeps what the user saw: tokens a worker had already queued are
-          // dropped.
-          if (abort.signal.aborted) return;
-          text += delta;
-          update({ ...turn, text });
-          saver.grew(turn);
-        },
-      });
+      let full = '';
+      // The prompt is fitted to the model's window; an engine that counts more than we did refuses
+      // it before writing anything, and the prompt is built again smaller (twice at most).
+      for (let budgetScale = 1, attempt = 0; ; attempt++) {
+        const prepared = await preparer.prepare({ session, history, now: started, llm, signal: abort.signal, budgetScale });
+        if (prepared.usedMemory) update({ ...turn, usedMemory: prepared.usedMemory });
+        this.emit('busy', { phase: 'replying' });
+        try {
+          full = await llm.chat(prepared.messages, {
+            signal: abort.signal,
+            ...(prepared.maxTokens !== undefined ? { maxTokens: prepared.maxTokens } : {}),
+            ...(temperature !== undefined ? { temperature } : {}),
+            onToken: (delta) => {
+              // After Stop the reply keeps what the user saw: tokens a worker had already queued are
+              // dropped.
+              if (abort.signal.aborted) return;
+              text += delta;
+              update({ ...turn, text });
+              saver.grew(turn);
+            },
+          });
+          break;
+        } catch (e) {
+          if (!isContextOverflow(e) || text !== '' || attempt >= 2) throw e;
+          budgetScale *= 0.75;
+          this.emit('busy', { phase: 'remembering' });
+        }
+      }
       // Stopped: what had arrived, not the whole text a call that finished anyway resolves with.
       const stopped = abort.signal.aborted;
       update({ ...turn, text: stopped ? text : full || text, status: stopped ? 'stopped' : 'complete' });
     } catch (e) {
       const stopped = abort.signal.aborted;
       update({ ...turn, status: stopped ? 'stopped' : 'error' });
-      if (!stopped) this.emit('error', { message: errorText(e), turnId: turn.id });
+      if (!stopped) this.emit('error', { message: replyErrorText(e), turnId: turn.id });
     } finally {
       this.abort = undefined;
       await saver.last(turn);

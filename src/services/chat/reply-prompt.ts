@@ -2,19 +2,32 @@
 // when memory is off or not ready.
 import type { ChatMessage, LanguageModel } from '../../ports';
 import type { Millis, Session, Turn, UsedMemory } from '../../memory/types';
+import { fitPrompt, MESSAGE_OVERHEAD, outputFor, REPLY_PRIMER, estimateTokens, windowOf } from '../../memory/fit';
+import { chatWindow } from '../../memory/recall/chat-window';
+import { REPLY_TOKENS } from '../../memory/recall/turn';
 
 /** The messages of one reply call, and what of memory went into them (shown under the reply). */
 export interface ReplyPrompt {
   messages: ChatMessage[];
   usedMemory?: UsedMemory;
+  /** The reply's output cap, sized so prompt plus reply fit the model's window. */
+  maxTokens?: number;
+}
+
+export interface PrepareInput {
+  session: Session;
+  history: Turn[];
+  now: Millis;
+  llm: LanguageModel;
+  signal: AbortSignal;
+  /** Below 1 after the engine refused the prompt as too long: build it that much smaller. */
+  budgetScale?: number;
 }
 
 /** Builds the prompt for a reply: the memory method plugs in here (retrieval, timelines). */
 export interface TurnPreparer {
-  prepare(input: { session: Session; history: Turn[]; now: Millis; llm: LanguageModel; signal: AbortSignal }): Promise<ReplyPrompt>;
+  prepare(input: PrepareInput): Promise<ReplyPrompt>;
 }
-
-const HISTORY_TURNS = 12;
 
 export function defaultSystemPrompt(now: Millis): string {
   return [
@@ -24,12 +37,9 @@ export function defaultSystemPrompt(now: Millis): string {
   ].join(' ');
 }
 
-/** Recent dialogue as chat messages (interrupted replies included: they are what the user saw). */
-export function historyMessages(turns: Turn[]): ChatMessage[] {
-  return turns
-    .filter((t) => t.text.trim().length > 0)
-    .slice(-HISTORY_TURNS)
-    .map((t) => ({ role: t.role, content: t.text }));
+/** The dialogue a reply sees: turns with text (interrupted replies included: they are what the user saw). */
+export function dialogueOf(turns: readonly Turn[]): Array<{ id: string; role: Turn['role']; text: string; time: Millis }> {
+  return turns.filter((t) => t.text.trim().length > 0).map((t) => ({ id: t.id, role: t.role, text: t.text, time: t.time }));
 }
 
 /**
@@ -38,10 +48,27 @@ export function historyMessages(turns: Turn[]): ChatMessage[] {
  */
 export function memorylessPreparer(persona: () => string | undefined): TurnPreparer {
   return {
-    async prepare({ history, now }) {
+    async prepare({ history, now, llm, signal, budgetScale }) {
       const own = persona();
       const system = own ? `${own}\n\nToday is ${new Date(now).toDateString()}.` : defaultSystemPrompt(now);
-      return { messages: [{ role: 'system', content: system }, ...historyMessages(history)] };
+      // Only this chat, as much of its end as fits the window (nothing recalled from its start:
+      // with memory off nothing is searched).
+      const dialogue = dialogueOf(history);
+      const maxTokens = outputFor(windowOf(llm), REPLY_TOKENS);
+      const fitted = await fitPrompt(
+        {
+          llm,
+          output: maxTokens,
+          signal,
+          build: (tokens) => {
+            const room = tokens - estimateTokens(system) - MESSAGE_OVERHEAD - REPLY_PRIMER;
+            const recent = chatWindow(dialogue, room, '', 0).recent;
+            return [{ role: 'system', content: system }, ...recent.map((t) => ({ role: t.role, content: t.text }))];
+          },
+        },
+        budgetScale,
+      );
+      return { messages: fitted.messages, maxTokens: fitted.maxTokens };
     },
   };
 }

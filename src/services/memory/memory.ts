@@ -3,7 +3,7 @@
 // (job-runner.ts), one tab at a time.
 import { errorText } from '../../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../../ports';
-import type { Edge, Id, Memory, Relation, Segment, Turn, VectorRecord } from '../../memory/types';
+import type { Edge, Id, Memory, Relation, Segment, VectorRecord } from '../../memory/types';
 import { changeEdge, deleteMemories, editMemoryText, toggleSuperseded } from '../../memory/corrections';
 import { planRepair, type RepairLogEntry } from '../../memory/repair';
 import { readRepairLog, writeRepair } from './repair-log';
@@ -13,7 +13,7 @@ import { MemoryGraph } from '../../memory/graph';
 import { RefineCache } from '../../memory/recall/refine';
 import { prepareTurn } from '../../memory/recall/turn';
 import { memoryUnit } from '../../memory/ingest/memorise';
-import { memorylessPreparer, type ReplyPrompt, type TurnPreparer } from '../chat/reply-prompt';
+import { dialogueOf, memorylessPreparer, type PrepareInput, type ReplyPrompt, type TurnPreparer } from '../chat/reply-prompt';
 import { Emitter } from '../emitter';
 import { withJobLock, yieldToPage, type JobSnapshot } from './jobs';
 import { attachVectors, buildLiveMemory, mirrorChange } from './live-memory';
@@ -299,13 +299,13 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   /** The prompt without memory (use switched off, a temporary chat): the user's persona only. */
   readonly memoryless = memorylessPreparer(() => this.settings.value.systemPrompt.trim() || undefined);
 
-  async prepare(input: Parameters<TurnPreparer['prepare']>[0]): Promise<ReplyPrompt> {
+  async prepare(input: PrepareInput): Promise<ReplyPrompt> {
     // Memory use switched off (in any tab: read from the store): the reply sees only this chat,
     // and nothing is retrieved.
     if (!(await this.settings.refresh()).memoryUse) return this.memoryless.prepare(input);
     const { history, now, llm, signal } = input;
     const prepared = await prepareTurn({
-      dialogue: history.map((t: Turn) => ({ role: t.role, text: t.text, time: t.time })),
+      dialogue: dialogueOf(history),
       now,
       index: this.index,
       graph: this.graph,
@@ -318,8 +318,9 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       // The user's persona replaces the opening line; the date and memory instructions follow it.
       persona: this.settings.value.systemPrompt.trim() || undefined,
       signal,
+      budgetScale: input.budgetScale,
     });
-    return { messages: prepared.messages, usedMemory: prepared.usedMemory };
+    return { messages: prepared.messages, usedMemory: prepared.usedMemory, maxTokens: prepared.maxTokens };
   }
 
   /**

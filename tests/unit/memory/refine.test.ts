@@ -113,7 +113,7 @@ describe('prepareTurn: an irrelevant note applies to its turn only', () => {
       graph: MemoryGraph.from(memories, [edge('c1', 'c2', 'Cause'), edge('b1', 'b2')]),
       memoriesById: byId,
       llm,
-      settings: withDefaults(),
+      settings: withDefaults({ refineWhenUnsure: false }),
       refineCache: new RefineCache(),
       seed: 1,
     };

@@ -59,7 +59,17 @@ describe('prepareTurn', () => {
     const { graph, index, memoriesById } = world();
     const llm = noteModel();
     const cache = new RefineCache();
-    const input = { dialogue, now, index, graph, memoriesById, llm, settings: withDefaults(), refineCache: cache, seed: 1 };
+    const input = {
+      dialogue,
+      now,
+      index,
+      graph,
+      memoriesById,
+      llm,
+      settings: withDefaults({ refineWhenUnsure: false }),
+      refineCache: cache,
+      seed: 1,
+    };
     const r = await prepareTurn(input);
     expect(r.modelCalls).toBe(1);
     expect(r.usedMemory.memoryIds).toContain('m1');
@@ -133,7 +143,7 @@ describe('prepareTurn', () => {
       graph: new MemoryGraph(),
       memoriesById: new Map(),
       llm: noteModel(),
-      settings: withDefaults(),
+      settings: withDefaults({ refineWhenUnsure: false }),
       refineCache: new RefineCache(),
       seed: 1,
     });
@@ -244,7 +254,7 @@ describe('prepareTurn over memories and segments', () => {
       memoriesById,
       llm,
       refineCache: new RefineCache(),
-      settings: withDefaults({ contextBudgetWords: 300 }),
+      settings: withDefaults({ contextBudgetWords: 300, refineWhenUnsure: false }),
     });
     expect(llm.count()).toBe(1);
     expect(r.usedMemory.refined).toEqual(['Biscuit settled in after a shaky start.']);

@@ -80,6 +80,7 @@ const ELSEWHERE: Required<AppSettings> = {
     personaBankShare: 0.3,
     timeDecayHalfLifeDays: 30,
     reflectiveRequery: true,
+    refineWhenUnsure: !DEFAULT_MEMORY_SETTINGS.refineWhenUnsure,
     topicNouns: true,
   } satisfies Required<MemorySettings>,
 };
