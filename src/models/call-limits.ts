@@ -21,3 +21,13 @@ export const JSON_LIMITS: CallLimits = { maxTokens: 4096, maxChars: 64 * 1024, t
 export function tokenBudget(asked: number | undefined, limits: CallLimits): number {
   return asked !== undefined && asked > 0 ? Math.min(asked, limits.maxTokens) : limits.maxTokens;
 }
+
+/**
+ * The most tokens one call may write, for an engine whose window is `contextTokens` and that sets
+ * no cap of its own (web-llm, a model server, the browser's model): a quarter of the window, and
+ * never more than 1,024 (a long chat reply; the memory pipeline's answers are far shorter), so the
+ * prompt always keeps three quarters of the window. web-llm's 4,096-token window gives 1,024.
+ */
+export function outputCap(contextTokens: number): number {
+  return Math.max(1, Math.min(1024, Math.floor(contextTokens / 4)));
+}

@@ -2,6 +2,7 @@
 // Matches on MESSAGES: error classes are minified in production builds and their names do not
 // survive the worker boundary. The phrases below come from web-llm 0.2.86, tvmjs, transformers.js
 // and the browsers' fetch errors; tests/unit/models/errors.test.ts pins them.
+import { ContextOverflowError } from '../ports';
 
 export type ModelErrorKind =
   | 'no-webgpu'
@@ -45,9 +46,13 @@ export class ModelRuntimeError extends Error {
 export interface SerializedError {
   message: string;
   name?: string;
+  /** A ContextOverflowError's counts, which its message alone would carry only in words. */
+  tokens?: { prompt: number; context: number };
 }
 
 export function serializeError(err: unknown): SerializedError {
+  if (err instanceof ContextOverflowError)
+    return { message: err.message, name: err.name, tokens: { prompt: err.promptTokens, context: err.contextTokens } };
   if (err instanceof Error) return { message: err.message || String(err), name: err.name };
   if (typeof err === 'string') return { message: err };
   try {

@@ -3,12 +3,13 @@
 
 import { LlmStateHolder } from './llm-state';
 import { errorText } from '../errors';
-import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
-import { CHAT_LIMITS, JSON_LIMITS, tokenBudget } from './call-limits';
+import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel, ModelWindow } from '../ports';
+import { CHAT_LIMITS, JSON_LIMITS, outputCap, tokenBudget } from './call-limits';
 import { LLM_MODELS, llmModelById, type LlmModelInfo } from './catalog';
 import { classifyModelError, ModelRuntimeError, USER_MESSAGES, type ClassifiedError } from './errors';
 import { buildModelRecord, resolveMirror, type LlmMirror } from './llm-config';
 import type { LlmCacheBackend, LlmChatParams, LlmMethods, LlmNotice, ModelRecordLite } from './messages';
+import { webLlmOverflow } from './overflow';
 import { ProgressTracker, type ModelProgress } from './progress';
 import { RpcClient, type WorkerLike } from './rpc';
 
@@ -41,6 +42,8 @@ const defaultWorker = (): WorkerLike => new Worker(new URL('./llm.worker.ts', im
 
 export class LlmRuntime extends LlmStateHolder implements LanguageModel {
   private client?: RpcClient<LlmMethods, LlmNotice>;
+  /** The loaded model's window (set by load, read while the model is ready). */
+  private loadedWindow?: { modelId: string; window: ModelWindow };
   private readonly opts: Required<Pick<LlmRuntimeOptions, 'cacheBackend' | 'models' | 'createWorker' | 'isOnline'>> & {
     mirror?: LlmMirror;
   };
@@ -101,8 +104,9 @@ export class LlmRuntime extends LlmStateHolder implements LanguageModel {
     if (this.current.status !== 'idle') this.resetWorker(new Error('Model load was cancelled by a newer load.'));
     const tracker = new ProgressTracker(info.downloadMB);
     this.setState({ status: 'loading', modelId });
+    let countsTokens: boolean;
     try {
-      await this.worker().call(
+      ({ countsTokens } = await this.worker().call(
         'load',
         { record: buildModelRecord(info, this.opts.mirror), cacheBackend: this.opts.cacheBackend },
         {
@@ -113,7 +117,7 @@ export class LlmRuntime extends LlmStateHolder implements LanguageModel {
             options.onProgress?.(progress);
           },
         },
-      );
+      ));
     } catch (err) {
       if (seq !== this.loadSeq) throw new ModelRuntimeError(cancelled(err));
       const c = this.classify(err);
@@ -125,7 +129,30 @@ export class LlmRuntime extends LlmStateHolder implements LanguageModel {
       throw new ModelRuntimeError(c);
     }
     if (seq !== this.loadSeq) throw new ModelRuntimeError(cancelled('superseded'));
+    this.loadedWindow = { modelId, window: this.windowOf(info, countsTokens) };
     this.setState({ status: 'ready', modelId });
+  }
+
+  /**
+   * The window of the model loaded: web-llm's context_window_size (the catalog's contextWindow,
+   * set in llm-config.ts), a quarter of it as the output cap, and exact counting where the worker
+   * reaches the model's tokenizer (webllm-tokens.ts). Undefined while no model is ready.
+   */
+  get window(): ModelWindow | undefined {
+    const s = this.current;
+    return s.status === 'ready' && this.loadedWindow?.modelId === s.modelId ? this.loadedWindow.window : undefined;
+  }
+
+  private windowOf(info: LlmModelInfo, countsTokens: boolean): ModelWindow {
+    const window: ModelWindow = { contextTokens: info.contextWindow, maxOutputTokens: outputCap(info.contextWindow) };
+    if (countsTokens) {
+      window.countTokens = (messages, signal) => {
+        const s = this.current;
+        if (s.status !== 'ready' || s.modelId !== info.id) return Promise.reject(new Error(`${info.id} is no longer loaded.`));
+        return this.worker().call('countTokens', { messages }, { signal });
+      };
+    }
+    return window;
   }
 
   /** Frees the GPU memory. */
@@ -167,9 +194,11 @@ export class LlmRuntime extends LlmStateHolder implements LanguageModel {
     const modelId = this.current.modelId;
     if (options.signal?.aborted) return '';
     const full: LlmChatParams = { ...params };
+    const info = this.info(modelId);
     // Bounded even when the caller names no limit: a model stuck writing JSON whitespace would
     // otherwise hold the GPU (and the memorising job) until the context window is full.
-    full.maxTokens = tokenBudget(options.maxTokens, params.jsonSchema !== undefined ? JSON_LIMITS : CHAT_LIMITS);
+    const limits = params.jsonSchema !== undefined ? JSON_LIMITS : CHAT_LIMITS;
+    full.maxTokens = Math.min(tokenBudget(options.maxTokens, limits), outputCap(info.contextWindow));
     if (options.temperature !== undefined) full.temperature = options.temperature;
     let received = '';
     try {
@@ -182,6 +211,9 @@ export class LlmRuntime extends LlmStateHolder implements LanguageModel {
       });
       return result.text;
     } catch (err) {
+      // A prompt past the window is the caller's to shorten: the engine and its worker are fine.
+      const overflow = webLlmOverflow(err, info.contextWindow);
+      if (overflow) throw overflow;
       const c = this.classify(err);
       if (c.kind === 'cancelled' || options.signal?.aborted) return received;
       if (c.kind === 'device-lost' || c.kind === 'out-of-memory') {

@@ -3,6 +3,7 @@
 // queued call must not reach it), JSON mode, Qwen3 thinking off, device-lost detection.
 
 import { errorText } from '../errors';
+import type { ChatMessage } from '../ports';
 import type { Handlers } from './rpc';
 import type { LlmChatParams, LlmChatResult, LlmFinishReason, LlmMethods, ModelRecordLite, LlmCacheBackend } from './messages';
 import type { WebLlmReport } from './progress';
@@ -32,6 +33,11 @@ export interface LlmBackend {
   interrupt(): void;
   isCached(record: ModelRecordLite, cacheBackend: LlmCacheBackend): Promise<boolean>;
   deleteCached(record: ModelRecordLite, cacheBackend: LlmCacheBackend): Promise<void>;
+  /**
+   * The prompt's tokens as the loaded model reads it (template included), or undefined where the
+   * model's tokenizer cannot be reached (webllm-tokens.ts). Throws where web-llm would refuse it.
+   */
+  countTokens?(messages: ChatMessage[], thinkingOff: boolean): number | undefined;
 }
 
 // web-llm unloads the model when the device is lost after loading, so the next call fails with
@@ -99,13 +105,30 @@ export function createLlmWorkerCore(backend: LlmBackend): LlmWorkerCore {
     return { text, finishReason: finish, promptTokens, completionTokens };
   };
 
+  /** Whether counting works for the model just loaded (the tokenizer is web-llm's private part). */
+  const canCount = (): boolean => {
+    try {
+      const n = backend.countTokens?.([{ role: 'user', content: 'Hello' }], hybridThinking);
+      return n !== undefined && Number.isInteger(n) && n > 0;
+    } catch {
+      return false;
+    }
+  };
+
   const handlers: Handlers<LlmMethods> = {
     async load({ record, cacheBackend }, ctx) {
       loadedId = undefined;
       await backend.load(record, cacheBackend, (r) => ctx.emit({ progress: r.progress, timeElapsed: r.timeElapsed, text: r.text }));
       loadedId = record.model_id;
       hybridThinking = /^Qwen3-/i.test(record.model_id);
-      return { modelId: record.model_id };
+      return { modelId: record.model_id, countsTokens: canCount() };
+    },
+
+    async countTokens({ messages }) {
+      if (!loadedId) throw new Error('No model is loaded to count tokens with.');
+      const n = backend.countTokens?.(messages, hybridThinking);
+      if (n === undefined) throw new Error("The model's tokenizer cannot be reached.");
+      return n;
     },
 
     chat(params, ctx) {

@@ -4,9 +4,12 @@ import { onDeviceLostLog } from './llm-console-hook';
 import { MLCEngine, deleteModelAllInfoInCache, hasModelInCache, type AppConfig, type ChatCompletionChunk } from '@mlc-ai/web-llm';
 import { serveRpc, type PortLike } from './rpc';
 import { createLlmWorkerCore, type ChunkLite, type LlmBackend } from './llm-worker-core';
+import { webLlmCounter, type PromptCounter } from './webllm-tokens';
 import type { LlmCacheBackend, LlmMethods, LlmNotice, ModelRecordLite } from './messages';
 
 let engine: MLCEngine | undefined;
+/** The loaded model's token counter, where web-llm's private parts let us reach it. */
+let counter: PromptCounter | undefined;
 
 const appConfigFor = (record: ModelRecordLite, cacheBackend: LlmCacheBackend): AppConfig => ({
   model_list: [record],
@@ -15,13 +18,17 @@ const appConfigFor = (record: ModelRecordLite, cacheBackend: LlmCacheBackend): A
 
 const backend: LlmBackend = {
   async load(record, cacheBackend, onProgress) {
+    counter = undefined;
     if (engine) await engine.unload();
     engine = new MLCEngine({ appConfig: appConfigFor(record, cacheBackend), initProgressCallback: onProgress });
     await engine.reload(record.model_id);
+    counter = webLlmCounter(engine, record.model_id);
   },
   async unload() {
+    counter = undefined;
     await engine?.unload();
   },
+  countTokens: (messages, thinkingOff) => counter?.(messages, thinkingOff),
   async stream(request) {
     if (!engine) throw new Error('Model not loaded before trying to complete a chat.');
     const chunks: AsyncIterable<ChatCompletionChunk> = await engine.chat.completions.create(request);

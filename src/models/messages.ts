@@ -67,8 +67,11 @@ export interface LlmChatResult {
 
 // Type aliases (not interfaces) so they satisfy MethodMap's index signature.
 export type LlmMethods = {
-  load: { params: LlmLoadParams; result: { modelId: string }; event: WebLlmReport };
+  /** countsTokens: whether countTokens works for this model (see webllm-tokens.ts). */
+  load: { params: LlmLoadParams; result: { modelId: string; countsTokens: boolean }; event: WebLlmReport };
   chat: { params: LlmChatParams; result: LlmChatResult; event: { delta: string } };
+  /** The prompt's tokens with the loaded model's tokenizer and template. */
+  countTokens: { params: { messages: ChatMessage[] }; result: number; event: never };
   unload: { params: Record<string, never>; result: null; event: never };
   isCached: { params: { record: ModelRecordLite; cacheBackend: LlmCacheBackend }; result: boolean; event: never };
   deleteCached: { params: { record: ModelRecordLite; cacheBackend: LlmCacheBackend }; result: null; event: never };

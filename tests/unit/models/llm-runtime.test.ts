@@ -6,6 +6,10 @@ import { serveRpc } from '../../../src/models/rpc';
 import type { LlmMethods, LlmNotice, ModelRecordLite } from '../../../src/models/messages';
 import { ModelRuntimeError } from '../../../src/models/errors';
 import { inProcessWorker, type InProcessWorker } from '../../support/in-process-worker';
+import { isContextOverflow, type ChatMessage } from '../../../src/ports';
+
+/** A stand-in tokenizer: a word is a token, each message costs 4 more (its role markers). */
+const words = (messages: ChatMessage[]) => messages.reduce((n, m) => n + 4 + (m.content.match(/\S+/g)?.length ?? 0), 0);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -21,6 +25,10 @@ class FakeBackend implements LlmBackend {
   loadDelayMs = 0;
   private interrupted = false;
   cached = new Set<string>();
+  /** The model's tokenizer as the worker reaches it (absent: web-llm's private shape differed). */
+  counter?: (messages: ChatMessage[], thinkingOff: boolean) => number;
+  /** web-llm's context_window_size: a longer prompt is refused as web-llm refuses it. */
+  windowTokens = 4096;
 
   async load(record: ModelRecordLite, _c: string, onProgress: (r: { progress: number; timeElapsed: number; text: string }) => void) {
     this.loads.push(record);
@@ -33,8 +41,21 @@ class FakeBackend implements LlmBackend {
     this.cached.add(record.model_id);
   }
   async unload() {}
+  countTokens(messages: ChatMessage[], thinkingOff: boolean): number | undefined {
+    return this.counter?.(messages, thinkingOff);
+  }
   async stream(req: StreamRequest): Promise<AsyncIterable<ChunkLite>> {
     this.requests.push(req);
+    const n = this.counter?.(req.messages, false) ?? 0;
+    if (n > this.windowTokens) {
+      // web-llm 0.2.86's ContextWindowSizeExceededError, thrown before the first token.
+      const e = new Error(
+        `Prompt tokens exceed context window size: number of prompt tokens: ${n}; context window size: ${this.windowTokens}\n` +
+          'Consider shortening the prompt, or increase `context_window_size`, or using sliding window via `sliding_window_size`.',
+      );
+      e.name = 'ContextWindowSizeExceededError';
+      throw e;
+    }
     this.interrupted = false;
     const words = this.reply.split(/(?<= )/);
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the generator below has its own `this`
@@ -126,13 +147,16 @@ describe('LlmRuntime', () => {
     expect(backend.requests[0].response_format).toEqual({ type: 'json_object', schema: JSON.stringify(schema) });
   });
 
-  it('bounds every call with a token limit, also when the caller names none (issue 21)', async () => {
+  it("bounds every call by the window's output cap, also when the caller names none (issues 21, 28)", async () => {
     const { runtime, backend } = setup();
     await runtime.load(QWEN);
+    const cap = runtime.window!.maxOutputTokens;
+    expect(cap).toBeLessThan(Math.min(JSON_LIMITS.maxTokens, CHAT_LIMITS.maxTokens));
     await runtime.json(USER, { type: 'object' });
     await runtime.chat(USER);
     await runtime.json(USER, { type: 'object' }, { maxTokens: 10 ** 9 });
-    expect(backend.requests.map((r) => r.max_tokens)).toEqual([JSON_LIMITS.maxTokens, CHAT_LIMITS.maxTokens, JSON_LIMITS.maxTokens]);
+    await runtime.chat(USER, { maxTokens: 100 });
+    expect(backend.requests.map((r) => r.max_tokens)).toEqual([cap, cap, cap, 100]);
   });
 
   it('turns Qwen3 thinking off', async () => {
@@ -249,5 +273,55 @@ describe('LlmRuntime', () => {
   it('rejects unknown model ids', async () => {
     const { runtime } = setup();
     await expect(runtime.load('Nope-7B')).rejects.toThrow(/Unknown model/);
+  });
+
+  it("has web-llm's window once a model is ready: context_window_size, a quarter of it out", async () => {
+    const { runtime } = setup();
+    expect(runtime.window).toBeUndefined();
+    await runtime.load(QWEN);
+    expect(runtime.window).toMatchObject({ contextTokens: 4096, maxOutputTokens: 1024 });
+    // No tokenizer reached in the worker: callers estimate.
+    expect(runtime.window!.countTokens).toBeUndefined();
+    await runtime.unload();
+    expect(runtime.window).toBeUndefined();
+  });
+
+  it("counts a prompt with the loaded model's tokenizer in the worker, Qwen3's thinking block included", async () => {
+    const { runtime, backend } = setup();
+    backend.counter = (messages, thinkingOff) => words(messages) + (thinkingOff ? 6 : 0);
+    await runtime.load(QWEN);
+    const prompt: ChatMessage[] = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'How are you today?' },
+    ];
+    expect(await runtime.window!.countTokens!(prompt)).toBe(4 + 2 + 4 + 4);
+    await runtime.load('Qwen3-1.7B-q4f16_1-MLC');
+    expect(await runtime.window!.countTokens!(prompt)).toBe(14 + 6);
+  });
+
+  it('turns a tokenizer that throws at load into no counting, not a failed load', async () => {
+    const { runtime, backend } = setup();
+    backend.counter = () => {
+      throw new TypeError('tokenizer.encode is not a function');
+    };
+    await runtime.load(QWEN);
+    expect(runtime.state.status).toBe('ready');
+    expect(runtime.window!.countTokens).toBeUndefined();
+  });
+
+  it("turns web-llm's refusal of a prompt past the window into ContextOverflowError; the engine carries on", async () => {
+    const { runtime, backend, workers } = setup();
+    backend.counter = words;
+    await runtime.load(QWEN);
+    const long: ChatMessage[] = [{ role: 'user', content: 'word '.repeat(5000) }];
+    const err = await runtime.chat(long).catch((e: unknown) => e);
+    expect(isContextOverflow(err)).toBe(true);
+    expect(err).toMatchObject({ promptTokens: 5004, contextTokens: 4096 });
+    await expect(runtime.json(long, { type: 'object' })).rejects.toMatchObject({ name: 'ContextOverflowError' });
+    // Not a model failure: no error state, no fresh worker, the next call works.
+    expect(runtime.state.status).toBe('ready');
+    expect(workers).toHaveLength(1);
+    expect(workers[0].terminated).toBe(false);
+    expect(await runtime.chat(USER)).toBe(backend.reply);
   });
 });
