@@ -5,11 +5,12 @@
 import { LlmStateHolder } from './llm-state';
 import { errorText } from '../errors';
 import { extractJson } from '../memory/llm-output';
-import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
+import { isContextOverflow, type ChatMessage, type GenerateOptions, type JsonSchema, type LanguageModel, type ModelWindow } from '../ports';
 import { CPU_MODELS, cpuModelById, type CpuModelInfo } from './catalog';
 import { classifyModelError, ModelRuntimeError, USER_MESSAGES, type ClassifiedError } from './errors';
 import type { LoadOptions } from './llm-runtime';
 import type { CpuLlmMethods, CpuModelRef, EmbedEnvSettings } from './messages';
+import { workerOverflow } from './overflow';
 import { embedProgress } from './progress';
 import { RpcClient, type WorkerLike } from './rpc';
 
@@ -41,6 +42,7 @@ function repairMessages(schema: JsonSchema, broken: string): ChatMessage[] {
 export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
   private client?: RpcClient<CpuLlmMethods>;
   private readonly models: readonly CpuModelInfo[];
+  private loadedWindow?: { modelId: string; window: ModelWindow };
 
   constructor(private readonly opts: CpuLlmRuntimeOptions = {}) {
     super();
@@ -124,19 +126,51 @@ export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
     this.dropListeners();
   }
 
+  /**
+   * The loaded model's window: its catalog contextTokens (2,048) and maxReplyTokens (384), counted
+   * exactly with its tokenizer and chat template in the worker. Undefined while none is ready.
+   */
+  get window(): ModelWindow | undefined {
+    const s = this.current;
+    if (s.status !== 'ready') return undefined;
+    const cached = this.loadedWindow;
+    if (cached?.modelId === s.modelId) return cached.window;
+    const info = this.info(s.modelId);
+    const window: ModelWindow = {
+      contextTokens: info.contextTokens,
+      maxOutputTokens: info.maxReplyTokens,
+      countTokens: (messages, signal) => {
+        const now = this.current;
+        if (now.status !== 'ready' || now.modelId !== info.id) return Promise.reject(new Error(`${info.id} is no longer loaded.`));
+        return this.worker().call('countTokens', { messages }, { signal });
+      },
+    };
+    this.loadedWindow = { modelId: s.modelId, window };
+    return window;
+  }
+
   async chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
     return this.generate(messages, options);
   }
 
+  /**
+   * The schema goes in the prompt (beyond what the caller counted), and a JSON answer cut short is
+   * no answer: a call whose whole output cap does not fit beside it is refused as an overflow, so
+   * the caller builds it again smaller.
+   */
   async json(messages: ChatMessage[], schema: JsonSchema, options: GenerateOptions = {}): Promise<string> {
     const quiet = { ...options, onToken: undefined, temperature: options.temperature ?? 0 };
-    const first = await this.generate(withInstruction(messages, jsonInstruction(schema)), quiet);
+    const first = await this.generate(withInstruction(messages, jsonInstruction(schema)), quiet, true);
     if (options.signal?.aborted || extractJson(first).found) return first;
-    const repaired = await this.generate(repairMessages(schema, first), quiet);
+    // The repair prompt holds the broken answer and the schema: if it does not fit, the first stands.
+    const repaired = await this.generate(repairMessages(schema, first), quiet, true).catch((e: unknown) => {
+      if (isContextOverflow(e)) return first;
+      throw e;
+    });
     return extractJson(repaired).found ? repaired : first;
   }
 
-  private async generate(messages: ChatMessage[], options: GenerateOptions): Promise<string> {
+  private async generate(messages: ChatMessage[], options: GenerateOptions, fullOutput = false): Promise<string> {
     if (this.current.status !== 'ready') {
       throw new ModelRuntimeError({ kind: 'not-loaded', message: USER_MESSAGES['not-loaded'], detail: `state ${this.current.status}` });
     }
@@ -150,6 +184,7 @@ export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
           messages,
           maxTokens: Math.min(options.maxTokens ?? info.maxReplyTokens, info.maxReplyTokens),
           contextTokens: info.contextTokens,
+          ...(fullOutput ? { fullOutput } : {}),
           ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
         },
         {
@@ -162,6 +197,9 @@ export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
       );
       return result.text;
     } catch (err) {
+      // Too long a prompt is the caller's to shorten; the worker is fine.
+      const overflow = workerOverflow(err, info.contextTokens);
+      if (overflow) throw overflow;
       const c = this.classify(err);
       if (c.kind === 'cancelled' || options.signal?.aborted) return received;
       throw new ModelRuntimeError(c);

@@ -9,8 +9,7 @@ import type {
   TextStreamer,
 } from '@huggingface/transformers';
 import { errorText } from '../errors';
-import type { ChatMessage } from '../ports';
-import { fitToContext } from './context-fit';
+import { ContextOverflowError, type ChatMessage } from '../ports';
 import { applyEnv, downloadReporter, type EmbedDevice, type TransformersModule } from './embed-worker-core';
 import type { CpuChatParams, CpuLlmMethods, CpuModelRef, LlmChatResult, LlmFinishReason } from './messages';
 import type { CallContext, Handlers } from './rpc';
@@ -89,17 +88,29 @@ export function createCpuLlmWorkerCore(tf: CpuTransformersModule, options: CpuWo
     return { modelId: ref.modelId };
   };
 
+  /** The prompt's tokens as the pipeline builds it: the chat template, then its tokens. */
   const promptTokens = (g: TextGenerationPipeline, messages: ChatMessage[]): number => {
-    const ids = g.tokenizer.apply_chat_template(messages, { tokenize: true, add_generation_prompt: true, return_tensor: false });
-    return Array.isArray(ids) ? ids.length : 0;
+    // return_dict false: the default (true) answers { input_ids, attention_mask }.
+    const options = { tokenize: true, add_generation_prompt: true, return_tensor: false, return_dict: false } as const;
+    const ids: unknown = g.tokenizer.apply_chat_template(messages, options);
+    if (!Array.isArray(ids)) throw new Error('The tokenizer gave no token ids for the prompt.');
+    return ids.length;
   };
 
   const chat = async (params: CpuChatParams, ctx: CallContext<{ delta: string }>): Promise<LlmChatResult> => {
     if (ctx.signal.aborted) return { text: '', finishReason: 'abort' };
     const g = generator;
     if (!g) throw new Error('No language model is loaded in the CPU worker.');
-    const budget = Math.max(32, params.contextTokens - params.maxTokens);
-    const messages = fitToContext(params.messages, (m) => promptTokens(g, m), budget);
+    const messages = params.messages;
+    // Nothing is cut here (the caller lays the prompt out by priority, src/memory/fit/): a prompt
+    // with no room for one token of answer is refused, and the answer stops at the window.
+    const prompt = promptTokens(g, messages);
+    const room = params.contextTokens - prompt;
+    if (room < 1 || (params.fullOutput && room < params.maxTokens)) {
+      const detail = room < 1 ? '' : `no room for the ${params.maxTokens} tokens of answer asked`;
+      throw new ContextOverflowError(prompt, params.contextTokens, detail);
+    }
+    const maxNew = Math.min(params.maxTokens, room);
     const stopper = new tf.InterruptableStoppingCriteria();
     const onAbort = (): void => stopper.interrupt();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -114,7 +125,7 @@ export function createCpuLlmWorkerCore(tf: CpuTransformersModule, options: CpuWo
     const temperature = params.temperature ?? 0;
     try {
       await g(messages, {
-        max_new_tokens: params.maxTokens,
+        max_new_tokens: maxNew,
         do_sample: temperature > 0,
         ...(temperature > 0 ? { temperature, top_k: 40 } : {}),
         // Small models loop easily; a light penalty keeps replies moving.
@@ -126,13 +137,20 @@ export function createCpuLlmWorkerCore(tf: CpuTransformersModule, options: CpuWo
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
     }
-    const finishReason: LlmFinishReason = ctx.signal.aborted ? 'abort' : streamer.count >= params.maxTokens ? 'length' : 'stop';
-    return { text, finishReason, promptTokens: promptTokens(g, messages), completionTokens: streamer.count };
+    const finishReason: LlmFinishReason = ctx.signal.aborted ? 'abort' : streamer.count >= maxNew ? 'length' : 'stop';
+    return { text, finishReason, promptTokens: prompt, completionTokens: streamer.count };
+  };
+
+  // Not queued behind a reply being written: the tokenizer runs between two generation steps.
+  const countTokens = async ({ messages }: { messages: ChatMessage[] }): Promise<number> => {
+    if (!generator) throw new Error('No language model is loaded in the CPU worker.');
+    return promptTokens(generator, messages);
   };
 
   return {
     load: (ref, ctx) => serial(() => load(ref, ctx)),
     chat: (params, ctx) => serial(() => chat(params, ctx)),
+    countTokens,
     unload: () =>
       serial(async () => {
         await drop();

@@ -138,8 +138,13 @@ export interface CpuChatParams {
   messages: ChatMessage[];
   /** New tokens at most. */
   maxTokens: number;
-  /** Prompt plus reply, in tokens: older dialogue is left out to fit (CPU prompt time grows with it). */
+  /**
+   * Prompt plus reply, in tokens. A longer prompt is refused (ContextOverflowError, nothing cut);
+   * a reply stops at the window, as web-llm's does.
+   */
   contextTokens: number;
+  /** A reply cut short is no reply (JSON): refuse when all of maxTokens would not fit beside the prompt. */
+  fullOutput?: boolean;
   /** 0 or absent: greedy decoding. */
   temperature?: number;
 }
@@ -147,6 +152,8 @@ export interface CpuChatParams {
 export type CpuLlmMethods = {
   load: { params: CpuModelRef; result: { modelId: string }; event: EmbedFileProgress };
   chat: { params: CpuChatParams; result: LlmChatResult; event: { delta: string } };
+  /** The prompt's tokens with the loaded model's tokenizer and chat template. */
+  countTokens: { params: { messages: ChatMessage[] }; result: number; event: never };
   unload: { params: Record<string, never>; result: null; event: never };
   isCached: { params: CpuModelRef; result: boolean; event: never };
   deleteCached: { params: CpuModelRef; result: null; event: never };

@@ -1,43 +1,10 @@
-// The pure parts of the CPU engine: context fitting, per-token streaming, error wording, catalog.
+// The pure parts of the CPU engine: per-token streaming, error wording, catalog.
 import { describe, expect, it } from 'vitest';
 import { CPU_MODELS, DEFAULT_CPU_MODEL_ID, cpuModelById, recommendEngine } from '../../../src/models/catalog';
-import { fitToContext } from '../../../src/models/context-fit';
 import { malformedModelMessage } from '../../../src/models/cpu-llm-worker-core';
 import { classifyModelError } from '../../../src/models/errors';
 import { TokenStreamer } from '../../../src/models/token-streamer';
 import type { GpuProbe } from '../../../src/models/webgpu';
-import type { ChatMessage } from '../../../src/ports';
-
-const chars = (m: ChatMessage[]) => m.reduce((n, x) => n + x.content.length, 0);
-
-describe('fitToContext', () => {
-  const sys: ChatMessage = { role: 'system', content: 'persona and memories' };
-  const dialogue: ChatMessage[] = Array.from({ length: 6 }, (_, i) => ({
-    role: i % 2 ? 'assistant' : 'user',
-    content: `message number ${i}`,
-  }));
-
-  it('keeps everything that fits', () => {
-    expect(fitToContext([sys, ...dialogue], chars, 10_000)).toEqual([sys, ...dialogue]);
-  });
-
-  it('drops the oldest dialogue first and keeps the system prompt and the newest message', () => {
-    const out = fitToContext([sys, ...dialogue], chars, sys.content.length + 40);
-    expect(out[0]).toBe(sys);
-    expect(out.at(-1)).toBe(dialogue.at(-1));
-    expect(chars(out)).toBeLessThanOrEqual(sys.content.length + 40);
-    expect(out.length).toBeLessThan(dialogue.length + 1);
-  });
-
-  it('cuts the system prompt when it alone is too long, keeping its beginning', () => {
-    const long: ChatMessage = { role: 'system', content: 'Be kind. ' + 'memory '.repeat(500) };
-    const last: ChatMessage = { role: 'user', content: 'hi' };
-    const out = fitToContext([long, last], chars, 300);
-    expect(chars(out)).toBeLessThanOrEqual(300);
-    expect(out[0].content.startsWith('Be kind.')).toBe(true);
-    expect(out[1]).toBe(last);
-  });
-});
 
 describe('TokenStreamer', () => {
   it('skips the prompt, emits each token, and holds back half a character', () => {

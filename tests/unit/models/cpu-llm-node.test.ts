@@ -11,7 +11,7 @@ import { CpuLlmRuntime } from '../../../src/models/cpu-llm-runtime';
 import { createCpuLlmWorkerCore } from '../../../src/models/cpu-llm-worker-core';
 import type { CpuLlmMethods } from '../../../src/models/messages';
 import { serveRpc } from '../../../src/models/rpc';
-import type { ChatMessage } from '../../../src/ports';
+import { isContextOverflow, type ChatMessage } from '../../../src/ports';
 import { inProcessWorker, type InProcessWorker } from '../../support/in-process-worker';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -117,15 +117,6 @@ describe('CPU chat model through transformers.js (Node, offline)', () => {
     expect(sent[1].params.messages.at(-1)!.content).toMatch(/repair/);
   });
 
-  it('fits a long conversation into the model context', async () => {
-    const rt = runtime();
-    await rt.load(TEST_CPU_MODEL.id);
-    const long: ChatMessage[] = [{ role: 'system', content: 'Memories: ' + 'I like tea. '.repeat(200) }];
-    for (let i = 0; i < 40; i++) long.push({ role: i % 2 ? 'assistant' : 'user', content: `message ${i} `.repeat(20) });
-    const text = await rt.chat(long, { maxTokens: 30 });
-    expect(text.length).toBeGreaterThan(0);
-  });
-
   it('refuses to chat before a model is loaded, and unknown models', async () => {
     const rt = runtime();
     await expect(rt.chat(hello)).rejects.toMatchObject({ kind: 'not-loaded' });
@@ -142,5 +133,82 @@ describe('CPU chat model through transformers.js (Node, offline)', () => {
     await unloaded;
     expect(text.length).toBeGreaterThan(20);
     expect(rt.state.status).toBe('idle');
+  });
+});
+
+// Issue 28: the window is the model's, counted with its own tokenizer; nothing is cut silently.
+describe('CPU chat model: its window', () => {
+  /** The prompt's tokens by the model's tokenizer, read here without the worker. */
+  async function reference(messages: ChatMessage[]): Promise<number> {
+    const tok = await transformers.AutoTokenizer.from_pretrained(TEST_CPU_MODEL.id, { local_files_only: true });
+    const ids = tok.apply_chat_template(messages, {
+      tokenize: true,
+      add_generation_prompt: true,
+      return_tensor: false,
+      return_dict: false,
+    });
+    return (ids as number[]).length;
+  }
+
+  /** A user message that makes the prompt about `tokens` long. */
+  async function promptOf(rt: CpuLlmRuntime, tokens: number): Promise<ChatMessage[]> {
+    const make = (n: number): ChatMessage[] => [
+      { role: 'system', content: 'You are a kind companion.' },
+      { role: 'user', content: 'tea '.repeat(n) },
+    ];
+    const perWord = ((await rt.window!.countTokens!(make(200))) - (await rt.window!.countTokens!(make(100)))) / 100;
+    const base = await rt.window!.countTokens!(make(0));
+    return make(Math.floor((tokens - base) / perWord));
+  }
+
+  it("has the catalog's window and cap once loaded, and counts exactly with the model's tokenizer and template", async () => {
+    transformers.env.localModelPath = `${MODELS}/`;
+    transformers.env.allowRemoteModels = false;
+    const rt = runtime();
+    expect(rt.window).toBeUndefined();
+    await rt.load(TEST_CPU_MODEL.id);
+    expect(rt.window).toMatchObject({ contextTokens: TEST_CPU_MODEL.contextTokens, maxOutputTokens: TEST_CPU_MODEL.maxReplyTokens });
+    const n = await rt.window!.countTokens!(hello);
+    expect(n).toBe(await reference(hello));
+    expect(n).toBeGreaterThan(10);
+  });
+
+  it('refuses a prompt longer than the window whole (the instructions are never cut), and carries on', async () => {
+    const rt = runtime();
+    await rt.load(TEST_CPU_MODEL.id);
+    const long: ChatMessage[] = [{ role: 'system', content: 'Memories: ' + 'I like tea. '.repeat(200) }];
+    for (let i = 0; i < 40; i++) long.push({ role: i % 2 ? 'assistant' : 'user', content: `message ${i} `.repeat(20) });
+    const counted = await rt.window!.countTokens!(long);
+    expect(counted).toBeGreaterThan(TEST_CPU_MODEL.contextTokens);
+    const err = await rt.chat(long, { maxTokens: 30 }).catch((e: unknown) => e);
+    expect(isContextOverflow(err)).toBe(true);
+    expect(err).toMatchObject({ promptTokens: counted, contextTokens: TEST_CPU_MODEL.contextTokens });
+    expect(rt.state.status).toBe('ready');
+    expect(workers).toHaveLength(1);
+    expect((await rt.chat(hello, { maxTokens: 10 })).length).toBeGreaterThan(0);
+  });
+
+  it('writes no further than the window: a reply stops where prompt plus reply fill it', async () => {
+    const rt = runtime();
+    await rt.load(TEST_CPU_MODEL.id);
+    const messages = await promptOf(rt, TEST_CPU_MODEL.contextTokens - 40);
+    const prompt = await rt.window!.countTokens!(messages);
+    expect(prompt).toBeLessThan(TEST_CPU_MODEL.contextTokens);
+    // The worker core itself, to read how many tokens it wrote.
+    const core = createCpuLlmWorkerCore(tf, { device: 'cpu' });
+    const ctx = { id: 1, emit: () => undefined, signal: new AbortController().signal, transfer: () => undefined };
+    await core.load({ modelId: TEST_CPU_MODEL.id, dtype: TEST_CPU_MODEL.dtype, env: {} }, ctx);
+    const params = { messages, maxTokens: 400, contextTokens: TEST_CPU_MODEL.contextTokens };
+    const result = await core.chat(params, ctx);
+    expect(result.promptTokens).toBe(prompt);
+    expect(result.completionTokens).toBe(TEST_CPU_MODEL.contextTokens - prompt);
+    expect(result.finishReason).toBe('length');
+    // A JSON call's answer cut short is no answer: refused instead, for the caller to shorten.
+    await expect(core.chat({ ...params, fullOutput: true }, ctx)).rejects.toMatchObject({ name: 'ContextOverflowError' });
+    await expect(rt.json(messages, { type: 'object' }, { maxTokens: 100 })).rejects.toMatchObject({
+      name: 'ContextOverflowError',
+      contextTokens: TEST_CPU_MODEL.contextTokens,
+    });
+    await core.unload({}, ctx);
   });
 });
