@@ -209,3 +209,13 @@ export function cleanText(raw: unknown, maxLength = 600): string {
   if (typeof raw !== 'string') return '';
   return raw.replace(/\s+/g, ' ').trim().slice(0, maxLength);
 }
+
+/**
+ * A small model sometimes answers with the JSON schema it was given instead of an answer
+ * ({"type": "object", "properties": {...}}): readable JSON that holds nothing. Read as no answer.
+ */
+export function isSchemaEcho(value: unknown): boolean {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  const o = value as Record<string, unknown>;
+  return (o.type === 'object' || o.$schema !== undefined) && typeof o.properties === 'object' && o.properties !== null;
+}

@@ -58,10 +58,10 @@ Use only facts from the summaries, each question about a different fact. Answer 
 }
 
 /** The one repair attempt when the first answer held no usable question. */
-export function questionRepairMessages(first: ChatMessage[], raw: string): ChatMessage[] {
+export function questionRepairMessages(first: ChatMessage[], raw: string, maxChars = 4000): ChatMessage[] {
   return [
     ...first,
-    { role: 'assistant', content: raw.slice(0, 4000) },
+    { role: 'assistant', content: raw.slice(0, Math.min(4000, maxChars)) },
     {
       role: 'user',
       content:
@@ -80,7 +80,12 @@ export const VERDICT_SCHEMA: JsonSchema = {
   required: ['verdict', 'reason'],
 };
 
-export function verdictMessages(c: { question: string; falsePremise: string; correctAnswer: string; reply: string }): ChatMessage[] {
+export function verdictMessages(
+  c: { question: string; falsePremise: string; correctAnswer: string; reply: string },
+  /** Characters of the reply shown (its start: what answers the question). */
+  replyChars = 4000,
+): ChatMessage[] {
+  const reply = c.reply.trim().length > replyChars ? `${c.reply.trim().slice(0, replyChars)} …` : c.reply.trim();
   return [
     { role: 'system', content: 'You judge whether a companion remembered the past correctly. You answer with JSON only.' },
     {
@@ -89,7 +94,7 @@ export function verdictMessages(c: { question: string; falsePremise: string; cor
 False premise: ${c.falsePremise || '(not stated)'}
 What is actually true: ${c.correctAnswer}
 The user asked: ${c.question}
-The companion replied: ${c.reply.trim() || '(no reply)'}
+The companion replied: ${reply || '(no reply)'}
 
 Did the reply notice that the premise is false and correct it, pointing to what is actually true? Then the verdict is "corrected". If it goes along with the false premise, ignores it, or answers as if it were true, the verdict is "fooled". Answer as JSON: {"verdict": "corrected" or "fooled", "reason": "one short sentence"}.`,
     },

@@ -47,7 +47,23 @@ export function summariesText(summaries: readonly SessionSummary[], maxWords: nu
   let words = 0;
   for (let i = blocks.length - 1; i >= 0; i--) {
     const w = countWords(blocks[i]!);
-    if (kept.length > 0 && words + w > maxWords) break;
+    if (words + w > maxWords) {
+      // The newest session alone is too long: its latest lines, as many as fit.
+      if (kept.length === 0) {
+        const s = summaries[i]!;
+        const head = `Session ${i + 1} (${promptDate(s.start)}):`;
+        const lines: string[] = [];
+        let used = countWords(head);
+        for (let j = s.lines.length - 1; j >= 0; j--) {
+          const lw = countWords(s.lines[j]!) + 1;
+          if (used + lw > maxWords) break;
+          lines.unshift(`- ${s.lines[j]!}`);
+          used += lw;
+        }
+        if (lines.length > 0) kept.unshift([head, ...lines].join('\n'));
+      }
+      break;
+    }
     kept.unshift(blocks[i]!);
     words += w;
   }

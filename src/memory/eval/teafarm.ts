@@ -15,7 +15,8 @@ import { conditionSettings, CONDITION_IDS, type ConditionId } from './conditions
 import { parseQuestions, parseVerdict, questionId, type TeaFarmQuestion, type Verdict } from './parse';
 import { questionMessages, questionRepairMessages, questionsSchema, VERDICT_SCHEMA, verdictMessages } from './prompts';
 import { scoreConditions, type ConditionScore } from './score';
-import { sessionSummaries, summariesText } from './summaries';
+import { sessionSummaries, summariesText, type SessionSummary } from './summaries';
+import { estimateMessages, fittedJson, outputFor, windowOf } from '../fit';
 
 export type { ConditionId } from './conditions';
 export type { TeaFarmQuestion, Verdict } from './parse';
@@ -132,25 +133,62 @@ function caseKey(
   return JSON.stringify([input.llm.modelId, condition, settings, input.seed ?? 1, questionsKey, question.question]);
 }
 
-async function writeQuestions(input: TeaFarmInput, summaries: string, max: number, problems: string[]): Promise<TeaFarmQuestion[]> {
+/** Output tokens per question written (question, premise, answer, lead-in and the JSON around them). */
+const QUESTION_TOKENS = 130;
+/** Tokens per word of the summaries as the call shows them (dates, bullets), estimated high. */
+const SUMMARY_TOKENS_PER_WORD = 1.6;
+
+/** Questions the questioner's output cap allows, at most `asked`. */
+function questionsFor(llm: LanguageModel, asked: number): number {
+  return Math.max(1, Math.min(asked, Math.floor((windowOf(llm).maxOutputTokens - 30) / QUESTION_TOKENS)));
+}
+
+/** Words of summaries the questioner's window holds beside its instructions and answer. */
+function summaryWordsFor(llm: LanguageModel, max: number, asked: number): number {
+  const w = windowOf(llm);
+  const instructions = estimateMessages(questionMessages('', max));
+  const room = w.contextTokens - outputFor(w, 30 + QUESTION_TOKENS * max) - instructions;
+  return Math.max(0, Math.min(asked, Math.floor(room / SUMMARY_TOKENS_PER_WORD)));
+}
+
+async function writeQuestions(
+  input: TeaFarmInput,
+  summaries: readonly SessionSummary[],
+  words: number,
+  max: number,
+  problems: string[],
+): Promise<TeaFarmQuestion[]> {
   const llm = input.questioner ?? input.llm;
-  const messages = questionMessages(summaries, max);
   const schema = questionsSchema(max);
-  const raw = await llm.json(messages, schema, { signal: input.signal, temperature: 0.75 });
-  const first = parseQuestions(raw, max);
-  problems.push(...first.problems.map((p) => `questions: ${p}`));
-  if (first.questions.length > 0 || input.signal?.aborted) return first.questions;
-  // One repair attempt, then give up with the problems noted.
-  const again = parseQuestions(await llm.json(questionRepairMessages(messages, raw), schema, { signal: input.signal }), max);
-  problems.push(...again.problems.map((p) => `questions (second try): ${p}`));
-  return again.questions;
+  const output = 30 + QUESTION_TOKENS * max;
+  const instructions = estimateMessages(questionMessages('', max));
+  // In a smaller window than planned (the engine counted more), the oldest sessions give way first.
+  const build = (tokens: number) =>
+    questionMessages(summariesText(summaries, Math.min(words, Math.floor((tokens - instructions) / SUMMARY_TOKENS_PER_WORD))).text, max);
+  const first = await fittedJson({ llm, build, output, schema, temperature: 0.75, signal: input.signal });
+  const parsed = parseQuestions(first.text, max);
+  problems.push(...parsed.problems.map((p) => `questions: ${p}`));
+  if (parsed.questions.length > 0 || input.signal?.aborted) return parsed.questions;
+  // One repair attempt, then give up with the problems noted. What the model wrote is shown back
+  // only as far as the window allows.
+  const again = await fittedJson({
+    llm,
+    build: (tokens) =>
+      questionRepairMessages(first.prompt.messages, first.text, Math.max(0, tokens - estimateMessages(first.prompt.messages) - 80) * 3),
+    output,
+    schema,
+    signal: input.signal,
+  });
+  const second = parseQuestions(again.text, max);
+  problems.push(...second.problems.map((p) => `questions (second try): ${p}`));
+  return second.questions;
 }
 
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 export async function runTeaFarm(input: TeaFarmInput): Promise<TeaFarmReport> {
   const conditions = input.conditions ?? CONDITION_IDS;
-  const max = Math.max(1, Math.min(20, Math.floor(input.questions ?? 5)));
+  const asked = Math.max(1, Math.min(20, Math.floor(input.questions ?? 5)));
   const problems: string[] = [];
   const summaries = sessionSummaries(input.memoriesById);
   const report = (status: TeaFarmReport['status'], sessions: number, questions: TeaFarmQuestion[], cases: CaseResult[]) => ({
@@ -163,13 +201,17 @@ export async function runTeaFarm(input: TeaFarmInput): Promise<TeaFarmReport> {
     problems,
   });
   if (summaries.length === 0) return report('no-memories', 0, [], []);
-  const { text, sessions } = summariesText(summaries, input.summaryWords ?? 1500);
+  // As many questions as the questioner may write, and as many summaries as its window holds.
+  const questioner = input.questioner ?? input.llm;
+  const max = questionsFor(questioner, asked);
+  const words = summaryWordsFor(questioner, max, input.summaryWords ?? 1500);
+  const { text, sessions } = summariesText(summaries, words);
 
   input.onProgress?.({ step: 'questions', done: 0, total: 0 });
   const questionsKey = questionId(JSON.stringify([(input.questioner ?? input.llm).modelId, max, text]));
   let questions = await input.cache?.getQuestions(questionsKey);
   if (!questions) {
-    questions = await writeQuestions(input, text, max, problems);
+    questions = await writeQuestions(input, summaries, words, max, problems);
     if (input.signal?.aborted) return report('cancelled', sessions, [], []);
     if (questions.length > 0) await input.cache?.putQuestions(questionsKey, questions);
   }
@@ -255,7 +297,9 @@ async function runCase(
       persona: input.persona,
       signal: input.signal,
     });
-    const answer = (await input.llm.chat(prepared.messages, { signal: input.signal, maxTokens: REPLY_TOKENS })).trim();
+    const answer = (
+      await input.llm.chat(prepared.messages, { signal: input.signal, maxTokens: Math.min(REPLY_TOKENS, prepared.maxTokens) })
+    ).trim();
     dialogue.push({ role: 'assistant', text: answer, time: input.now });
     return { answer, memoryIds: prepared.usedMemory.memoryIds };
   };
@@ -269,7 +313,14 @@ async function runCase(
   const final = await reply(q.question);
   at('judge');
   const judge = input.judge ?? input.llm;
-  const raw = await judge.json(verdictMessages({ ...q, reply: final.answer }), VERDICT_SCHEMA, { signal: input.signal });
+  // The reply is what gives way in a small window (its start is what answers the question).
+  const { text: raw } = await fittedJson({
+    llm: judge,
+    build: (tokens) => verdictMessages({ ...q, reply: final.answer }, Math.max(200, (tokens - 300) * 3)),
+    output: 120,
+    schema: VERDICT_SCHEMA,
+    signal: input.signal,
+  });
   const parsed = parseVerdict(raw);
   return {
     ...caseOf(key, condition, q),

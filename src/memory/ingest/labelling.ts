@@ -56,15 +56,47 @@ const RELATION_GUIDE = [
   '- None: not related enough to connect.',
 ].join('\n');
 
-function describe(label: string, e: LabelledEvent): string {
-  const excerpt = e.excerpt ? `\n  said: "${e.excerpt}"` : '';
-  return `${label} (${promptDate(e.time)}): ${e.text}${excerpt}`;
+/** How much of each memory and excerpt the call shows (a memory the user edited may be long). */
+export interface LabellingDetail {
+  textChars: number;
+  /** 0: no excerpts. */
+  excerptChars: number;
 }
 
-export function labellingMessages(newMemory: LabelledEvent, candidates: readonly LabellingCandidate[]): ChatMessage[] {
+/** What the call shows when the window allows it; fittedLabels shows less in a small one. */
+export const FULL_DETAIL: LabellingDetail = { textChars: 400, excerptChars: 200 };
+
+function cut(text: string, chars: number): string {
+  return text.length > chars ? `${text.slice(0, Math.max(0, chars - 1)).trimEnd()}…` : text;
+}
+
+function describe(label: string, e: LabelledEvent, detail: LabellingDetail): string {
+  const excerpt = e.excerpt && detail.excerptChars > 0 ? `\n  said: "${cut(e.excerpt, detail.excerptChars)}"` : '';
+  return `${label} (${promptDate(e.time)}): ${cut(e.text, detail.textChars)}${excerpt}`;
+}
+
+/** Tokens the answer takes: one short label per candidate. */
+export function labelOutputTokens(count: number): number {
+  return 24 + 24 * count;
+}
+
+/** Less detail for a smaller budget: excerpts shorten, then go, then the memories' own texts shorten. */
+export function detailFor(tokens: number, full: number): LabellingDetail {
+  const share = full > 0 ? tokens / full : 1;
+  if (share >= 1) return FULL_DETAIL;
+  if (share >= 0.7) return { textChars: 400, excerptChars: 80 };
+  if (share >= 0.5) return { textChars: 300, excerptChars: 0 };
+  return { textChars: Math.max(60, Math.floor(300 * share)), excerptChars: 0 };
+}
+
+export function labellingMessages(
+  newMemory: LabelledEvent,
+  candidates: readonly LabellingCandidate[],
+  detail: LabellingDetail = FULL_DETAIL,
+): ChatMessage[] {
   const lines = candidates.map((c, i) => {
     const order = c.earlier ? 'A = candidate, B = new memory' : 'A = new memory, B = candidate';
-    return `${describe(`Candidate ${i + 1}`, c)}\n  order: ${order}`;
+    return `${describe(`Candidate ${i + 1}`, c, detail)}\n  order: ${order}`;
   });
   return [
     {
@@ -77,7 +109,7 @@ export function labellingMessages(newMemory: LabelledEvent, candidates: readonly
     },
     {
       role: 'user',
-      content: `${describe('New memory', newMemory)}\n\n${lines.join('\n\n')}`,
+      content: `${describe('New memory', newMemory, detail)}\n\n${lines.join('\n\n')}`,
     },
   ];
 }

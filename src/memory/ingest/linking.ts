@@ -17,7 +17,8 @@ import type { HybridIndex, SearchHit } from '../retrieval/types';
 import type { MemoryGraph } from '../graph';
 import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from '../settings';
 import { compareChronological, isOlder } from '../order';
-import { labellingMessages, parseRelationLabels, relationLabelSchema } from './labelling';
+import { detailFor, labelOutputTokens, labellingMessages, parseRelationLabels, relationLabelSchema } from './labelling';
+import { estimateMessages, fittedJson } from '../fit';
 import { cosine, wordOverlap } from '../text';
 import { pastNote } from '../past';
 
@@ -134,20 +135,27 @@ export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
   } else if (settings.relationAwareLinking) {
     if (!input.llm) throw new Error('relation-aware linking needs a language model');
     const excerpt = async (m: Memory) => (input.excerpt ? await input.excerpt(m) : undefined);
-    const messages = labellingMessages(
-      { text: memory.text, time: memory.time, excerpt: await excerpt(memory) },
-      await Promise.all(
-        // A candidate that stopped being true is labelled as the past it is.
-        candidates.map(async (c) => ({
-          text: `${c.text}${pastNote(c, input.lookup)}`,
-          time: c.time,
-          excerpt: await excerpt(c),
-          earlier: isOlder(c, memory),
-        })),
-      ),
+    const shown = { text: memory.text, time: memory.time, excerpt: await excerpt(memory) };
+    const others = await Promise.all(
+      // A candidate that stopped being true is labelled as the past it is.
+      candidates.map(async (c) => ({
+        text: `${c.text}${pastNote(c, input.lookup)}`,
+        time: c.time,
+        excerpt: await excerpt(c),
+        earlier: isOlder(c, memory),
+      })),
     );
+    const full = estimateMessages(labellingMessages(shown, others));
     modelCalls = 1;
-    const raw = await input.llm.json(messages, relationLabelSchema(candidates.length), { signal: input.signal, temperature: 0 });
+    const { text: raw } = await fittedJson({
+      llm: input.llm,
+      // Less of each memory and its excerpt in a small window; every candidate is still asked about.
+      build: (tokens) => labellingMessages(shown, others, detailFor(tokens, full)),
+      output: labelOutputTokens(candidates.length),
+      schema: relationLabelSchema(candidates.length),
+      temperature: 0,
+      signal: input.signal,
+    });
     const parsed = parseRelationLabels(raw, candidates.length);
     labels = parsed.labels;
     problems.push(...parsed.problems);

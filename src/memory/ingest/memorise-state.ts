@@ -21,6 +21,31 @@ export interface MemoriseState {
    * Absent when the summary gave none usable: the segmenter falls back to its splitter.
    */
   topics?: Array<{ first: Id; last: Id }>;
+  /** Chunked Phase 0's progress: parts summarised, of how many, items numbered so far (for ids). */
+  summary?: SummaryProgress;
+}
+
+export interface SummaryProgress {
+  done: number;
+  total: number;
+  items: number;
+  /** How long turns were cut into lines when the parts were planned (summary-plan.ts). */
+  lineChars: number;
+  /** Parts passed over: their answers could not be read. */
+  skipped: number[];
+}
+
+function readSummary(raw: unknown): SummaryProgress | undefined {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const s = raw as Record<string, unknown>;
+  const n = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined);
+  const done = n(s.done);
+  const total = n(s.total);
+  const items = n(s.items);
+  const lineChars = n(s.lineChars);
+  if (done === undefined || total === undefined || items === undefined || lineChars === undefined || lineChars === 0) return undefined;
+  const skipped = Array.isArray(s.skipped) ? s.skipped.filter((x): x is number => n(x) !== undefined) : [];
+  return { done, total, items, lineChars, skipped };
 }
 
 function readTopics(raw: unknown): MemoriseState['topics'] {
@@ -50,12 +75,14 @@ export function topicRanges(topics: MemoriseState['topics'], turns: readonly Tur
 export function readState(job: Job): MemoriseState {
   const s = (job.state ?? {}) as Partial<MemoriseState>;
   const topics = readTopics(s.topics);
+  const summary = readSummary(s.summary);
   return {
     memoryIds: Array.isArray(s.memoryIds) ? s.memoryIds.filter((x): x is Id => typeof x === 'string') : [],
     linked: typeof s.linked === 'number' ? s.linked : 0,
     duplicates: typeof s.duplicates === 'number' ? s.duplicates : 0,
     problems: Array.isArray(s.problems) ? s.problems.filter((x): x is string => typeof x === 'string').slice(-50) : [],
     ...(topics ? { topics } : {}),
+    ...(summary ? { summary } : {}),
   };
 }
 

@@ -5,8 +5,9 @@
 // step. Memory ids are derived from (session, job creation time, index in the summary) and edge
 // ids from their ends, so a replayed step cannot create duplicates. The live graph, memory map
 // and index are updated only after a commit succeeded.
-// Model calls: one summarising call (which also chooses the session's topics for the segment step)
-// plus at most one labelling call per new memory; the segment step makes none.
+// Model calls: one summarising call per part of the session (one part unless the session is longer
+// than the model's window allows, summary-plan.ts; the calls also choose the topics for the segment
+// step) plus at most one labelling call per new memory; the segment step makes none.
 import { errorText } from '../../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../../ports';
 import { isJobGone } from '../../ports';
@@ -15,10 +16,9 @@ import type { HybridIndex, IndexedUnit } from '../retrieval/types';
 import { MemoryGraph } from '../graph';
 import type { MemorySettings } from '../settings';
 import { linkMemory } from './linking';
-import { parseSummary, summariseMessages, summarySchema, type TranscriptTurn } from './summarise';
+import { summariseNextPart, type SummaryRun } from './memorise-summary';
 import { isStep, readState, topicRanges, type MemoriseState, type MemoriseStep } from './memorise-state';
 import type { TurnRange } from './segments/parse';
-import { duplicateKey } from '../text';
 
 export { MEMORISE_STEPS, topicRanges, type MemoriseState, type MemoriseStep } from './memorise-state';
 
@@ -103,20 +103,32 @@ export function memoryUnit(m: Memory): IndexedUnit {
   };
 }
 
-class MemoriseRun {
+class MemoriseRun implements SummaryRun {
   modelCalls = 0;
   readonly problems: string[] = [];
-  private readonly now: () => Millis;
+  readonly now: () => Millis;
 
   constructor(
-    private readonly deps: MemoriseDeps,
+    readonly deps: MemoriseDeps,
     private readonly graph: MemoryGraph,
-    private readonly memories: Map<Id, Memory>,
+    readonly memories: Map<Id, Memory>,
   ) {
     this.now = deps.now ?? Date.now;
   }
 
-  private advance(job: Job, patch: Partial<Job>, state: MemoriseState): Job {
+  memoryId(job: Job, index: number): Id {
+    return memoryIdFor(job, index);
+  }
+
+  adopt(memories: readonly Memory[]): void {
+    for (const m of memories) {
+      this.memories.set(m.id, m);
+      this.graph.addMemory(m.id, m.time, m.createdAt);
+      this.deps.index.upsert(memoryUnit(m));
+    }
+  }
+
+  advance(job: Job, patch: Partial<Job>, state: MemoriseState): Job {
     return {
       ...job,
       ...patch,
@@ -192,68 +204,7 @@ class MemoriseRun {
     if (turns.length === 0) {
       return this.commit({}, this.advance(job, { step: 'segment', progress: { done: 0, total: 0, label: 'nothing to remember' } }, state));
     }
-    const transcript: TranscriptTurn[] = turns.map((t) => ({
-      id: t.id,
-      role: t.role,
-      text: t.text,
-      time: t.time,
-      externalId: t.externalId,
-    }));
-    const messages = summariseMessages(transcript, { includeNotes: this.deps.includeNotes ?? true });
-    this.modelCalls++;
-    const raw = await this.deps.llm!.json(messages, summarySchema(this.deps.includeNotes ?? true), {
-      signal: this.deps.signal,
-      temperature: 0,
-    });
-    const parsed = parseSummary(raw, transcript);
-    if (!parsed.parsed) throw new Error(`summary unreadable: ${parsed.problems.join('; ')}`);
-    this.problems.push(...parsed.problems);
-
-    const known = new Set<string>();
-    for (const m of this.memories.values()) known.add(duplicateKey(m.kind, m.subject, m.text));
-    const createdAt = this.now();
-    const created: Memory[] = [];
-    let duplicates = 0;
-    parsed.items.forEach((item, i) => {
-      const key = duplicateKey(item.kind, item.subject, item.text);
-      if (known.has(key)) {
-        duplicates++;
-        return;
-      }
-      known.add(key);
-      created.push({
-        id: memoryIdFor(job, i),
-        kind: item.kind,
-        text: item.text,
-        ...(item.subject ? { subject: item.subject } : {}),
-        ...(item.context ? { context: item.context } : {}),
-        ...(item.worthRemembering !== undefined ? { worthRemembering: item.worthRemembering } : {}),
-        time: item.time,
-        sourceTurnIds: item.sourceTurnIds,
-        sessionId: job.sessionId!,
-        edited: false,
-        createdAt,
-      });
-    });
-    // Committed with the memories, so a resumed job segments along the same topics.
-    const topics = parsed.topics?.map((r) => ({ first: transcript[r.first]!.id, last: transcript[r.last]!.id }));
-    const next: MemoriseState = {
-      memoryIds: created.map((m) => m.id),
-      linked: 0,
-      duplicates,
-      problems: parsed.problems.slice(0, 20),
-      ...(topics && topics.length > 0 ? { topics } : {}),
-    };
-    const { job: out, applied } = await this.commitApplied(
-      { memories: created },
-      this.advance(job, { step: 'embed', progress: { done: 0, total: created.length, label: 'embedding' } }, next),
-    );
-    for (const m of applied.memories ?? []) {
-      this.memories.set(m.id, m);
-      this.graph.addMemory(m.id, m.time, m.createdAt);
-      this.deps.index.upsert(memoryUnit(m));
-    }
-    return out;
+    return summariseNextPart(this, job, state, turns);
   }
 
   private batch(state: MemoriseState): Memory[] {

@@ -8,8 +8,8 @@
 import { z } from '../zod';
 import type { ChatMessage, JsonSchema } from '../../ports';
 import type { Id, MemoryKind, Millis, Role } from '../types';
-import { cleanText, extractJson, pickArray } from '../llm-output';
-import { promptDate, wordOverlap } from '../text';
+import { cleanText, extractJson, isSchemaEcho, pickArray } from '../llm-output';
+import { duplicateKey, promptDate, wordOverlap } from '../text';
 import { repairCover, type TurnRange } from './segments/parse';
 
 export interface TranscriptTurn {
@@ -56,42 +56,55 @@ export interface SummaryResult {
 export interface SummariseOptions {
   /** Ask for notes (instructions, feedback, knowledge to apply later). */
   includeNotes?: boolean;
+  /** Position of the first turn in the whole session: labels stay the session's (chunked Phase 0). */
+  offset?: number;
+  /** Which part of the session this is (1-based) and of how many; absent for a whole session. */
+  part?: { index: number; count: number };
+  /** The most items one answer may hold (sized to the call's output cap, summary-plan.ts). */
+  maxItems?: number;
 }
 
-const sourceList = { type: 'array', items: { type: 'string' }, maxItems: 8 };
+/** Characters a memory sentence may take: two sentences, and a bound a small model cannot loop past. */
+export const ITEM_CHARS = 240;
+/** Items of one kind read from an answer before it is taken to be looping. */
+const REPEATS_TOLERATED = 2;
 
-export function summarySchema(includeNotes = true): JsonSchema {
+const sourceList = { type: 'array', items: { type: 'string', maxLength: 12 }, maxItems: 8 };
+const sentence = { type: 'string', maxLength: ITEM_CHARS };
+
+export function summarySchema(includeNotes = true, maxItems = 40): JsonSchema {
   const item = (extra: Record<string, unknown> = {}) => ({
     type: 'object',
-    properties: { text: { type: 'string' }, ...extra, turns: sourceList },
+    properties: { text: sentence, ...extra, turns: sourceList },
     required: ['text', 'turns'],
   });
+  const list = (items: unknown, max: number) => ({ type: 'array', items, maxItems: Math.max(1, max) });
   const properties: Record<string, unknown> = {
-    events: { type: 'array', items: item({ about: { type: 'string' } }) },
-    userTraits: { type: 'array', items: item() },
-    assistantTraits: { type: 'array', items: item() },
+    events: list(item({ about: { type: 'string', maxLength: 60 } }), maxItems),
+    userTraits: list(item(), Math.ceil(maxItems / 2)),
+    assistantTraits: list(item(), Math.ceil(maxItems / 4)),
   };
   if (includeNotes) {
-    properties.notes = {
-      type: 'array',
-      items: {
+    properties.notes = list(
+      {
         type: 'object',
-        properties: { context: { type: 'string' }, knowledge: { type: 'string' }, turns: sourceList },
+        properties: { context: sentence, knowledge: sentence, turns: sourceList },
         required: ['context', 'knowledge', 'turns'],
       },
-    };
+      Math.ceil(maxItems / 4),
+    );
     // The per-message decision of conditional memory, made in this call (no call per message).
-    properties.remember = { type: 'array', items: { type: 'string' } };
+    properties.remember = list({ type: 'string', maxLength: 12 }, maxItems * 2);
   }
   // Last, so a truncated answer loses the topics (the fallback splitter covers that) before memories.
-  properties.topics = {
-    type: 'array',
-    items: {
+  properties.topics = list(
+    {
       type: 'object',
-      properties: { first: { type: 'string' }, last: { type: 'string' } },
+      properties: { first: { type: 'string', maxLength: 12 }, last: { type: 'string', maxLength: 12 } },
       required: ['first', 'last'],
     },
-  };
+    Math.ceil(maxItems / 2),
+  );
   return { title: 'session_memories', type: 'object', properties, required: Object.keys(properties) };
 }
 
@@ -103,12 +116,38 @@ function speakerName(t: TranscriptTurn): string {
   return t.speaker ? `${t.speaker} (${t.role})` : t.role;
 }
 
-export function summariseMessages(turns: readonly TranscriptTurn[], options: SummariseOptions = {}): ChatMessage[] {
+/** One line of the transcript as the call shows it: a turn, or one part of a turn too long for one call. */
+export interface TranscriptLine {
+  /** Position of the turn in the session. */
+  turn: number;
+  text: string;
+  /** This is part `index` of `count` of its turn. */
+  part?: { index: number; count: number };
+}
+
+export function transcriptLine(t: TranscriptTurn, line: TranscriptLine): string {
+  const part = line.part ? ` (part ${line.part.index} of ${line.part.count})` : '';
+  return `${turnLabel(line.turn)}${part} [${speakerName(t)}, ${promptDate(t.time)}]: ${line.text}`;
+}
+
+export function summariseMessages(
+  turns: readonly TranscriptTurn[],
+  options: SummariseOptions = {},
+  lines?: readonly TranscriptLine[],
+): ChatMessage[] {
   const includeNotes = options.includeNotes ?? true;
-  const transcript = turns.map((t, i) => `${turnLabel(i)} [${speakerName(t)}, ${promptDate(t.time)}]: ${t.text}`).join('\n');
+  const offset = options.offset ?? 0;
+  const shown = lines ?? turns.map((t, i): TranscriptLine => ({ turn: offset + i, text: t.text }));
+  const transcript = shown.map((l) => transcriptLine(turns[l.turn - offset]!, l)).join('\n');
+  const first = turnLabel(shown[0]?.turn ?? offset);
+  const last = turnLabel(shown[shown.length - 1]?.turn ?? offset);
+  const part = options.part && options.part.count > 1 ? options.part : undefined;
   const system = [
     'You keep the long-term memory of a conversational assistant.',
-    'Read the conversation and write down what is worth remembering in later conversations.',
+    part
+      ? `Below is part ${part.index} of ${part.count} of a long conversation (turns ${first} to ${last}). Write down what is worth remembering in later conversations from this part.`
+      : 'Read the conversation and write down what is worth remembering in later conversations.',
+    options.maxItems !== undefined ? `Write at most ${options.maxItems} events, each a different fact; never repeat an item.` : '',
     '- events: short, self-contained sentences about something that happened, was done, planned or said',
     '  (name who it is about; "about" is "user", "assistant" or a name).',
     '- userTraits: lasting facts about the user: preferences, habits, personality, circumstances.',
@@ -120,7 +159,7 @@ export function summariseMessages(turns: readonly TranscriptTurn[], options: Sum
       ? "- remember: the labels of the user's turns worth remembering: a request or instruction for Tealeaf, feedback on its replies, or knowledge about the user worth keeping. Leave out simple questions and small talk. Notes come only from these turns."
       : '',
     'Every item lists in "turns" the labels (like "T3") of the turns it comes from.',
-    `- topics: the conversation divided into runs of consecutive turns about one subject, in order; each gives the labels of its first and last turn, like {"first": "T1", "last": "T6"}. Start a new topic where the subject changes. Together they cover every turn from T1 to ${turnLabel(Math.max(0, turns.length - 1))} exactly once, with no gaps and no overlaps.`,
+    `- topics: the conversation divided into runs of consecutive turns about one subject, in order; each gives the labels of its first and last turn, like {"first": "${first}", "last": "${turnLabel((shown[0]?.turn ?? offset) + 5)}"}. Start a new topic where the subject changes. Together they cover every turn from ${first} to ${last} exactly once, with no gaps and no overlaps.`,
     // Second person: the user reads these memories in the explorer, and "You ..." reads as being remembered.
     'Write each sentence so it makes sense alone. Speak to the user as "you" ("You started swimming.", "Your sister Ana..."), call the assistant "Tealeaf" and name anyone else; notes are instructions to Tealeaf. Skip small talk and greetings.',
     'Answer with JSON only.',
@@ -146,11 +185,11 @@ const NoteItem = z.object({
 });
 
 /** Maps what the model wrote as a source (label, number, real id, external id) to real turn ids. */
-function resolveSources(raw: ReadonlyArray<string | number>, turns: readonly TranscriptTurn[]): Id[] {
+function resolveSources(raw: ReadonlyArray<string | number>, turns: readonly TranscriptTurn[], offset = 0): Id[] {
   const byKey = new Map<string, Id>();
   turns.forEach((t, i) => {
-    byKey.set(turnLabel(i).toLowerCase(), t.id);
-    byKey.set(String(i + 1), t.id);
+    byKey.set(turnLabel(offset + i).toLowerCase(), t.id);
+    byKey.set(String(offset + i + 1), t.id);
     byKey.set(t.id.toLowerCase(), t.id);
     if (t.externalId) byKey.set(t.externalId.toLowerCase(), t.id);
   });
@@ -196,13 +235,13 @@ const LAST_KEYS = ['last', 'end', 'to', 'stop', 'lastTurn', 'last_turn', 'endTur
 const RANGE_TEXT = /^\s*\[?\s*([^\s,\-–—.]+)\s*(?:-|–|—|\.\.\.?|to|,)\s*([^\s,\]]+)\s*\]?\s*$/i;
 
 /** Position (0-based) of a turn from what the model wrote: label, 1-based number, id, external id. */
-function positionLookup(turns: readonly TranscriptTurn[]): (raw: unknown) => number | undefined {
+function positionLookup(turns: readonly TranscriptTurn[], offset = 0): (raw: unknown) => number | undefined {
   const byKey = new Map<string, number>();
   turns.forEach((t, i) => {
     if (t.externalId) byKey.set(t.externalId.toLowerCase(), i);
     byKey.set(t.id.toLowerCase(), i);
-    byKey.set(String(i + 1), i);
-    byKey.set(turnLabel(i).toLowerCase(), i);
+    byKey.set(String(offset + i + 1), i);
+    byKey.set(turnLabel(offset + i).toLowerCase(), i);
   });
   return (raw) => {
     if (typeof raw !== 'string' && typeof raw !== 'number') return undefined;
@@ -225,14 +264,14 @@ function pickKey(o: Record<string, unknown>, keys: readonly string[]): unknown {
  * when none could be read. Accepts {first, last} (or start/end, from/to), [first, last], a list
  * of a topic's turns, and "T1-T6" strings; a topic without a readable end runs to the next start.
  */
-function parseTopics(value: unknown, turns: readonly TranscriptTurn[], problems: string[]): TurnRange[] | undefined {
+function parseTopics(value: unknown, turns: readonly TranscriptTurn[], problems: string[], offset = 0): TurnRange[] | undefined {
   if (turns.length === 0 || Array.isArray(value)) return undefined;
   const list = pickArray(value, ['topics', 'segments', 'topicRanges']);
   if (!list || list.length === 0) {
     problems.push('summary gave no topics (fallback splitter)');
     return undefined;
   }
-  const pos = positionLookup(turns);
+  const pos = positionLookup(turns, offset);
   const starts: Array<{ first: number; last?: number }> = [];
   let dropped = 0;
   for (const entry of list) {
@@ -289,13 +328,13 @@ function parseTopics(value: unknown, turns: readonly TranscriptTurn[], problems:
 }
 
 /** The user messages the call judged worth remembering, or undefined when it gave no list. */
-function parseWorth(value: unknown, turns: readonly TranscriptTurn[]): Id[] | undefined {
+function parseWorth(value: unknown, turns: readonly TranscriptTurn[], offset = 0): Id[] | undefined {
   if (Array.isArray(value)) return undefined;
   const list = pickArray(value, ['remember', 'worthRemembering', 'worth_remembering']);
   if (!list) return undefined;
   const raw = list.filter((x): x is string | number => typeof x === 'string' || typeof x === 'number');
   const users = new Set(turns.filter((t) => t.role === 'user').map((t) => t.id));
-  return resolveSources(raw, turns).filter((id) => users.has(id));
+  return resolveSources(raw, turns, offset).filter((id) => users.has(id));
 }
 
 /**
@@ -316,17 +355,31 @@ function judgeWorth(items: SummaryItem[], worth: ReadonlySet<Id>, problems: stri
   return out;
 }
 
-/** Reads the summarising call's output against the session's real turns. Never throws. */
-export function parseSummary(raw: unknown, turns: readonly TranscriptTurn[]): SummaryResult {
+/**
+ * Reads the summarising call's output against the session's real turns (`offset`: the position of
+ * the first of them in the session, for a part of a long one). Never throws. Items repeated within
+ * the answer are read once; past a few repeats a list is taken to be looping and read no further.
+ */
+export function parseSummary(raw: unknown, turns: readonly TranscriptTurn[], offset = 0): SummaryResult {
   const ex = extractJson(raw);
   const problems = [...ex.problems];
   if (!ex.found) return { items: [], parsed: false, problems };
+  if (isSchemaEcho(ex.value)) return { items: [], parsed: false, problems: [...problems, 'the answer was the schema, echoed back'] };
   const lastTime = turns.reduce((t, x) => Math.max(t, x.time), 0);
   const timeById = new Map(turns.map((t) => [t.id, t.time]));
   const items: SummaryItem[] = [];
 
+  const seen = new Set<string>();
+  let repeats = 0;
+  /** False once the answer looks like a loop: the caller stops reading that list. */
+  const fresh = (kind: MemoryKind, text: string): boolean => {
+    const key = duplicateKey(kind, undefined, text);
+    if (!seen.has(key)) return !!seen.add(key);
+    repeats++;
+    return false;
+  };
   const finish = (kind: MemoryKind, text: string, rawSources: ReadonlyArray<string | number>, about?: string, context?: string) => {
-    let sourceTurnIds = resolveSources(rawSources, turns);
+    let sourceTurnIds = resolveSources(rawSources, turns, offset);
     const sourceGuessed = sourceTurnIds.length === 0;
     if (sourceGuessed) {
       problems.push(`${kind} "${text.slice(0, 40)}": no valid source turn, guessed`);
@@ -344,13 +397,18 @@ export function parseSummary(raw: unknown, turns: readonly TranscriptTurn[]): Su
   for (const [kind, keys] of groups) {
     // A bare top-level array is read as events only.
     const list = Array.isArray(ex.value) ? (kind === 'event' ? ex.value : []) : (pickArray(ex.value, keys) ?? []);
+    const before = repeats;
     for (const entry of list) {
       // A bare string is accepted as an item without sources.
       const candidate = typeof entry === 'string' ? { text: entry, turns: [] } : entry;
       const parsed = TextItem.safeParse(candidate);
-      const text = parsed.success ? cleanText(parsed.data.text) : '';
+      const text = parsed.success ? cleanText(parsed.data.text, ITEM_CHARS) : '';
       if (!parsed.success || text === '') {
         problems.push(`invalid ${kind} item dropped`);
+        continue;
+      }
+      if (!fresh(kind, text)) {
+        if (repeats - before > REPEATS_TOLERATED) break;
         continue;
       }
       finish(kind, text, parsed.data.turns ?? [], parsed.data.about);
@@ -358,16 +416,18 @@ export function parseSummary(raw: unknown, turns: readonly TranscriptTurn[]): Su
   }
   for (const entry of Array.isArray(ex.value) ? [] : (pickArray(ex.value, ['notes']) ?? [])) {
     const parsed = NoteItem.safeParse(entry);
-    const knowledge = parsed.success ? cleanText(parsed.data.knowledge) : '';
+    const knowledge = parsed.success ? cleanText(parsed.data.knowledge, ITEM_CHARS) : '';
     if (!parsed.success || knowledge === '') {
       problems.push('invalid note dropped');
       continue;
     }
+    if (!fresh('note', knowledge)) continue;
     finish('note', knowledge, parsed.data.turns ?? [], undefined, cleanText(parsed.data.context) || undefined);
   }
   if (Array.isArray(ex.value)) problems.push('top-level array read as events');
-  const topics = parseTopics(ex.value, turns, problems);
-  const worthTurnIds = parseWorth(ex.value, turns);
+  if (repeats > 0) problems.push(`${repeats} repeated item(s) read once`);
+  const topics = parseTopics(ex.value, turns, problems, offset);
+  const worthTurnIds = parseWorth(ex.value, turns, offset);
   const kept = worthTurnIds ? judgeWorth(items, new Set(worthTurnIds), problems) : items;
   return {
     items: turns.length === 0 ? [] : kept,

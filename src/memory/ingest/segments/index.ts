@@ -2,6 +2,7 @@
 // call already chose (`ranges`), so no second call reads the session again; without them, one
 // segmentation call when a model is given, the lexical-cohesion splitter otherwise (or when the
 // model's answer is unusable).
+import { fittedJson } from '../../fit';
 import { errorText } from '../../../errors';
 import type { LanguageModel } from '../../../ports';
 import type { Segment, Turn } from '../../types';
@@ -66,9 +67,14 @@ export async function segmentSessionDetailed(turns: readonly Turn[], options: Se
     }
   } else if (options.llm) {
     try {
-      const raw = await options.llm.json(buildSegmentationMessages(ordered, options.speakerLabel), SEGMENTATION_SCHEMA, {
-        signal: options.signal,
+      // A session too long for the model's window in one call is split by the fallback instead.
+      const { text: raw } = await fittedJson({
+        llm: options.llm,
+        build: () => buildSegmentationMessages(ordered, options.speakerLabel),
+        output: 40 + 16 * Math.ceil(ordered.length / 2),
+        schema: SEGMENTATION_SCHEMA,
         temperature: 0,
+        signal: options.signal,
       });
       const parsed = parseSegmentation(raw, ordered.length);
       repaired = parsed.repaired;

@@ -1,0 +1,164 @@
+// The memorise job's summarise step, part by part (chunked Phase 0, summary-plan.ts): each part is
+// one fitted call whose memories are committed with the job's advanced state, so a crash loses at
+// most the part being summarised and a resumed job goes on with the next. A part whose answer
+// cannot be read after the job's attempts is passed over with a problem recorded (its turns are
+// still searchable as passages after the segment step) rather than failing the whole session,
+// unless nothing of the session could be read: then the job fails, as a model that cannot
+// summarise should be seen to.
+import type { AppliedChange, ChangeSet } from '../../ports';
+import type { Id, Job, Memory, Millis, Turn } from '../types';
+import { fittedJson, isPromptTooLong, windowOf } from '../fit';
+import { duplicateKey } from '../text';
+import { parseSummary, summariseMessages, summarySchema, type TranscriptTurn } from './summarise';
+import { partTurns, planSummary } from './summary-plan';
+import type { MemoriseState } from './memorise-state';
+import type { MemoriseDeps } from './memorise';
+
+/** What the step needs of the running job (MemoriseRun). */
+export interface SummaryRun {
+  readonly deps: MemoriseDeps;
+  readonly memories: Map<Id, Memory>;
+  modelCalls: number;
+  readonly problems: string[];
+  now(): Millis;
+  advance(job: Job, patch: Partial<Job>, state: MemoriseState): Job;
+  commitApplied(change: ChangeSet, job: Job): Promise<{ job: Job; applied: AppliedChange }>;
+  /** The memories a commit wrote, into the live map, graph and index. */
+  adopt(memories: readonly Memory[]): void;
+  memoryId(job: Job, index: number): Id;
+}
+
+export function transcriptOf(turns: readonly Turn[]): TranscriptTurn[] {
+  return turns.map((t) => ({ id: t.id, role: t.role, text: t.text, time: t.time, externalId: t.externalId }));
+}
+
+/** Summarises the next part of the session; the job stays at this step until every part is done. */
+export async function summariseNextPart(run: SummaryRun, job: Job, state: MemoriseState, turns: readonly Turn[]): Promise<Job> {
+  const includeNotes = run.deps.includeNotes ?? true;
+  const transcript = transcriptOf(turns);
+  const window = windowOf(run.deps.llm);
+  // Planned once per job: a resumed job cuts long turns the same way, so its parts mean the same lines.
+  const plan = planSummary(transcript, window, { includeNotes, lineChars: state.summary?.lineChars });
+  const done = state.summary?.done ?? 0;
+  const total = plan.parts.length;
+  const part = plan.parts[done];
+  // Planned parts all done (a resumed job whose last part was committed): on to embedding.
+  if (!part)
+    return commitPart(
+      run,
+      job,
+      {
+        ...state,
+        summary: { done, total: done, items: state.summary?.items ?? 0, lineChars: plan.lineChars, skipped: state.summary?.skipped ?? [] },
+      },
+      [],
+    );
+  const { turns: shown, offset } = partTurns(plan, part, transcript);
+  const lines = plan.lines.slice(part.from, part.to);
+  const options = { includeNotes, offset, part: { index: done + 1, count: total }, maxItems: plan.maxItems };
+  run.modelCalls++;
+  let raw: string;
+  try {
+    raw = (
+      await fittedJson({
+        llm: run.deps.llm!,
+        build: () => summariseMessages(shown, options, lines),
+        output: plan.maxTokens,
+        schema: summarySchema(includeNotes, plan.maxItems),
+        temperature: 0,
+        signal: run.deps.signal,
+      })
+    ).text;
+  } catch (err) {
+    // The engine counted this part longer than planned: pass over it rather than loop on it.
+    if (!isPromptTooLong(err)) throw err;
+    return skipPart(run, job, state, done, total, plan.lineChars, `part ${done + 1} of ${total} too long for the model: ${err.message}`);
+  }
+  const parsed = parseSummary(raw, shown, offset);
+  if (!parsed.parsed) {
+    const why = `summary unreadable${total > 1 ? ` (part ${done + 1} of ${total})` : ''}: ${parsed.problems.join('; ')}`;
+    // The last attempt on one part of several: the session goes on without it. Not when nothing
+    // of the session could be read so far: a model that cannot summarise at all fails, visibly.
+    const lastTry = job.attempts + 1 >= run.deps.settings.maxStepAttempts;
+    const someRead = done > (state.summary?.skipped.length ?? 0) || done + 1 < total;
+    if (lastTry && total > 1 && someRead) return skipPart(run, job, state, done, total, plan.lineChars, why);
+    throw new Error(why);
+  }
+  run.problems.push(...parsed.problems);
+
+  const known = new Set<string>();
+  for (const m of run.memories.values()) known.add(duplicateKey(m.kind, m.subject, m.text));
+  const createdAt = run.now();
+  const first = state.summary?.items ?? 0;
+  const created: Memory[] = [];
+  let duplicates = 0;
+  parsed.items.forEach((item, i) => {
+    const key = duplicateKey(item.kind, item.subject, item.text);
+    if (known.has(key)) {
+      duplicates++;
+      return;
+    }
+    known.add(key);
+    created.push({
+      id: run.memoryId(job, first + i),
+      kind: item.kind,
+      text: item.text,
+      ...(item.subject ? { subject: item.subject } : {}),
+      ...(item.context ? { context: item.context } : {}),
+      ...(item.worthRemembering !== undefined ? { worthRemembering: item.worthRemembering } : {}),
+      time: item.time,
+      sourceTurnIds: item.sourceTurnIds,
+      sessionId: job.sessionId!,
+      edited: false,
+      createdAt,
+    });
+  });
+  // Topics by turn ids, appended part after part: together they cover the session.
+  const topics = [...(state.topics ?? []), ...(parsed.topics ?? []).map((r) => ({ first: shown[r.first]!.id, last: shown[r.last]!.id }))];
+  const next: MemoriseState = {
+    ...state,
+    memoryIds: [...state.memoryIds, ...created.map((m) => m.id)],
+    duplicates: state.duplicates + duplicates,
+    problems: [...state.problems, ...parsed.problems].slice(-20),
+    ...(topics.length > 0 ? { topics } : {}),
+    summary: {
+      done: done + 1,
+      total,
+      items: first + parsed.items.length,
+      lineChars: plan.lineChars,
+      skipped: state.summary?.skipped ?? [],
+    },
+  };
+  return commitPart(run, job, next, created);
+}
+
+/** Commits a part's memories with the job's advanced state: the next part, or the embed step. */
+async function commitPart(run: SummaryRun, job: Job, next: MemoriseState, created: Memory[]): Promise<Job> {
+  const s = next.summary!;
+  const patch: Partial<Job> =
+    s.done >= s.total
+      ? { step: 'embed', progress: { done: 0, total: next.memoryIds.length, label: 'embedding' } }
+      : { progress: { done: s.done, total: s.total, label: 'summarising' } };
+  const { job: out, applied } = await run.commitApplied({ memories: created }, run.advance(job, patch, next));
+  run.adopt(applied.memories ?? []);
+  return out;
+}
+
+function skipPart(
+  run: SummaryRun,
+  job: Job,
+  state: MemoriseState,
+  done: number,
+  total: number,
+  lineChars: number,
+  why: string,
+): Promise<Job> {
+  run.problems.push(why);
+  const skipped = [...(state.summary?.skipped ?? []), done];
+  const next: MemoriseState = {
+    ...state,
+    problems: [...state.problems, why].slice(-20),
+    summary: { done: done + 1, total, items: state.summary?.items ?? 0, lineChars, skipped },
+  };
+  return commitPart(run, job, next, []);
+}

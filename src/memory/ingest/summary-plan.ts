@@ -1,0 +1,107 @@
+// Chunked Phase 0 (issue 28): a session of any length is summarised in parts that each fit the
+// model's window with room for an answer the output cap allows. A part holds as many turns as its
+// answer can cover (about one memory per user turn) and its prompt can hold; a turn longer than
+// one part is shown in pieces, each labelled with its turn, so nothing of it is cut. Labels stay
+// the session's (T1 ... Tn), so the parts' answers merge with their turn references intact.
+import type { ModelWindow } from '../../ports';
+import { estimateTokens, estimateMessages, outputFor } from '../fit';
+import { summariseMessages, transcriptLine, type TranscriptLine, type TranscriptTurn } from './summarise';
+
+/** What one summarising call may write, where the engine allows it. */
+export const SUMMARY_TOKENS = 1024;
+/** Output tokens one memory takes in the answer (a sentence, its labels and the JSON around it). */
+const ITEM_TOKENS = 45;
+/** Output kept for the topics, the worth-remembering labels and the JSON frame. */
+const FRAME_TOKENS = 90;
+/** Tokens kept free in each part's prompt (the estimate is high already; labels and dates vary). */
+const SLACK = 48;
+
+export interface SummaryPart {
+  /** Lines of the transcript (index into `lines`) this part shows: [from, to). */
+  from: number;
+  to: number;
+}
+
+export interface SummaryPlan {
+  lines: TranscriptLine[];
+  parts: SummaryPart[];
+  /** The output cap of each call, and the items it may hold. */
+  maxTokens: number;
+  maxItems: number;
+  /** Characters of a turn one line may show (longer turns are shown in pieces). */
+  lineChars: number;
+}
+
+/** Items an answer of `maxTokens` can hold. */
+export function itemsFor(maxTokens: number): number {
+  return Math.max(2, Math.floor((maxTokens - FRAME_TOKENS) / ITEM_TOKENS));
+}
+
+/** A turn as lines of at most `maxChars`, cut at a space (or anywhere in a very long word). */
+export function linesOf(turn: number, text: string, maxChars: number): TranscriptLine[] {
+  if (text.length <= maxChars) return [{ turn, text }];
+  const pieces: string[] = [];
+  let rest = text;
+  while (rest.length > maxChars) {
+    const space = rest.lastIndexOf(' ', maxChars);
+    const cut = space > maxChars / 2 ? space : maxChars;
+    pieces.push(rest.slice(0, cut).trim());
+    rest = rest.slice(cut).trim();
+  }
+  if (rest) pieces.push(rest);
+  return pieces.map((p, i) => ({ turn, text: p, part: { index: i + 1, count: pieces.length } }));
+}
+
+/**
+ * The parts of a session for this window. `lineChars` fixes how long turns are cut: a resumed job
+ * passes the value it planned with, so its parts mean the same lines after a reload.
+ */
+export function planSummary(
+  turns: readonly TranscriptTurn[],
+  window: ModelWindow,
+  options: { includeNotes: boolean; lineChars?: number },
+): SummaryPlan {
+  const maxTokens = outputFor(window, SUMMARY_TOKENS);
+  const maxItems = itemsFor(maxTokens);
+  // The instructions as written for a part (their length hardly depends on which part).
+  const instructions = estimateMessages(
+    summariseMessages(turns.slice(0, 1), { includeNotes: options.includeNotes, part: { index: 99, count: 99 }, maxItems }),
+  );
+  const room = Math.max(64, window.contextTokens - maxTokens - instructions - SLACK);
+  // A line takes at most half a part: half its tokens in characters is that even for scripts
+  // of more than one token a character (the estimate gives CJK 1.3).
+  const lineChars = options.lineChars ?? Math.max(100, Math.floor(room / 2));
+  const lines = turns.flatMap((t, i) => linesOf(i, t.text, lineChars));
+  const parts: SummaryPart[] = [];
+  let from = 0;
+  while (from < lines.length) {
+    let to = from;
+    let tokens = 0;
+    const users = new Set<number>();
+    while (to < lines.length) {
+      const line = lines[to]!;
+      const cost = estimateTokens(transcriptLine(turns[line.turn]!, line)) + 1;
+      const isUser = turns[line.turn]!.role === 'user';
+      // Room in the prompt, and in the answer: about one memory per user turn.
+      if (to > from && (tokens + cost > room || (isUser && !users.has(line.turn) && users.size >= maxItems))) break;
+      tokens += cost;
+      if (isUser) users.add(line.turn);
+      to++;
+    }
+    parts.push({ from, to });
+    from = to;
+  }
+  return { lines, parts, maxTokens, maxItems, lineChars };
+}
+
+/** The turns a part shows (each once, in order) and the position of the first in the session. */
+export function partTurns(
+  plan: SummaryPlan,
+  part: SummaryPart,
+  turns: readonly TranscriptTurn[],
+): { turns: TranscriptTurn[]; offset: number } {
+  const shown = plan.lines.slice(part.from, part.to);
+  const offset = shown[0]?.turn ?? 0;
+  const last = shown[shown.length - 1]?.turn ?? offset;
+  return { turns: turns.slice(offset, last + 1), offset };
+}
