@@ -15,7 +15,20 @@
 // of the refinement call answer "not enough" with them (only on turns whose last user message
 // contains "keywordsWhen", when given); otherwise it answers "enough"; "failJson" makes every JSON
 // call fail with that message (memorising fails, as with a broken model).
+//
+// Real limits: every call goes through the enforcing stand-in (tests/support/standin/) under the
+// engine profile in localStorage 'tealeaf-test-engine' (a profile's name or JSON with changes, see
+// standin/profiles.ts; default "webgpu-4096", the default model's 4,096-token window and
+// 1,024-token cap, counted with the Qwen2.5 tokenizer): a prompt over the window throws
+// ContextOverflowError, outputs stop at the cap or the window's end (JSON cut mid-way). The script's
+// "faults": { "rate": 0.1, "seed": 1, "only": ["cut-json"] } injects small-model faults into JSON
+// answers (standin/faults.ts). The page sees the model as `window.tealeafStandin`: its `calls`
+// (tokens in and out, overflowed, cut, fault) and `faultCounts`.
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../src/ports';
+import { EnforcedModel } from './standin/enforce';
+import type { FaultConfig } from './standin/faults';
+import { engineProfile } from './standin/profiles';
+import { browserTokenizers } from './standin/tokenizer-browser';
 
 export const SCRIPTED_MODEL_ID = 'tealeaf-test-scripted';
 
@@ -36,6 +49,8 @@ interface Script {
   keywords?: string[];
   /** Only a turn whose last user message contains this is "not enough". */
   keywordsWhen?: string;
+  /** Small-model faults in JSON answers, at a rate, from a seed. */
+  faults?: FaultConfig;
 }
 
 function script(): Script {
@@ -59,13 +74,24 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     );
   });
 
-export class ScriptedModel implements LanguageModel {
+/** The scripted model under the engine profile's limits (see above). */
+export class ScriptedModel extends EnforcedModel {
+  constructor() {
+    super(new ScriptedAnswers(), engineProfile(localStorage.getItem('tealeaf-test-engine')), browserTokenizers, {
+      faults: () => script().faults,
+    });
+    (globalThis as { tealeafStandin?: EnforcedModel }).tealeafStandin = this;
+  }
+}
+
+/** What the script answers, before the engine's limits. */
+class ScriptedAnswers implements LanguageModel {
   readonly modelId = SCRIPTED_MODEL_ID;
   /** Every call, for tests that count model calls from the page. */
   static calls: Array<{ kind: 'chat' | 'json'; title?: string; messages: ChatMessage[] }> = [];
 
   async chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
-    ScriptedModel.calls.push({ kind: 'chat', messages });
+    ScriptedAnswers.calls.push({ kind: 'chat', messages });
     const s = script();
     // Chat calls under their own prefix, so counts of JSON calls by title stay as they were.
     if (s.recordCalls) localStorage.setItem(`tealeaf-test-chat-call:${Date.now()}:${Math.random().toString(36).slice(2)}`, '1');
@@ -91,7 +117,7 @@ export class ScriptedModel implements LanguageModel {
 
   async json(messages: ChatMessage[], schema: JsonSchema): Promise<string> {
     const title = typeof schema.title === 'string' ? schema.title : '';
-    ScriptedModel.calls.push({ kind: 'json', title, messages });
+    ScriptedAnswers.calls.push({ kind: 'json', title, messages });
     const s = script();
     if (s.recordCalls)
       localStorage.setItem(`tealeaf-test-call:${title || 'untitled'}:${Date.now()}:${Math.random().toString(36).slice(2)}`, '1');
