@@ -1,7 +1,8 @@
 // The enforcing stand-in: wraps any LanguageModel (the e2e scripted model, a benchmark's scripted
 // model) so that it reads and writes under a real engine's limits, counted with that model
 // family's tokenizer: a prompt over the window is refused with ContextOverflowError before a word is
-// written (as web-llm refuses it); the output stops at the first of the caller's maxTokens, the
+// written (as web-llm refuses it; the CPU engine also refuses a JSON call whose cap does not fit
+// beside its prompt, see the profile); the output stops at the first of the caller's maxTokens, the
 // engine's cap and what is left of the window (finish "length": JSON is cut mid-way, a streamed
 // reply stops). Optionally injects small-model faults into JSON answers (faults.ts).
 import { ContextOverflowError } from '../../../src/ports';
@@ -141,13 +142,16 @@ export class EnforcedModel implements LanguageModel {
 
   /** Refuses a prompt over the window; else the call's output limit. */
   private admit(tok: Tok, kind: 'chat' | 'json', title: string | undefined, promptTokens: number, options: GenerateOptions) {
-    const { contextTokens, maxOutputTokens } = this.profile;
-    if (promptTokens > contextTokens) {
+    const { contextTokens, maxOutputTokens, minRoom, jsonNeedsFullOutput } = this.profile;
+    const room = contextTokens - promptTokens;
+    const wanted = Math.max(0, Math.min(options.maxTokens ?? maxOutputTokens, maxOutputTokens));
+    const noRoom = room < minRoom || room < 0;
+    if (noRoom || (kind === 'json' && jsonNeedsFullOutput && room < wanted)) {
       this.calls.push({ kind, title, promptTokens, outputTokens: 0, limit: 0, overflowed: true, cut: false });
-      throw new ContextOverflowError(promptTokens, contextTokens);
+      const detail = noRoom ? 'stand-in' : `stand-in: no room for the ${wanted} tokens of answer asked`;
+      throw new ContextOverflowError(promptTokens, contextTokens, detail);
     }
-    const limit = Math.max(0, Math.min(options.maxTokens ?? maxOutputTokens, maxOutputTokens, contextTokens - promptTokens));
-    return { promptTokens, limit };
+    return { promptTokens, limit: Math.min(wanted, room) };
   }
 
   private record(r: {

@@ -26,6 +26,16 @@ export interface EngineProfile {
    * CpuLlmRuntime.json appends jsonInstruction to the last user message), so those tokens count.
    */
   schemaInPrompt: boolean;
+  /**
+   * Tokens of answer that must fit beside a prompt for it to be read at all: web-llm refuses only
+   * a prompt over the window (0), the CPU engine one that leaves no room for a token (1).
+   */
+  minRoom: number;
+  /**
+   * A JSON call is refused unless its whole output cap fits beside the prompt (the CPU engine:
+   * a JSON answer cut short is no answer, so the caller is told to build it smaller).
+   */
+  jsonNeedsFullOutput: boolean;
 }
 
 // mlc-llm's conversation template for Qwen2 models (web-llm); transformers.js applies the chat
@@ -45,6 +55,8 @@ const PROFILE_LIST: EngineProfile[] = [
     defaultSystem: MLC_QWEN_SYSTEM,
     exposesCount: false,
     schemaInPrompt: false,
+    minRoom: 0,
+    jsonNeedsFullOutput: false,
   },
   {
     name: 'cpu-2048',
@@ -56,6 +68,8 @@ const PROFILE_LIST: EngineProfile[] = [
     defaultSystem: HF_QWEN25_SYSTEM,
     exposesCount: true,
     schemaInPrompt: true,
+    minRoom: 1,
+    jsonNeedsFullOutput: true,
   },
   {
     name: 'llama3.2-4096',
@@ -67,6 +81,8 @@ const PROFILE_LIST: EngineProfile[] = [
     defaultSystem: MLC_LLAMA3_SYSTEM,
     exposesCount: false,
     schemaInPrompt: false,
+    minRoom: 0,
+    jsonNeedsFullOutput: false,
   },
   {
     name: 'qwen3-4096',
@@ -78,6 +94,8 @@ const PROFILE_LIST: EngineProfile[] = [
     replyPrefix: '<think>\n\n</think>\n\n',
     exposesCount: false,
     schemaInPrompt: false,
+    minRoom: 0,
+    jsonNeedsFullOutput: false,
   },
   {
     name: 'phi3.5-4096',
@@ -88,6 +106,8 @@ const PROFILE_LIST: EngineProfile[] = [
     maxOutputTokens: 1024,
     exposesCount: false,
     schemaInPrompt: false,
+    minRoom: 0,
+    jsonNeedsFullOutput: false,
   },
 ];
 

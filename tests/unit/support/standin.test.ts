@@ -161,6 +161,37 @@ describe('limits', () => {
     expect(model.calls[0]).toMatchObject({ promptTokens: 22, limit: 0, cut: true, overflowed: false });
   });
 
+  it('the CPU engine refuses a prompt that leaves no room, and a JSON call whose whole cap does not fit', async () => {
+    const schema = { title: 'relation_labels', type: 'object' };
+    const probe = enforce(new Talker(''), 'cpu-2048');
+    const chatPrompt = await probe.countTokens([user('Hello')]);
+    const jsonPrompt = await probe.countTokens([user('Hello')], schema);
+    expect(jsonPrompt).toBeGreaterThan(chatPrompt);
+    // Room for 5 tokens beside the JSON prompt, a cap of 10: refused, with the numbers.
+    const cpu = enforce(new Talker(words, '{"labels":[]}'), {
+      ...PROFILES['cpu-2048'],
+      contextTokens: jsonPrompt + 5,
+      maxOutputTokens: 10,
+    });
+    await expect(cpu.json([user('Hello')], schema)).rejects.toMatchObject({
+      name: 'ContextOverflowError',
+      promptTokens: jsonPrompt,
+      contextTokens: jsonPrompt + 5,
+    });
+    // Asked for no more than fits, it answers.
+    expect(await cpu.json([user('Hello')], schema, { maxTokens: 5 })).toBe('{"labels":[]}');
+    // web-llm reads the same call and cuts the answer where the window ends.
+    const gpuPrompt = await enforce(new Talker(''), 'webgpu-4096').countTokens([user('Hello')], schema);
+    const answer = '{"labels":[{"candidate":1,"relation":"SameTopic"}]}';
+    const gpu = enforce(new Talker('', answer), { ...PROFILES['webgpu-4096'], contextTokens: gpuPrompt + 5, maxOutputTokens: 10 });
+    const cut = await gpu.json([user('Hello')], schema);
+    expect(answer.startsWith(cut) && cut.length < answer.length).toBe(true);
+    expect(gpu.calls[0]).toMatchObject({ limit: 5, outputTokens: 5, cut: true });
+    // A chat prompt of exactly the window: web-llm reads it, the CPU engine refuses it.
+    const full = enforce(new Talker(words), { ...PROFILES['cpu-2048'], contextTokens: chatPrompt });
+    await expect(full.chat([user('Hello')])).rejects.toMatchObject({ promptTokens: chatPrompt, contextTokens: chatPrompt });
+  });
+
   it('a streamed reply stops at the output cap: the deltas, the result and the writer all stop', async () => {
     const inner = new Talker(words);
     const model = enforce(inner, { ...PROFILES['webgpu-4096'], maxOutputTokens: 5 });
