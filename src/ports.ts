@@ -34,6 +34,11 @@ export interface ModelWindow {
    * own tokenizer. Absent where the runtime has none: callers then use a safe estimate.
    */
   countTokens?(messages: ChatMessage[], signal?: AbortSignal): Promise<number>;
+  /**
+   * The engine asks for JSON in words, the schema in the prompt (withSchemaInstruction,
+   * src/memory/fit/schema.ts): a JSON call's prompt is that much longer than its messages.
+   */
+  readonly schemaInPrompt?: boolean;
 }
 
 export interface LanguageModel {

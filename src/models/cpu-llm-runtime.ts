@@ -5,6 +5,7 @@
 import { LlmStateHolder } from './llm-state';
 import { errorText } from '../errors';
 import { extractJson } from '../memory/llm-output';
+import { schemaInstruction, withSchemaInstruction } from '../memory/fit/schema';
 import { isContextOverflow, type ChatMessage, type GenerateOptions, type JsonSchema, type LanguageModel, type ModelWindow } from '../ports';
 import { CPU_MODELS, cpuModelById, type CpuModelInfo } from './catalog';
 import { classifyModelError, ModelRuntimeError, USER_MESSAGES, type ClassifiedError } from './errors';
@@ -28,9 +29,7 @@ const defaultWorker = (): WorkerLike =>
   new Worker(new URL('./cpu-llm.worker.ts', import.meta.url), { type: 'module', name: 'tealeaf-cpu-llm' });
 
 /** Asks for JSON in words: the CPU engine has no constrained decoding. */
-export function jsonInstruction(schema: JsonSchema): string {
-  return `Answer with one JSON value only, no prose and no code fences, matching this JSON schema:\n${JSON.stringify(schema)}`;
-}
+export const jsonInstruction = schemaInstruction;
 
 function repairMessages(schema: JsonSchema, broken: string): ChatMessage[] {
   return [
@@ -139,6 +138,7 @@ export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
     const window: ModelWindow = {
       contextTokens: info.contextTokens,
       maxOutputTokens: info.maxReplyTokens,
+      schemaInPrompt: true,
       countTokens: (messages, signal) => {
         const now = this.current;
         if (now.status !== 'ready' || now.modelId !== info.id) return Promise.reject(new Error(`${info.id} is no longer loaded.`));
@@ -160,7 +160,7 @@ export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
    */
   async json(messages: ChatMessage[], schema: JsonSchema, options: GenerateOptions = {}): Promise<string> {
     const quiet = { ...options, onToken: undefined, temperature: options.temperature ?? 0 };
-    const first = await this.generate(withInstruction(messages, jsonInstruction(schema)), quiet, true);
+    const first = await this.generate(withSchemaInstruction(messages, schema), quiet, true);
     if (options.signal?.aborted || extractJson(first).found) return first;
     // The repair prompt holds the broken answer and the schema: if it does not fit, the first stands.
     const repaired = await this.generate(repairMessages(schema, first), quiet, true).catch((e: unknown) => {
@@ -234,12 +234,6 @@ export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
 }
 
 /** The JSON instruction goes at the end of the last user message, where small models heed it. */
-function withInstruction(messages: ChatMessage[], instruction: string): ChatMessage[] {
-  const last = messages.map((m) => m.role).lastIndexOf('user');
-  if (last < 0) return [...messages, { role: 'user', content: instruction }];
-  return messages.map((m, i) => (i === last ? { ...m, content: `${m.content}\n\n${instruction}` } : m));
-}
-
 function cancelled(err: unknown): ClassifiedError {
   return { kind: 'cancelled', message: USER_MESSAGES.cancelled, detail: errorText(err) };
 }

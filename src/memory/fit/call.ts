@@ -6,6 +6,7 @@
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel, ModelWindow } from '../../ports';
 import { isContextOverflow } from '../../ports';
 import { estimateMessages } from './tokens';
+import { withSchemaInstruction } from './schema';
 import { outputFor, windowOf } from './window';
 
 /** Lays out a prompt of at most `tokens` tokens (by estimateTokens), dropping by priority. */
@@ -15,6 +16,8 @@ export type PromptBuilder = (tokens: number) => ChatMessage[];
 export interface FitTarget {
   llm?: Pick<LanguageModel, 'window'>;
   build: PromptBuilder;
+  /** A JSON call's schema: counted with the prompt where the engine writes it there. */
+  schema?: JsonSchema;
   /** Tokens the answer should be allowed (capped by the engine's maxOutputTokens). */
   output: number;
   signal?: AbortSignal;
@@ -76,9 +79,11 @@ export async function fitPrompt(req: FitTarget, budgetScale = 1): Promise<Fitted
   const limit = window.contextTokens - maxTokens;
   let budget = Math.floor((limit - (window.countTokens ? 0 : ESTIMATE_SLACK)) * budgetScale);
   let last: { n: number; exact: boolean } | undefined;
+  // What the engine adds for JSON in words is not the builder's to fit, but it takes room.
+  const sent = (m: ChatMessage[]) => (req.schema && window.schemaInPrompt ? withSchemaInstruction(m, req.schema) : m);
   for (let i = 0; i < MAX_BUILDS; i++) {
     const messages = req.build(Math.max(0, budget));
-    const c = await count(window, messages, req.signal);
+    const c = await count(window, sent(messages), req.signal);
     if (c.n <= limit && (c.exact || c.n + ESTIMATE_SLACK <= limit))
       return { messages, maxTokens, promptTokens: c.n, exact: c.exact, window };
     // No smaller than the last build: the parts that must stay do not fit.

@@ -13,3 +13,4 @@ export {
   type FittedPrompt,
   type PromptBuilder,
 } from './call';
+export { schemaInstruction, withSchemaInstruction } from './schema';

@@ -31,6 +31,8 @@ export interface SummaryProgress {
   items: number;
   /** How long turns were cut into lines when the parts were planned (summary-plan.ts). */
   lineChars: number;
+  /** Where the planned parts start (line indexes): a resumed job keeps its plan. */
+  starts: number[];
   /** Parts passed over: their answers could not be read. */
   skipped: number[];
 }
@@ -45,7 +47,8 @@ function readSummary(raw: unknown): SummaryProgress | undefined {
   const lineChars = n(s.lineChars);
   if (done === undefined || total === undefined || items === undefined || lineChars === undefined || lineChars === 0) return undefined;
   const skipped = Array.isArray(s.skipped) ? s.skipped.filter((x): x is number => n(x) !== undefined) : [];
-  return { done, total, items, lineChars, skipped };
+  const starts = Array.isArray(s.starts) ? s.starts.filter((x): x is number => n(x) !== undefined) : [];
+  return { done, total, items, lineChars, starts, skipped };
 }
 
 function readTopics(raw: unknown): MemoriseState['topics'] {

@@ -5,12 +5,12 @@
 // still searchable as passages after the segment step) rather than failing the whole session,
 // unless nothing of the session could be read: then the job fails, as a model that cannot
 // summarise should be seen to.
-import type { AppliedChange, ChangeSet } from '../../ports';
+import type { AppliedChange, ChangeSet, ModelWindow } from '../../ports';
 import type { Id, Job, Memory, Millis, Turn } from '../types';
-import { fittedJson, isPromptTooLong, windowOf } from '../fit';
+import { estimateMessages, fittedJson, isPromptTooLong, outputFor, windowOf } from '../fit';
 import { duplicateKey } from '../text';
 import { parseSummary, summariseMessages, summarySchema, type TranscriptTurn } from './summarise';
-import { partTurns, planSummary } from './summary-plan';
+import { itemsFor, partInstructions, partTurns, planSummary, SUMMARY_TOKENS } from './summary-plan';
 import type { MemoriseState } from './memorise-state';
 import type { MemoriseDeps } from './memorise';
 
@@ -28,6 +28,24 @@ export interface SummaryRun {
   memoryId(job: Job, index: number): Id;
 }
 
+/** Tokens of a part's prompt besides its transcript, by the model's tokenizer where it has one. */
+async function instructionTokens(
+  turns: readonly TranscriptTurn[],
+  window: ModelWindow,
+  includeNotes: boolean,
+  signal?: AbortSignal,
+): Promise<number> {
+  const messages = partInstructions(turns, window, includeNotes, itemsFor(outputFor(window, SUMMARY_TOKENS)));
+  if (window.countTokens) {
+    try {
+      return await window.countTokens(messages, signal);
+    } catch (e) {
+      if (signal?.aborted) throw e;
+    }
+  }
+  return estimateMessages(messages);
+}
+
 export function transcriptOf(turns: readonly Turn[]): TranscriptTurn[] {
   return turns.map((t) => ({ id: t.id, role: t.role, text: t.text, time: t.time, externalId: t.externalId }));
 }
@@ -37,8 +55,16 @@ export async function summariseNextPart(run: SummaryRun, job: Job, state: Memori
   const includeNotes = run.deps.includeNotes ?? true;
   const transcript = transcriptOf(turns);
   const window = windowOf(run.deps.llm);
-  // Planned once per job: a resumed job cuts long turns the same way, so its parts mean the same lines.
-  const plan = planSummary(transcript, window, { includeNotes, lineChars: state.summary?.lineChars });
+  // Planned once per job: a resumed job cuts long turns the same way and starts its parts at the
+  // same lines, so `done` means the same parts after a reload.
+  const instructions = state.summary ? undefined : await instructionTokens(transcript, window, includeNotes, run.deps.signal);
+  const plan = planSummary(transcript, window, {
+    includeNotes,
+    instructions,
+    lineChars: state.summary?.lineChars,
+    starts: state.summary?.starts,
+  });
+  const starts = plan.parts.map((p) => p.from);
   const done = state.summary?.done ?? 0;
   const total = plan.parts.length;
   const part = plan.parts[done];
@@ -49,7 +75,14 @@ export async function summariseNextPart(run: SummaryRun, job: Job, state: Memori
       job,
       {
         ...state,
-        summary: { done, total: done, items: state.summary?.items ?? 0, lineChars: plan.lineChars, skipped: state.summary?.skipped ?? [] },
+        summary: {
+          done,
+          total: done,
+          items: state.summary?.items ?? 0,
+          lineChars: plan.lineChars,
+          starts,
+          skipped: state.summary?.skipped ?? [],
+        },
       },
       [],
     );
@@ -72,7 +105,16 @@ export async function summariseNextPart(run: SummaryRun, job: Job, state: Memori
   } catch (err) {
     // The engine counted this part longer than planned: pass over it rather than loop on it.
     if (!isPromptTooLong(err)) throw err;
-    return skipPart(run, job, state, done, total, plan.lineChars, `part ${done + 1} of ${total} too long for the model: ${err.message}`);
+    return skipPart(
+      run,
+      job,
+      state,
+      done,
+      total,
+      plan.lineChars,
+      starts,
+      `part ${done + 1} of ${total} too long for the model: ${err.message}`,
+    );
   }
   const parsed = parseSummary(raw, shown, offset);
   if (!parsed.parsed) {
@@ -81,7 +123,7 @@ export async function summariseNextPart(run: SummaryRun, job: Job, state: Memori
     // of the session could be read so far: a model that cannot summarise at all fails, visibly.
     const lastTry = job.attempts + 1 >= run.deps.settings.maxStepAttempts;
     const someRead = done > (state.summary?.skipped.length ?? 0) || done + 1 < total;
-    if (lastTry && total > 1 && someRead) return skipPart(run, job, state, done, total, plan.lineChars, why);
+    if (lastTry && total > 1 && someRead) return skipPart(run, job, state, done, total, plan.lineChars, starts, why);
     throw new Error(why);
   }
   run.problems.push(...parsed.problems);
@@ -126,6 +168,7 @@ export async function summariseNextPart(run: SummaryRun, job: Job, state: Memori
       total,
       items: first + parsed.items.length,
       lineChars: plan.lineChars,
+      starts,
       skipped: state.summary?.skipped ?? [],
     },
   };
@@ -151,6 +194,7 @@ function skipPart(
   done: number,
   total: number,
   lineChars: number,
+  starts: number[],
   why: string,
 ): Promise<Job> {
   run.problems.push(why);
@@ -158,7 +202,7 @@ function skipPart(
   const next: MemoriseState = {
     ...state,
     problems: [...state.problems, why].slice(-20),
-    summary: { done: done + 1, total, items: state.summary?.items ?? 0, lineChars, skipped },
+    summary: { done: done + 1, total, items: state.summary?.items ?? 0, lineChars, starts, skipped },
   };
   return commitPart(run, job, next, []);
 }

@@ -3,9 +3,9 @@
 // answer can cover (about one memory per user turn) and its prompt can hold; a turn longer than
 // one part is shown in pieces, each labelled with its turn, so nothing of it is cut. Labels stay
 // the session's (T1 ... Tn), so the parts' answers merge with their turn references intact.
-import type { ModelWindow } from '../../ports';
-import { estimateTokens, estimateMessages, outputFor } from '../fit';
-import { summariseMessages, transcriptLine, type TranscriptLine, type TranscriptTurn } from './summarise';
+import type { ChatMessage, ModelWindow } from '../../ports';
+import { estimateTokens, estimateMessages, outputFor, withSchemaInstruction } from '../fit';
+import { summariseMessages, summarySchema, transcriptLine, type TranscriptLine, type TranscriptTurn } from './summarise';
 
 /** What one summarising call may write, where the engine allows it. */
 export const SUMMARY_TOKENS = 1024;
@@ -59,19 +59,32 @@ export function linesOf(turn: number, text: string, maxChars: number): Transcrip
 export function planSummary(
   turns: readonly TranscriptTurn[],
   window: ModelWindow,
-  options: { includeNotes: boolean; lineChars?: number },
+  options: {
+    includeNotes: boolean;
+    /** Tokens of a part's prompt besides its transcript (instructionsFor); estimated when absent. */
+    instructions?: number;
+    /** A resumed job's plan: how long turns were cut, and where its parts start (line indexes). */
+    lineChars?: number;
+    starts?: readonly number[];
+  },
 ): SummaryPlan {
   const maxTokens = outputFor(window, SUMMARY_TOKENS);
   const maxItems = itemsFor(maxTokens);
-  // The instructions as written for a part (their length hardly depends on which part).
-  const instructions = estimateMessages(
-    summariseMessages(turns.slice(0, 1), { includeNotes: options.includeNotes, part: { index: 99, count: 99 }, maxItems }),
-  );
+  const instructions = options.instructions ?? estimateMessages(partInstructions(turns, window, options.includeNotes, maxItems));
   const room = Math.max(64, window.contextTokens - maxTokens - instructions - SLACK);
   // A line takes at most half a part: half its tokens in characters is that even for scripts
   // of more than one token a character (the estimate gives CJK 1.3).
   const lineChars = options.lineChars ?? Math.max(100, Math.floor(room / 2));
   const lines = turns.flatMap((t, i) => linesOf(i, t.text, lineChars));
+  if (
+    options.starts &&
+    options.starts.length > 0 &&
+    options.starts.every((x, i) => x < lines.length && (i === 0 ? x === 0 : x > options.starts![i - 1]!))
+  ) {
+    const starts = options.starts;
+    const parts = starts.map((from, i) => ({ from, to: starts[i + 1] ?? lines.length }));
+    return { lines, parts, maxTokens, maxItems, lineChars };
+  }
   const parts: SummaryPart[] = [];
   let from = 0;
   while (from < lines.length) {
@@ -92,6 +105,23 @@ export function planSummary(
     from = to;
   }
   return { lines, parts, maxTokens, maxItems, lineChars };
+}
+
+/**
+ * A part's prompt without its transcript: the instructions, and the schema where the engine
+ * writes it into the prompt (count it with the model's tokenizer where it has one).
+ */
+export function partInstructions(
+  turns: readonly TranscriptTurn[],
+  window: ModelWindow,
+  includeNotes: boolean,
+  maxItems: number,
+): ChatMessage[] {
+  const messages = summariseMessages(
+    turns.slice(0, 1).map((t) => ({ ...t, text: '' })),
+    { includeNotes, part: { index: 99, count: 99 }, maxItems },
+  );
+  return window.schemaInPrompt ? withSchemaInstruction(messages, summarySchema(includeNotes, maxItems)) : messages;
 }
 
 /** The turns a part shows (each once, in order) and the position of the first in the session. */
