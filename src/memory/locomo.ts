@@ -171,6 +171,10 @@ export function observationSummariser(getSession: () => LocomoSession | undefine
   const noModel = (what: string) => new Error(`no language model is loaded for ${what}`);
   return {
     modelId: delegate ? `locomo-observations+${delegate.modelId}` : 'locomo-observations',
+    // The loaded model's window, read when asked (a server's may come after this wrapper is made).
+    get window() {
+      return delegate?.window;
+    },
     chat(messages: ChatMessage[], options?: GenerateOptions): Promise<string> {
       return delegate ? delegate.chat(messages, options) : Promise.reject(noModel('a chat reply'));
     },

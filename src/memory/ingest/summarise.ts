@@ -125,6 +125,20 @@ export interface TranscriptLine {
   part?: { index: number; count: number };
 }
 
+/**
+ * Words of an assistant turn the summary is shown: its start (what it said about itself, what it
+ * agreed to), not a long answer whole; the user's turns are always shown whole. A long chat of
+ * 300-word replies needs a third of the calls (docs/METHOD.md 1.2).
+ */
+export const ASSISTANT_WORDS = 100;
+
+/** A turn's text as the summary shows it. */
+export function summaryText(t: Pick<TranscriptTurn, 'role' | 'text'>): string {
+  if (t.role !== 'assistant') return t.text;
+  const words = t.text.trim().split(/\s+/);
+  return words.length > ASSISTANT_WORDS ? `${words.slice(0, ASSISTANT_WORDS).join(' ')} …` : t.text;
+}
+
 export function transcriptLine(t: TranscriptTurn, line: TranscriptLine): string {
   const part = line.part ? ` (part ${line.part.index} of ${line.part.count})` : '';
   return `${turnLabel(line.turn)}${part} [${speakerName(t)}, ${promptDate(t.time)}]: ${line.text}`;
@@ -137,7 +151,7 @@ export function summariseMessages(
 ): ChatMessage[] {
   const includeNotes = options.includeNotes ?? true;
   const offset = options.offset ?? 0;
-  const shown = lines ?? turns.map((t, i): TranscriptLine => ({ turn: offset + i, text: t.text }));
+  const shown = lines ?? turns.map((t, i): TranscriptLine => ({ turn: offset + i, text: summaryText(t) }));
   const transcript = shown.map((l) => transcriptLine(turns[l.turn - offset]!, l)).join('\n');
   const first = turnLabel(shown[0]?.turn ?? offset);
   const last = turnLabel(shown[shown.length - 1]?.turn ?? offset);
@@ -187,12 +201,14 @@ const NoteItem = z.object({
 /** Maps what the model wrote as a source (label, number, real id, external id) to real turn ids. */
 function resolveSources(raw: ReadonlyArray<string | number>, turns: readonly TranscriptTurn[], offset = 0): Id[] {
   const byKey = new Map<string, Id>();
-  turns.forEach((t, i) => {
-    byKey.set(turnLabel(offset + i).toLowerCase(), t.id);
-    byKey.set(String(offset + i + 1), t.id);
-    byKey.set(t.id.toLowerCase(), t.id);
+  // Ids first, labels last: a label the prompt showed wins over a turn whose id happens to read
+  // like one ("t1" is turn T2's id in some imports).
+  turns.forEach((t) => {
     if (t.externalId) byKey.set(t.externalId.toLowerCase(), t.id);
+    byKey.set(t.id.toLowerCase(), t.id);
   });
+  turns.forEach((t, i) => byKey.set(String(offset + i + 1), t.id));
+  turns.forEach((t, i) => byKey.set(turnLabel(offset + i).toLowerCase(), t.id));
   const ids: Id[] = [];
   for (const r of raw) {
     const key = String(r)
@@ -240,9 +256,9 @@ function positionLookup(turns: readonly TranscriptTurn[], offset = 0): (raw: unk
   turns.forEach((t, i) => {
     if (t.externalId) byKey.set(t.externalId.toLowerCase(), i);
     byKey.set(t.id.toLowerCase(), i);
-    byKey.set(String(offset + i + 1), i);
-    byKey.set(turnLabel(offset + i).toLowerCase(), i);
   });
+  turns.forEach((t, i) => byKey.set(String(offset + i + 1), i));
+  turns.forEach((t, i) => byKey.set(turnLabel(offset + i).toLowerCase(), i));
   return (raw) => {
     if (typeof raw !== 'string' && typeof raw !== 'number') return undefined;
     return byKey.get(

@@ -5,7 +5,7 @@
 // the session's (T1 ... Tn), so the parts' answers merge with their turn references intact.
 import type { ChatMessage, ModelWindow } from '../../ports';
 import { estimateTokens, estimateMessages, outputFor, withSchemaInstruction } from '../fit';
-import { summariseMessages, summarySchema, transcriptLine, type TranscriptLine, type TranscriptTurn } from './summarise';
+import { summariseMessages, summarySchema, summaryText, transcriptLine, type TranscriptLine, type TranscriptTurn } from './summarise';
 
 /** What one summarising call may write, where the engine allows it. */
 export const SUMMARY_TOKENS = 1024;
@@ -75,7 +75,7 @@ export function planSummary(
   // A line takes at most half a part: half its tokens in characters is that even for scripts
   // of more than one token a character (the estimate gives CJK 1.3).
   const lineChars = options.lineChars ?? Math.max(100, Math.floor(room / 2));
-  const lines = turns.flatMap((t, i) => linesOf(i, t.text, lineChars));
+  const lines = turns.flatMap((t, i) => linesOf(i, summaryText(t), lineChars));
   if (
     options.starts &&
     options.starts.length > 0 &&

@@ -85,9 +85,11 @@ export class EnforcedModel implements LanguageModel {
     private readonly options: EnforceOptions = {},
   ) {
     const { contextTokens, maxOutputTokens } = profile;
+    // An engine that writes the schema into the prompt says so, as the CPU engine does.
+    const schema = profile.schemaInPrompt ? { schemaInPrompt: true } : {};
     this.window = profile.exposesCount
-      ? { contextTokens, maxOutputTokens, countTokens: (messages) => this.countTokens(messages) }
-      : { contextTokens, maxOutputTokens };
+      ? { contextTokens, maxOutputTokens, ...schema, countTokens: (messages) => this.countTokens(messages) }
+      : { contextTokens, maxOutputTokens, ...schema };
   }
 
   get modelId(): string {
