@@ -219,7 +219,7 @@ describe('the chat window', () => {
 
 describe('the gate before a reply', () => {
   const hit = (text: string): SearchHit => ({
-    unit: { id: text, kind: 'memory', text, time: 0, sourceTurnIds: [] },
+    unit: { id: text, kind: 'memory', text, time: 0, sessionId: 's', sourceTurnIds: [] },
     score: { unitId: text, unitKind: 'memory', fused: 1 },
   });
   it('asks when what was found leaves the message open, not when it answers it', () => {
