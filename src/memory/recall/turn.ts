@@ -4,7 +4,7 @@
 // is enough (if not, its keywords search again), everything packed under the context budget and
 // put in the prompt in time order (SeCom). The caller streams the reply and stores `usedMemory`
 // with the assistant turn.
-import type { ChatMessage, Embedder, LanguageModel } from '../../ports';
+import type { ChatMessage, Embedder, LanguageModel, ModelWindow } from '../../ports';
 import type { Id, Memory, Millis, Role, UsedMemory } from '../types';
 import type { HybridIndex, SearchHit } from '../retrieval/types';
 import type { MemoryGraph } from '../graph';
@@ -89,6 +89,9 @@ const TOKENS_PER_WORD = 1.6;
 /** Share of the reply prompt that earlier turns of a long chat may take when they are recalled. */
 const EARLIER_SHARE = 0.2;
 
+/** The "window" of a turn prepared without a model: nothing is sent, the method's budget holds. */
+const UNSENT: ModelWindow = { contextTokens: 1_000_000, maxOutputTokens: REPLY_TOKENS };
+
 /** The memory word budget this window allows: the method's budget, or less in a small window. */
 export function memoryWordsFor(settings: Pick<MemorySettings, 'contextBudgetWords'>, promptTokens: number): number {
   return Math.max(0, Math.min(settings.contextBudgetWords, Math.floor((promptTokens * MEMORY_SHARE) / TOKENS_PER_WORD)));
@@ -128,7 +131,8 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   };
   // The reply must fit the model's window with room for its answer: the memory budget shrinks in
   // a small window, and the chat itself is windowed (chat-window.ts).
-  const window = windowOf(input.llm);
+  // Without a model (retrieval benchmarks) nothing is sent, so no window bounds the budget.
+  const window = input.llm ? windowOf(input.llm) : UNSENT;
   const maxTokens = outputFor(window, REPLY_TOKENS);
   const limit = memoryWordsFor(settings, window.contextTokens - maxTokens);
   const searchable = query.trim() !== '' && limit > 0;
@@ -267,7 +271,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
       chat: { recent: chat.recent.length, earlierTurnIds: chat.earlierTurnIds, left: chat.left },
     };
   };
-  const fitted = await fitPrompt({ llm: input.llm, build, output: maxTokens, signal: input.signal }, input.budgetScale);
+  const fitted = await fitPrompt({ llm: { window }, build, output: maxTokens, signal: input.signal }, input.budgetScale);
   const { messages, systemPrompt, units, bank, chat } = layout!;
 
   const byRank = [...units].sort((a, b) => a.rank - b.rank);
