@@ -4,79 +4,31 @@
 // addresses are accepted, so nothing leaves the device; the CSP allows exactly those (src/csp.js).
 // Runs in the page, in workers and in Node (bench:qa): `fetch` can be injected.
 
-import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
+import {
+  ContextOverflowError,
+  type ChatMessage,
+  type GenerateOptions,
+  type JsonSchema,
+  type LanguageModel,
+  type ModelWindow,
+} from '../ports';
 import { CHAT_LIMITS, JSON_LIMITS, tokenBudget, type CallLimits } from './call-limits';
+import { serverOverflow } from './overflow';
 import { CallGuard, readText, sseData, type CallLimit } from './server-call';
+import { PROBE_MS, serverWindow, ServerWindowTracker } from './server-window';
+import { isLocalServerError, LocalServerError, normaliseServerUrl } from './server-address';
 
 export { sseData } from './server-call';
 import { isUsableModelId, MAX_MODEL_ID } from '../memory/limits';
 
-export type ServerErrorKind =
-  /** Nothing answers at that address. */
-  | 'down'
-  /** Something answers, but the browser may not read it: the server does not allow this origin. */
-  | 'origin-refused'
-  | 'timeout'
-  /** The server answered with an HTTP error. */
-  | 'http'
-  /** The answer was not what the API describes. */
-  | 'bad-response'
-  /** The address is not on this computer, or not a URL. */
-  | 'not-local'
-  /** The answer went past the size limit (a model writing without end). */
-  | 'too-long'
-  | 'cancelled';
-
-/** A failure of the local server, with a message that says what to do. */
-export class LocalServerError extends Error {
-  override readonly name = 'LocalServerError';
-  constructor(
-    readonly kind: ServerErrorKind,
-    message: string,
-    readonly detail = '',
-    readonly status?: number,
-  ) {
-    super(message);
-  }
-}
-
-export function isLocalServerError(e: unknown): e is LocalServerError {
-  return e instanceof LocalServerError;
-}
-
-/** The loopback hosts the app may talk to (and the CSP allows). */
-export const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost'] as const;
-export const DEFAULT_SERVER_URL = 'http://127.0.0.1:11434';
-
-/**
- * The server's base URL without a trailing slash or "/v1", or a LocalServerError when it is not
- * an http URL on this computer.
- */
-export function normaliseServerUrl(input: string, options: { allowRemote?: boolean } = {}): string {
-  let url: URL;
-  try {
-    url = new URL(input.trim());
-  } catch {
-    throw new LocalServerError('not-local', `"${input.trim()}" is not an address. Write it like ${DEFAULT_SERVER_URL}.`);
-  }
-  if (options.allowRemote) {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      throw new LocalServerError('not-local', 'The address must start with http:// or https://.');
-    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '')}`;
-  }
-  if (!(LOOPBACK_HOSTS as readonly string[]).includes(url.hostname)) {
-    throw new LocalServerError(
-      'not-local',
-      `Only a server on this computer can be used (${LOOPBACK_HOSTS.join(' or ')}): nothing you write may leave this device.`,
-    );
-  }
-  // Loopback traffic never leaves the machine, so plain http is what local servers speak.
-  if (url.protocol !== 'http:') {
-    throw new LocalServerError('not-local', `The address must start with http:// (like ${DEFAULT_SERVER_URL}).`);
-  }
-  const path = url.pathname.replace(/\/+$/, '').replace(/\/v1$/, '');
-  return `${url.protocol}//${url.host}${path}`;
-}
+export {
+  DEFAULT_SERVER_URL,
+  isLocalServerError,
+  LocalServerError,
+  LOOPBACK_HOSTS,
+  normaliseServerUrl,
+  type ServerErrorKind,
+} from './server-address';
 
 export interface LocalServerOptions {
   baseUrl: string;
@@ -94,6 +46,8 @@ export interface LocalServerOptions {
   /** Benchmarks in Node only (bench:qa): any host, with an API key. The app never sets these. */
   allowRemote?: boolean;
   apiKey?: string;
+  /** The model's window where the caller knows it: the server is not asked (server-window.ts). */
+  window?: { contextTokens: number; maxOutputTokens?: number };
 }
 
 interface ChatChunk {
@@ -130,6 +84,9 @@ export class LocalServerModel implements LanguageModel {
   private schemaUnsupported = false;
   /** The server refused our max_tokens once (vLLM: past the context length): the other limits stay. */
   private tokenLimitRefused = false;
+  /** A window given, or the server's as it reports it; neither for a remote benchmark server. */
+  private readonly knownWindow?: ModelWindow;
+  private readonly tracker?: ServerWindowTracker;
 
   constructor(options: LocalServerOptions) {
     this.baseUrl = normaliseServerUrl(options.baseUrl, { allowRemote: options.allowRemote });
@@ -147,6 +104,38 @@ export class LocalServerModel implements LanguageModel {
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.origin = options.origin ?? (typeof location !== 'undefined' ? location.origin : 'this app');
     this.limits = { chat: { ...CHAT_LIMITS, ...options.limits?.chat }, json: { ...JSON_LIMITS, ...options.limits?.json } };
+    const given = options.window;
+    if (given) this.knownWindow = { ...serverWindow(given), ...(given.maxOutputTokens ? { maxOutputTokens: given.maxOutputTokens } : {}) };
+    else if (!options.allowRemote && this.modelId)
+      this.tracker = new ServerWindowTracker(
+        { baseUrl: this.baseUrl, fetch: this.fetchImpl, apiKey: this.apiKey, probeMs: Math.min(this.timeoutMs, PROBE_MS) },
+        this.modelId,
+      );
+  }
+
+  /**
+   * The model's window as its server reports it (server-window.ts), asked on first use: until the
+   * answer, the smallest window of the catalog. Undefined for a remote benchmark server given none.
+   */
+  get window(): ModelWindow | undefined {
+    return this.knownWindow ?? this.tracker?.window;
+  }
+
+  /** The window once the server has answered (a few seconds at most, asked once). */
+  async probeWindow(): Promise<ModelWindow | undefined> {
+    return this.knownWindow ?? (await this.tracker?.ready());
+  }
+
+  /** The server refused a prompt too long for its context: a ContextOverflowError, its number learnt. */
+  private overflow(e: unknown): ContextOverflowError | undefined {
+    const said = isLocalServerError(e) && e.kind === 'http' ? serverOverflow(e.detail) : undefined;
+    if (!said) return undefined;
+    if (said.contextTokens) this.tracker?.learn(said.contextTokens);
+    return new ContextOverflowError(
+      said.promptTokens,
+      said.contextTokens ?? this.window?.contextTokens ?? 0,
+      'the model server refused it',
+    );
   }
 
   async chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
@@ -222,7 +211,9 @@ export class LocalServerModel implements LanguageModel {
     limits: CallLimits,
   ): Promise<string> {
     const body: Record<string, unknown> = { model: this.modelId, messages, stream: true };
-    if (!this.tokenLimitRefused) body.max_tokens = tokenBudget(options.maxTokens, limits);
+    // Never past the window's output cap (the first call waits, briefly, for the server's answer).
+    const cap = (await this.probeWindow())?.maxOutputTokens ?? Infinity;
+    if (!this.tokenLimitRefused) body.max_tokens = Math.min(tokenBudget(options.maxTokens, limits), cap);
     if (options.temperature !== undefined) body.temperature = options.temperature;
     if (responseFormat) body.response_format = responseFormat;
     const guard = this.guard(options.signal, limits.totalMs);
@@ -230,10 +221,15 @@ export class LocalServerModel implements LanguageModel {
       const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
       const res = await this.request('/v1/chat/completions', init, guard);
       // A server that ignores `stream: true` answers with one JSON completion: read it as one.
-      if (/application\/json/i.test(res.headers.get('content-type') ?? '')) return await this.whole(res, options, limits, guard);
-      if (!res.body) throw new LocalServerError('bad-response', 'The server sent an empty answer.');
-      return await this.stream(res.body, options, limits, guard);
+      const text = /application\/json/i.test(res.headers.get('content-type') ?? '')
+        ? await this.whole(res, options, limits, guard)
+        : await this.stream(res.body, options, limits, guard);
+      this.tracker?.afterCall();
+      return text;
     } catch (e) {
+      // A prompt past the context is the caller's to shorten: never read as a refused max_tokens.
+      const overflow = this.overflow(e);
+      if (overflow) throw overflow;
       if (!refusesTokenLimit(e) || this.tokenLimitRefused) throw e;
       this.tokenLimitRefused = true;
       return this.complete(messages, options, responseFormat, limits);
@@ -263,7 +259,13 @@ export class LocalServerModel implements LanguageModel {
   }
 
   /** Reads a streamed answer: each event's text to onToken, until [DONE], a limit or a cancel. */
-  private async stream(body: ReadableStream<Uint8Array>, options: GenerateOptions, limits: CallLimits, guard: CallGuard): Promise<string> {
+  private async stream(
+    body: ReadableStream<Uint8Array> | null,
+    options: GenerateOptions,
+    limits: CallLimits,
+    guard: CallGuard,
+  ): Promise<string> {
+    if (!body) throw new LocalServerError('bad-response', 'The server sent an empty answer.');
     let text = '';
     let events = 0;
     const read = async () => {

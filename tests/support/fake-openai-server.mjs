@@ -18,6 +18,17 @@
 //   modelsStall: GET /v1/models sends its headers and the start of the list, never the rest
 //   models:      ids listed by GET /v1/models
 //   replies:     [{ when, say }]: a chat whose last user message contains `when` answers `say`
+//   kind:        which real server to be about the model's window (null: say nothing, as a plain
+//                OpenAI-compatible server): 'llama.cpp' (GET /props, POST /apply-template and
+//                /tokenize; refuses a prompt of contextTokens or more with its 400), 'lmstudio'
+//                (GET /api/v0/models/<id>; loads the model on first use; refuses a longer prompt
+//                with its 400), 'ollama' (POST /api/show, GET /api/ps; loads on first use; CUTS a
+//                longer prompt from the front, silently, as Ollama does), 'vllm' (max_model_len in
+//                GET /v1/models; refuses with its 400)
+//   contextTokens: that server's context for the model (tokens: see promptTokens below)
+//   loaded:      LM Studio / Ollama: the model is loaded already (else it loads on the first chat)
+//   numCtx:      Ollama: the Modelfile's PARAMETER num_ctx (null: none)
+// Model lists and the questions about the model's window are logged in `probes`, not `requests`.
 // `port` (start only) listens on that port: a test closes the server and starts it again on the
 // same address, as a model server that was stopped and restarted.
 import { createServer } from 'node:http';
@@ -92,6 +103,13 @@ function pieces(bytes) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The fake's tokenizer: a chat marker, a word or a punctuation mark is one token. */
+export const textTokens = (text) => (text.match(/<\|[a-z_]+\|>|\w+|[^\w\s]/g) ?? []).length;
+/** ChatML, as Qwen's template renders messages, with the reply header. */
+export const renderChat = (messages) =>
+  messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
+export const promptTokens = (messages) => textTokens(renderChat(messages));
+
 export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {}) {
   const config = {
     allowOrigin: '*',
@@ -107,9 +125,14 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     refuseMaxTokens: false,
     models: ['tiny-chat', 'tiny-judge'],
     replies: [],
+    kind: null,
+    contextTokens: 4096,
+    loaded: false,
+    numCtx: null,
     ...initial,
   };
   const requests = [];
+  const probes = [];
   const sockets = new Set();
   const server = createServer(async (req, res) => {
     const cors = () => {
@@ -122,21 +145,28 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     cors();
     if (req.method === 'OPTIONS') return res.writeHead(204).end();
     const url = new URL(req.url, 'http://127.0.0.1');
+    const json = (status, value) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
     if (req.method === 'GET' && url.pathname === '/v1/models') {
-      requests.push({ path: url.pathname });
+      probes.push({ path: url.pathname });
       res.writeHead(200, { 'content-type': 'application/json' });
       if (config.modelsStall) return res.write('{"object":"list","data":[');
-      return res.end(JSON.stringify({ object: 'list', data: config.models.map((id) => ({ id, object: 'model' })) }));
+      const extra = config.kind === 'vllm' ? { max_model_len: config.contextTokens } : {};
+      return res.end(JSON.stringify({ object: 'list', data: config.models.map((id) => ({ id, object: 'model', ...extra })) }));
     }
-    if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') return res.writeHead(404).end('not found');
     let raw = '';
     for await (const c of req) raw += c;
     let body;
     try {
-      body = JSON.parse(raw);
+      body = raw ? JSON.parse(raw) : undefined;
     } catch {
       return res.writeHead(400).end('bad json');
     }
+    const window = windowAnswer(config, req.method, url, body);
+    if (window) {
+      probes.push({ path: url.pathname, body });
+      return json(window.status ?? 200, window.body);
+    }
+    if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') return res.writeHead(404).end('not found');
     requests.push({ path: url.pathname, body });
     // Writes after the client went away must not crash the test process.
     res.on('error', () => undefined);
@@ -157,7 +187,18 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
       return res
         .writeHead(400, { 'content-type': 'application/json' })
         .end(JSON.stringify({ error: { message: 'response_format is not supported' } }));
-    const messages = Array.isArray(body.messages) ? body.messages : [];
+    let messages = Array.isArray(body.messages) ? body.messages : [];
+    if (config.kind) {
+      const refused = contextRefusal(config, messages);
+      if (refused) return json(400, refused);
+      // Ollama cuts what does not fit from the front, the system prompt first, and says nothing.
+      if (config.kind === 'ollama')
+        while (messages.length > 1 && promptTokens(messages) >= config.contextTokens) {
+          messages = messages.slice(1);
+          requests.at(-1).cut = true;
+        }
+      config.loaded = true;
+    }
     const text = messages.map((m) => m.content).join('\n');
     let reply;
     if (format?.type === 'json_schema')
@@ -227,6 +268,7 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    probes,
     set: (patch) => Object.assign(config, patch),
     close: () =>
       new Promise((ok) => {
@@ -234,4 +276,65 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
         server.close(() => ok());
       }),
   };
+}
+
+/** What each server answers about the model's window (its own paths), or undefined (404). */
+function windowAnswer(config, method, url, body) {
+  const model = config.models[0];
+  switch (`${config.kind} ${method} ${url.pathname}`) {
+    case 'llama.cpp GET /props':
+      return { body: { default_generation_settings: { n_ctx: config.contextTokens, params: {} }, total_slots: 1, chat_template: '' } };
+    case 'llama.cpp POST /apply-template':
+      return { body: { prompt: renderChat(body?.messages ?? []) } };
+    case 'llama.cpp POST /tokenize':
+      return { body: { tokens: Array.from({ length: textTokens(String(body?.content ?? '')) }, (_, i) => i + 1) } };
+    case 'ollama POST /api/show': {
+      const parameters = `${config.numCtx ? `num_ctx                        ${config.numCtx}\n` : ''}stop                           "<|im_end|>"`;
+      return { body: { parameters, model_info: { 'general.architecture': 'qwen2', 'qwen2.context_length': 32768 } } };
+    }
+    case 'ollama GET /api/ps':
+      return {
+        body: {
+          models: config.loaded ? [{ name: `${model}:latest`, model: `${model}:latest`, context_length: config.contextTokens }] : [],
+        },
+      };
+    default:
+      break;
+  }
+  if (config.kind === 'lmstudio' && method === 'GET' && url.pathname.startsWith('/api/v0/models/')) {
+    const id = decodeURIComponent(url.pathname.slice('/api/v0/models/'.length));
+    if (!config.models.includes(id)) return { status: 404, body: { error: `Model ${id} not found` } };
+    const state = config.loaded ? { state: 'loaded', loaded_context_length: config.contextTokens } : { state: 'not-loaded' };
+    return { body: { id, object: 'model', type: 'llm', arch: 'qwen2', ...state, max_context_length: 32768 } };
+  }
+  return undefined;
+}
+
+/** The 400 a real server sends for a prompt too long for its context (Ollama sends none). */
+function contextRefusal(config, messages) {
+  const n = promptTokens(messages);
+  const ctx = config.contextTokens;
+  if (config.kind === 'llama.cpp' && n >= ctx)
+    return {
+      error: {
+        code: 400,
+        message: `request (${n} tokens) exceeds the available context size (${ctx} tokens), try increasing it`,
+        type: 'exceed_context_size_error',
+        n_prompt_tokens: n,
+        n_ctx: ctx,
+      },
+    };
+  if (config.kind === 'lmstudio' && n > ctx)
+    return {
+      error: `Trying to keep the first ${n} tokens when context the overflows. However, the model is loaded with context length of only ${ctx} tokens, which is not enough. Try to load the model with a larger context length, or provide a shorter input`,
+    };
+  if (config.kind === 'vllm' && n >= ctx)
+    return {
+      error: {
+        message: `This model's maximum context length is ${ctx} tokens. However, your request has ${n} input tokens. Please reduce the length of the input messages.`,
+        type: 'BadRequestError',
+        code: 400,
+      },
+    };
+  return undefined;
 }

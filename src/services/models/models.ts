@@ -365,8 +365,10 @@ export class ModelService extends Emitter<ModelEvents> {
       this.setServer({ state: 'error', error: errorText(e) });
       return;
     }
-    const lost = await probeServer(url);
-    const server: LanguageModel = watchServer(new LocalServerModel({ baseUrl: url, model }), url, (why) => this.serverLost(server, why));
+    const local = new LocalServerModel({ baseUrl: url, model });
+    // The model's window is asked beside (a few seconds at most): the first call is sized by it.
+    const [lost] = await Promise.all([probeServer(url), local.probeWindow()]);
+    const server: LanguageModel = watchServer(local, url, (why) => this.serverLost(server, why));
     this.cancelLoadingQuietly();
     this.test = undefined;
     this.builtin = undefined;

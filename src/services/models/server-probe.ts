@@ -57,6 +57,10 @@ export function watchServer(model: LanguageModel, baseUrl: string, onLost: (mess
   };
   return {
     modelId: model.modelId,
+    // A getter: the server's answer about the window may come after this wrapper is made.
+    get window() {
+      return model.window;
+    },
     chat: (messages, options) => guard(() => model.chat(messages, options)),
     json: (messages, schema, options) => guard(() => model.json(messages, schema, options)),
   };

@@ -220,15 +220,24 @@ describe('LocalServerModel: bounded calls', () => {
     }
   }
 
-  it('sends a token limit with every call, JSON and chat, when the caller names none', async () => {
+  it("sends a token limit with every call, JSON and chat, when the caller names none: the window's output cap", async () => {
+    // A server that says nothing of its window gets the smallest of the catalog (issue 28).
+    const cap = (await model().probeWindow())!.maxOutputTokens;
+    expect(cap).toBe(384);
     await model().json(ask, schema);
-    expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(JSON_LIMITS.maxTokens);
+    expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(cap);
     await model().chat([{ role: 'user', content: 'hi' }]);
-    expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(CHAT_LIMITS.maxTokens);
+    expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(cap);
     // A caller's smaller budget wins; a larger one is capped.
     await model().json(ask, schema, { maxTokens: 80 });
     expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(80);
     await model().json(ask, schema, { maxTokens: 10 ** 9 });
+    expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(cap);
+    // Where the window is larger, the call limits still bound it.
+    const big = model({ window: { contextTokens: 1_000_000, maxOutputTokens: 100_000 } });
+    await big.chat([{ role: 'user', content: 'hi' }]);
+    expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(CHAT_LIMITS.maxTokens);
+    await big.json(ask, schema);
     expect((fake.requests.at(-1)!.body as { max_tokens?: number }).max_tokens).toBe(JSON_LIMITS.maxTokens);
   });
 
@@ -295,13 +304,14 @@ describe('LocalServerModel: bounded calls', () => {
       // The fake always ends with a finish event and [DONE]: read those as events (a real empty reply).
       expect(await model().chat([{ role: 'user', content: 'nothing' }])).toBe('');
     });
-    const body = new ReadableStream<Uint8Array>({
-      start(c) {
-        c.enqueue(new TextEncoder().encode('<html>not an event stream</html>'));
-        c.close();
-      },
-    });
-    const html = model({ fetch: async () => new Response(body, { headers: { 'content-type': 'text/html' } }) });
+    const body = () =>
+      new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(new TextEncoder().encode('<html>not an event stream</html>'));
+          c.close();
+        },
+      });
+    const html = model({ fetch: async () => new Response(body(), { headers: { 'content-type': 'text/html' } }) });
     const e = await failure(html.chat([{ role: 'user', content: 'x' }]));
     expect(e.kind).toBe('bad-response');
   });
@@ -312,7 +322,7 @@ describe('LocalServerModel: bounded calls', () => {
       const before = fake.requests.length;
       expect(JSON.parse(await m.json(ask, schema)).events).toHaveLength(1);
       const sent = fake.requests.slice(before).map((r) => (r.body as { max_tokens?: number }).max_tokens);
-      expect(sent).toEqual([JSON_LIMITS.maxTokens, undefined]);
+      expect(sent).toEqual([m.window!.maxOutputTokens, undefined]);
       // ...and not refused again: the JSON schema was not given up for it.
       await m.json(ask, schema);
       expect((fake.requests.at(-1)!.body as { response_format?: { type: string } }).response_format?.type).toBe('json_schema');

@@ -1,0 +1,172 @@
+// Issue 28: a model server's window, from what each real server reports (the fake answers as
+// llama.cpp, LM Studio, Ollama and vLLM do), exact counts where the server tokenizes, and each
+// server's refusal of a prompt too long for its context read as ContextOverflowError.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from 'node:net';
+import { LocalServerModel } from '../../../src/models/local-server';
+import { isContextOverflow, type ChatMessage } from '../../../src/ports';
+import { promptTokens, startFakeOpenAiServer, type FakeServerConfig } from '../../support/fake-openai-server.mjs';
+
+type Fake = Awaited<ReturnType<typeof startFakeOpenAiServer>>;
+let fake: Fake;
+const DEFAULTS: Partial<FakeServerConfig> = { kind: null, contextTokens: 4096, loaded: false, numCtx: null };
+
+beforeAll(async () => {
+  fake = await startFakeOpenAiServer();
+});
+afterAll(async () => {
+  await fake.close();
+});
+
+/** A fresh server state and a fresh model (the window is asked once per model). */
+function serve(config: Partial<FakeServerConfig>, over: Partial<ConstructorParameters<typeof LocalServerModel>[0]> = {}) {
+  fake.set({ ...DEFAULTS, ...config });
+  return new LocalServerModel({ baseUrl: fake.url, model: 'tiny-chat', ...over });
+}
+
+const hello: ChatMessage[] = [
+  { role: 'system', content: 'You are kind. Remember: the user likes green tea.' },
+  { role: 'user', content: 'What do I like to drink?' },
+];
+/** A prompt of about `tokens` tokens as the fake server counts them. */
+const longPrompt = (tokens: number): ChatMessage[] => [
+  { role: 'system', content: 'You are kind.' },
+  { role: 'user', content: 'tea '.repeat(tokens) },
+];
+const schema = { title: 'relation_labels', type: 'object' };
+
+async function failure(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (e: unknown) => e,
+  );
+}
+
+/** Lets the re-asking after a call finish. */
+const settle = () => new Promise((r) => setTimeout(r, 50));
+
+describe('LocalServerModel: the window the server reports', () => {
+  it("llama.cpp: a slot's n_ctx from /props, exact counts through /apply-template and /tokenize", async () => {
+    const m = serve({ kind: 'llama.cpp', contextTokens: 3000 });
+    const w = await m.probeWindow();
+    expect(w).toMatchObject({ contextTokens: 3000, maxOutputTokens: 750 });
+    expect(await w!.countTokens!(hello)).toBe(promptTokens(hello));
+    expect(fake.probes.map((p) => p.path)).toEqual(expect.arrayContaining(['/props', '/apply-template', '/tokenize']));
+    // Asked once per model.
+    const asked = fake.probes.filter((p) => p.path === '/props').length;
+    await m.chat(hello);
+    await m.probeWindow();
+    expect(fake.probes.filter((p) => p.path === '/props').length).toBe(asked);
+  });
+
+  it('llama.cpp: a prompt past n_ctx is ContextOverflowError with its counts, never retried without max_tokens', async () => {
+    const m = serve({ kind: 'llama.cpp', contextTokens: 1000 });
+    const before = fake.requests.length;
+    const e = await failure(m.chat(longPrompt(1200)));
+    expect(isContextOverflow(e)).toBe(true);
+    expect(e).toMatchObject({ promptTokens: promptTokens(longPrompt(1200)), contextTokens: 1000 });
+    // JSON too: neither asked again without max_tokens nor "in words" as if the schema were refused.
+    await expect(m.json(longPrompt(1200), schema)).rejects.toMatchObject({ name: 'ContextOverflowError' });
+    expect(fake.requests.length - before).toBe(2);
+  });
+
+  it('LM Studio: a model loaded on first use is budgeted at its default context, then read as loaded', async () => {
+    const m = serve({ kind: 'lmstudio', contextTokens: 8192, loaded: false });
+    expect(await m.probeWindow()).toMatchObject({ contextTokens: 4096, maxOutputTokens: 1024 });
+    expect(m.window!.countTokens).toBeUndefined();
+    await m.chat(hello);
+    await settle();
+    expect(m.window).toMatchObject({ contextTokens: 8192, maxOutputTokens: 1024 });
+    const loaded = serve({ kind: 'lmstudio', contextTokens: 3000, loaded: true });
+    expect(await loaded.probeWindow()).toMatchObject({ contextTokens: 3000, maxOutputTokens: 750 });
+  });
+
+  it('LM Studio: its refusal is ContextOverflowError, and the context it names is the window from then on', async () => {
+    // Loaded on first use with less than the default budget: only the refusal tells.
+    const m = serve({ kind: 'lmstudio', contextTokens: 2000, loaded: false });
+    expect((await m.probeWindow())!.contextTokens).toBe(4096);
+    const e = await failure(m.chat(longPrompt(3000)));
+    expect(e).toMatchObject({ name: 'ContextOverflowError', promptTokens: promptTokens(longPrompt(3000)), contextTokens: 2000 });
+    expect(m.window!.contextTokens).toBe(2000);
+  });
+
+  it("Ollama: a Modelfile's num_ctx, else 2,048 (its OpenAI endpoint cannot ask for more), then the loaded context", async () => {
+    const set = serve({ kind: 'ollama', numCtx: 8192, contextTokens: 8192 });
+    expect(await set.probeWindow()).toMatchObject({ contextTokens: 8192, maxOutputTokens: 1024 });
+    const m = serve({ kind: 'ollama', contextTokens: 4096, loaded: false });
+    expect(await m.probeWindow()).toMatchObject({ contextTokens: 2048, maxOutputTokens: 512 });
+    expect(m.window!.countTokens).toBeUndefined();
+    await m.chat(hello);
+    await settle();
+    // /api/ps names the context of the model as loaded.
+    expect(m.window).toMatchObject({ contextTokens: 4096 });
+  });
+
+  it('Ollama cuts a longer prompt from the front without a word: a prompt within the window it budgets is sent whole', async () => {
+    const m = serve({ kind: 'ollama', contextTokens: 2500, loaded: false });
+    const w = (await m.probeWindow())!;
+    const fits = longPrompt(w.contextTokens - w.maxOutputTokens - 40);
+    expect(promptTokens(fits) + w.maxOutputTokens).toBeLessThanOrEqual(w.contextTokens);
+    await m.chat(fits);
+    expect(fake.requests.at(-1)!.cut).toBeUndefined();
+    // What the budget prevents: the fake cuts the system prompt of a prompt past its context.
+    await m.chat(longPrompt(3000));
+    expect(fake.requests.at(-1)!.cut).toBe(true);
+  });
+
+  it('vLLM: max_model_len from /v1/models; its refusal is ContextOverflowError, not a refused max_tokens', async () => {
+    const m = serve({ kind: 'vllm', contextTokens: 6000 });
+    expect(await m.probeWindow()).toMatchObject({ contextTokens: 6000, maxOutputTokens: 1024 });
+    const before = fake.requests.length;
+    const e = await failure(m.chat(longPrompt(7000)));
+    expect(e).toMatchObject({ name: 'ContextOverflowError', promptTokens: promptTokens(longPrompt(7000)), contextTokens: 6000 });
+    expect(fake.requests.length - before).toBe(1);
+  });
+
+  it('a server that says nothing gets the smallest window of the catalog, with no counting', async () => {
+    const m = serve({ kind: null });
+    expect(await m.probeWindow()).toEqual({ contextTokens: 2048, maxOutputTokens: 384 });
+  });
+
+  it('a window given is used as is (the server is not asked); a remote benchmark server given none has none', async () => {
+    const probes = fake.probes.length;
+    const given = serve({ kind: 'llama.cpp' }, { window: { contextTokens: 32_768 } });
+    expect(given.window).toEqual({ contextTokens: 32_768, maxOutputTokens: 1024 });
+    await given.chat(hello);
+    const remote = serve({ kind: 'llama.cpp' }, { allowRemote: true });
+    expect(remote.window).toBeUndefined();
+    await remote.chat(hello);
+    expect(fake.probes.length).toBe(probes);
+  });
+
+  it('never holds a call long: questions that get no answer give way to the fallback', async () => {
+    fake.set(DEFAULTS);
+    const hanging: typeof fetch = (input, init) => {
+      const url = String(input);
+      if (url.endsWith('/v1/chat/completions')) return fetch(input, init);
+      return new Promise((_, reject) => init?.signal?.addEventListener('abort', () => reject(new Error('aborted'))));
+    };
+    const m = new LocalServerModel({ baseUrl: fake.url, model: 'tiny-chat', fetch: hanging, timeoutMs: 300 });
+    const started = Date.now();
+    expect(await m.chat(hello)).toMatch(/Served locally/);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(m.window).toEqual({ contextTokens: 2048, maxOutputTokens: 384 });
+  });
+
+  it('a server that was down is asked again once it answers (a failed question is not kept)', async () => {
+    const probe = createServer();
+    await new Promise<void>((ok) => probe.listen(0, '127.0.0.1', ok));
+    const { port } = probe.address() as { port: number };
+    await new Promise<void>((ok) => probe.close(() => ok()));
+    const m = new LocalServerModel({ baseUrl: `http://127.0.0.1:${port}`, model: 'tiny-chat' });
+    expect(await m.probeWindow()).toEqual({ contextTokens: 2048, maxOutputTokens: 384 });
+    const up = await startFakeOpenAiServer({ port, kind: 'llama.cpp', contextTokens: 3000 });
+    try {
+      expect(await m.probeWindow()).toMatchObject({ contextTokens: 3000 });
+    } finally {
+      await up.close();
+    }
+  });
+});
