@@ -14,6 +14,9 @@ import { itemsFor, partInstructions, partTurns, planSummary, SUMMARY_TOKENS } fr
 import type { MemoriseState } from './memorise-state';
 import type { MemoriseDeps } from './memorise';
 
+/** Sampling temperature of a part asked again. */
+const RETRY_TEMPERATURE = 0.4;
+
 /** What the step needs of the running job (MemoriseRun). */
 export interface SummaryRun {
   readonly deps: MemoriseDeps;
@@ -98,7 +101,9 @@ export async function summariseNextPart(run: SummaryRun, job: Job, state: Memori
         build: () => summariseMessages(shown, options, lines),
         output: plan.maxTokens,
         schema: summarySchema(includeNotes, plan.maxItems),
-        temperature: 0,
+        // Asked again after an answer that stopped short: the same prompt at temperature 0 would
+        // stop short the same way.
+        temperature: job.attempts > 0 ? RETRY_TEMPERATURE : 0,
         signal: run.deps.signal,
       })
     ).text;
@@ -125,6 +130,10 @@ export async function summariseNextPart(run: SummaryRun, job: Job, state: Memori
     const someRead = done > (state.summary?.skipped.length ?? 0) || done + 1 < total;
     if (lastTry && total > 1 && someRead) return skipPart(run, job, state, done, total, plan.lineChars, starts, why);
     throw new Error(why);
+  }
+  // An answer cut off or looping: asked again while attempts remain; the last one is kept as it is.
+  if (parsed.complete === false && job.attempts + 1 < run.deps.settings.maxStepAttempts) {
+    throw new Error(`summary stopped short${total > 1 ? ` (part ${done + 1} of ${total})` : ''}: ${parsed.problems.join('; ')}`);
   }
   run.problems.push(...parsed.problems);
 

@@ -44,6 +44,11 @@ export interface SummaryResult {
   /** False when the output held no recoverable JSON at all (the step should be retried). */
   parsed: boolean;
   /**
+   * False when the answer stopped short (JSON cut off, a list looping): what was read is kept,
+   * but an answer asked again may hold more.
+   */
+  complete?: boolean;
+  /**
    * The session's topics as a contiguous cover of positions in the turns given to the parser (no
    * gaps, no overlaps, repaired); absent when the model gave none usable (use the fallback splitter).
    */
@@ -448,6 +453,7 @@ export function parseSummary(raw: unknown, turns: readonly TranscriptTurn[], off
   return {
     items: turns.length === 0 ? [] : kept,
     parsed: true,
+    complete: !ex.problems.includes('truncated JSON') && repeats <= REPEATS_TOLERATED,
     ...(topics ? { topics } : {}),
     ...(worthTurnIds ? { worthTurnIds } : {}),
     problems,
