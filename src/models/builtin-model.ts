@@ -4,8 +4,15 @@
 // The API is reached through `globalThis.LanguageModel`; its shape is declared here (not every
 // TypeScript DOM library has it yet).
 
-import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../ports';
-import { CHAT_LIMITS, JSON_LIMITS, type CallLimits } from './call-limits';
+import {
+  ContextOverflowError,
+  type ChatMessage,
+  type GenerateOptions,
+  type JsonSchema,
+  type LanguageModel,
+  type ModelWindow,
+} from '../ports';
+import { CHAT_LIMITS, JSON_LIMITS, outputCap, type CallLimits } from './call-limits';
 
 export type BuiltinAvailability = 'unavailable' | 'downloadable' | 'downloading' | 'available';
 
@@ -21,6 +28,15 @@ interface PromptSession {
     options?: { signal?: AbortSignal; responseConstraint?: unknown },
   ): ReadableStream<string>;
   destroy(): void;
+  /** The session's window in tokens (Infinity: no set limit); inputQuota in earlier versions. */
+  readonly contextWindow?: number;
+  readonly inputQuota?: number;
+  /** Tokens the session holds already (its initial prompts); inputUsage in earlier versions. */
+  readonly contextUsage?: number;
+  readonly inputUsage?: number;
+  /** Tokens `input` would take, without sending it; measureInputUsage in earlier versions. */
+  measureContextUsage?(input: PromptMessage[], options?: { signal?: AbortSignal }): Promise<number>;
+  measureInputUsage?(input: PromptMessage[], options?: { signal?: AbortSignal }): Promise<number>;
 }
 
 interface DownloadMonitor {
@@ -60,6 +76,8 @@ export async function builtinAvailability(api = promptApi()): Promise<BuiltinAva
 }
 
 export const BUILTIN_MODEL_ID = 'browser-builtin';
+/** How long the measuring session outlives its last count (a call counts a few times, in a row). */
+const METER_IDLE_MS = 30_000;
 
 /**
  * The Prompt API keeps a conversation in a session: each call here opens a session with the
@@ -68,8 +86,26 @@ export const BUILTIN_MODEL_ID = 'browser-builtin';
  */
 export class BuiltinModel implements LanguageModel {
   readonly modelId = BUILTIN_MODEL_ID;
+  /**
+   * The session's window (contextWindow, or inputQuota in earlier versions), a quarter of it as the
+   * output cap (the API takes no token limit: the window holds prompt and answer), exact counting
+   * where the API measures. Undefined where the browser sets no finite window: callers assume the
+   * smallest of the catalog.
+   */
+  readonly window?: ModelWindow;
+  /** A blank session for measuring prompts (measuring changes nothing in it), let go when idle. */
+  private meter?: Promise<PromptSession>;
+  private meterIdle?: ReturnType<typeof setTimeout>;
 
-  private constructor(private readonly api: PromptApi) {}
+  private constructor(
+    private readonly api: PromptApi,
+    contextTokens: number | undefined,
+    measures: boolean,
+  ) {
+    if (contextTokens === undefined) return;
+    this.window = { contextTokens, maxOutputTokens: outputCap(contextTokens) };
+    if (measures) this.window.countTokens = (messages, signal) => this.measure(messages, signal);
+  }
 
   /** Makes the browser's model ready (downloading it first if needed), reporting progress 0..1. */
   static async start(onProgress?: (fraction: number) => void, signal?: AbortSignal, api = promptApi()): Promise<BuiltinModel> {
@@ -79,22 +115,53 @@ export class BuiltinModel implements LanguageModel {
       signal,
       monitor: (m) => m.addEventListener('downloadprogress', (e) => onProgress?.(Math.max(0, Math.min(1, e.loaded)))),
     });
+    const window = session.contextWindow ?? session.inputQuota;
+    const measures = typeof (session.measureContextUsage ?? session.measureInputUsage) === 'function';
     session.destroy();
-    return new BuiltinModel(api);
+    return new BuiltinModel(api, typeof window === 'number' && Number.isFinite(window) && window > 0 ? window : undefined, measures);
   }
 
   private async session(messages: ChatMessage[], signal?: AbortSignal): Promise<{ session: PromptSession; last: string }> {
-    const lastUser = messages.map((m) => m.role).lastIndexOf('user');
-    const earlier = messages.filter((_, i) => i !== lastUser);
-    // The API takes system text only at the start of a session.
-    const system = earlier
-      .filter((m) => m.role === 'system')
-      .map((m) => m.content)
-      .join('\n\n');
-    const dialogue = earlier.filter((m) => m.role !== 'system');
-    const initialPrompts: PromptMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...dialogue];
-    const session = await this.api.create({ ...LANGUAGES, initialPrompts, signal });
-    return { session, last: lastUser >= 0 ? messages[lastUser].content : '' };
+    const { initialPrompts, last } = layout(messages);
+    try {
+      return { session: await this.api.create({ ...LANGUAGES, initialPrompts, signal }), last };
+    } catch (e) {
+      throw this.overflow(e) ?? e;
+    }
+  }
+
+  /** The prompt's tokens as a call lays it out: the session's own usage plus all of it, measured. */
+  private async measure(messages: ChatMessage[], signal?: AbortSignal): Promise<number> {
+    const { initialPrompts, last } = layout(messages);
+    clearTimeout(this.meterIdle);
+    this.meter ??= this.api.create({ ...LANGUAGES });
+    this.meterIdle = setTimeout(() => this.dropMeter(), METER_IDLE_MS);
+    try {
+      const meter = await this.meter;
+      const input = [...initialPrompts, { role: 'user' as const, content: last }];
+      const measured = meter.measureContextUsage
+        ? await meter.measureContextUsage(input, { signal })
+        : await meter.measureInputUsage!(input, { signal });
+      return (meter.contextUsage ?? meter.inputUsage ?? 0) + measured;
+    } catch (e) {
+      // A meter that failed is not kept (the next count makes another).
+      this.dropMeter();
+      throw e;
+    }
+  }
+
+  private dropMeter(): void {
+    clearTimeout(this.meterIdle);
+    void this.meter?.then((m) => m.destroy()).catch(() => undefined);
+    this.meter = undefined;
+  }
+
+  /** The API's refusal of a prompt past the window (QuotaExceededError, with its counts where given). */
+  private overflow(e: unknown): ContextOverflowError | undefined {
+    if (!(e instanceof Error) || (e.name !== 'QuotaExceededError' && !/(input|prompt) is too large/i.test(e.message))) return undefined;
+    const { requested, quota } = e as { requested?: unknown; quota?: unknown };
+    const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+    return new ContextOverflowError(n(requested) ?? 0, n(quota) ?? this.window?.contextTokens ?? 0, "the browser's model");
   }
 
   chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
@@ -141,7 +208,7 @@ export class BuiltinModel implements LanguageModel {
         session.destroy();
       }
     } catch (e) {
-      if (!limit && !options.signal?.aborted) throw e;
+      if (!limit && !options.signal?.aborted) throw this.overflow(e) ?? e;
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', cancel);
@@ -149,4 +216,20 @@ export class BuiltinModel implements LanguageModel {
     if (limit) throw limit;
     return text;
   }
+}
+
+/**
+ * How a call lays messages out for the API: system text only at the start of a session (all of it
+ * joined), the dialogue as initial prompts, the last user message as the prompt.
+ */
+function layout(messages: ChatMessage[]): { initialPrompts: PromptMessage[]; last: string } {
+  const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+  const earlier = messages.filter((_, i) => i !== lastUser);
+  const system = earlier
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n\n');
+  const dialogue = earlier.filter((m) => m.role !== 'system');
+  const initialPrompts: PromptMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...dialogue];
+  return { initialPrompts, last: lastUser >= 0 ? messages[lastUser].content : '' };
 }

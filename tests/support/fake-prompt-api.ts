@@ -3,13 +3,21 @@
 // 'available', so every other test sees a browser without it. The first create() of a
 // 'downloadable' model reports download progress and then marks it 'available' (as a browser keeps
 // its model). Streaming replies say "Built in: <message>"; structured calls answer like the
-// scripted model (by schema title), so the memory pipeline runs end to end.
+// scripted model (by schema title), so the memory pipeline runs end to end. Like the real API it
+// has a window (contextWindow, contextUsage, measureContextUsage; a word or a mark is a token here)
+// and refuses what passes it with a QuotaExceededError.
 import type { ChatMessage, JsonSchema } from '../../src/ports';
 import { ScriptedModel } from './scripted-model';
 
 const KEY = 'tealeaf-test-builtin';
 type Message = { role: 'system' | 'user' | 'assistant'; content: string };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Gemini Nano's window in Chrome's first Prompt API (inputQuota), the smallest it has had. */
+const WINDOW = 6144;
+/** The fake's token count: a word or a punctuation mark is a token, a message costs 4 more. */
+const tokens = (messages: Message[]) => messages.reduce((n, m) => n + 4 + (m.content.match(/\w+|[^\w\s]/g) ?? []).length, 0);
+const tooLarge = (requested: number) =>
+  Object.assign(new DOMException('The input is too large.', 'QuotaExceededError'), { requested, quota: WINDOW });
 
 export function installFakePromptApi(): void {
   const state = localStorage.getItem(KEY);
@@ -19,11 +27,27 @@ export function installFakePromptApi(): void {
   const scripted = new ScriptedModel();
 
   class FakeSession {
-    constructor(private readonly initial: Message[]) {}
+    readonly contextWindow = WINDOW;
+    readonly contextUsage: number;
+    constructor(private readonly initial: Message[]) {
+      this.contextUsage = tokens(initial);
+    }
+    async measureContextUsage(input: string | Message[]): Promise<number> {
+      return tokens(typeof input === 'string' ? [{ role: 'user', content: input }] : input);
+    }
+    private fits(input: string): void {
+      const n = this.contextUsage + tokens([{ role: 'user', content: input }]);
+      if (n > WINDOW) throw tooLarge(n);
+    }
     private messages(input: string): ChatMessage[] {
       return [...this.initial, { role: 'user', content: input }];
     }
     promptStreaming(input: string, options: { responseConstraint?: unknown } = {}): ReadableStream<string> {
+      try {
+        this.fits(input);
+      } catch (e) {
+        return new ReadableStream<string>({ start: (c) => c.error(e) });
+      }
       // A structured call (the app streams those too) answers like prompt() below, in pieces.
       if (options.responseConstraint !== undefined) {
         let pending: string[] | undefined;
@@ -48,6 +72,7 @@ export function installFakePromptApi(): void {
       });
     }
     async prompt(input: string, options: { responseConstraint?: unknown } = {}): Promise<string> {
+      this.fits(input);
       calls.push({ kind: 'prompt', input, system: this.initial.find((m) => m.role === 'system')?.content ?? '' });
       return scripted.json(this.messages(input), (options.responseConstraint ?? {}) as JsonSchema);
     }
@@ -68,7 +93,9 @@ export function installFakePromptApi(): void {
         }
         localStorage.setItem(KEY, 'available');
       }
-      return new FakeSession(options.initialPrompts ?? []);
+      const initial = options.initialPrompts ?? [];
+      if (tokens(initial) > WINDOW) throw tooLarge(tokens(initial));
+      return new FakeSession(initial);
     },
   };
   (globalThis as { LanguageModel?: unknown }).LanguageModel = api;

@@ -1,8 +1,9 @@
 // The browser's model (Prompt API) behind a scripted double of the API: the Prompt API takes no
-// token limit, so a JSON answer that never ends must be stopped by its size (issue 21).
+// token limit, so a JSON answer that never ends must be stopped by its size (issue 21); its window.
 import { describe, expect, it } from 'vitest';
 import { BuiltinModel, type PromptApi } from '../../../src/models/builtin-model';
 import { JSON_LIMITS } from '../../../src/models/call-limits';
+import { isContextOverflow } from '../../../src/ports';
 
 /** A Prompt API whose answers start as `start` and then, with `endless`, never end. */
 function fakeApi(start: string, endless: boolean) {
@@ -67,5 +68,95 @@ describe('BuiltinModel', () => {
     });
     expect(text).toBe(seen);
     expect(text.startsWith('Hello')).toBe(true);
+  });
+});
+
+// Issue 28: the window of the browser's model, counted by the API itself, and its refusal of a
+// prompt past the window read as ContextOverflowError.
+type Message = { role: string; content: string };
+/** A stand-in token count: a word is a token, a message costs 4 more. */
+const tokens = (input: Message[]) => input.reduce((n, m) => n + 4 + (m.content.match(/\S+/g)?.length ?? 0), 0);
+
+/** A QuotaExceededError as the API throws it (a DOMException with the counts). */
+function quotaError(requested: number, quota: number): Error {
+  return Object.assign(new DOMException('The input is too large.', 'QuotaExceededError'), { requested, quota });
+}
+
+/** A Prompt API with a window: `names` picks the current (context*) or the earlier (input*) names. */
+function windowedApi(window: number, names: 'context' | 'input' = 'context') {
+  const created: Message[][] = [];
+  const api = {
+    availability: async () => 'available' as const,
+    create: async (options: { initialPrompts?: Message[] } = {}) => {
+      const initial = options.initialPrompts ?? [];
+      created.push(initial);
+      const usage = 2 + (initial.length ? tokens(initial) : 0);
+      if (usage > window) throw quotaError(usage, window);
+      const measure = async (input: Message[]) => tokens(input);
+      const session = {
+        prompt: async () => 'ok',
+        promptStreaming: (input: string) =>
+          new ReadableStream<string>({
+            start(c) {
+              const n = usage + tokens([{ role: 'user', content: input }]);
+              if (n > window) c.error(quotaError(n, window));
+              else {
+                c.enqueue('ok');
+                c.close();
+              }
+            },
+          }),
+        destroy: () => undefined,
+        ...(names === 'context'
+          ? { contextWindow: window, contextUsage: usage, measureContextUsage: measure }
+          : { inputQuota: window, inputUsage: usage, measureInputUsage: measure }),
+      };
+      return session;
+    },
+  } as unknown as PromptApi;
+  return { api, created };
+}
+
+const conversation = [
+  { role: 'system' as const, content: 'Be kind.' },
+  { role: 'system' as const, content: 'Memories: tea.' },
+  { role: 'user' as const, content: 'Hello there' },
+  { role: 'assistant' as const, content: 'Hi!' },
+  { role: 'user' as const, content: 'What do I like?' },
+];
+
+describe('BuiltinModel: its window', () => {
+  it.each(['context', 'input'] as const)('reads the window and measures prompts as a call lays them out (%s* names)', async (names) => {
+    const { api } = windowedApi(6144, names);
+    const model = await BuiltinModel.start(undefined, undefined, api);
+    expect(model.window).toMatchObject({ contextTokens: 6144, maxOutputTokens: 1024 });
+    // The blank session's own 2, the system text joined, the dialogue, the prompt.
+    const laidOut = [
+      { role: 'system', content: 'Be kind.\n\nMemories: tea.' },
+      { role: 'user', content: 'Hello there' },
+      { role: 'assistant', content: 'Hi!' },
+      { role: 'user', content: 'What do I like?' },
+    ];
+    expect(await model.window!.countTokens!(conversation)).toBe(2 + tokens(laidOut));
+  });
+
+  it('has no window where the browser sets no finite one (callers assume the smallest of the catalog)', async () => {
+    expect((await BuiltinModel.start(undefined, undefined, windowedApi(Infinity).api)).window).toBeUndefined();
+    expect((await BuiltinModel.start(undefined, undefined, fakeApi('x', false).api)).window).toBeUndefined();
+  });
+
+  it("turns the API's QuotaExceededError into ContextOverflowError, from the session's start or from the prompt", async () => {
+    const { api } = windowedApi(60);
+    const model = await BuiltinModel.start(undefined, undefined, api);
+    const longDialogue = [{ role: 'system' as const, content: 'word '.repeat(80) }, ...conversation.slice(2)];
+    const e = await model.chat(longDialogue).catch((x: unknown) => x);
+    expect(isContextOverflow(e)).toBe(true);
+    expect(e).toMatchObject({
+      promptTokens: 2 + tokens([{ role: 'system', content: 'word '.repeat(80) }, ...conversation.slice(2, 4)]),
+      contextTokens: 60,
+    });
+    const longPrompt = [{ role: 'user' as const, content: 'word '.repeat(80) }];
+    await expect(model.json(longPrompt, { type: 'object' })).rejects.toMatchObject({ name: 'ContextOverflowError', contextTokens: 60 });
+    expect(await model.chat(conversation)).toBe('ok');
   });
 });
