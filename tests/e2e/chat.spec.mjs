@@ -132,11 +132,16 @@ test('a message over 990,000 characters is refused in the composer; the text sta
     assert.equal((await composer.inputValue()).length, 990_001, 'the text stays');
     const db = await readDb(page, ['sessions', 'turns']);
     assert.deepEqual([db.sessions.length, db.turns.length], [0, 0]);
-    // Cut down to the limit: the note goes and the message is sent.
+    // Cut down to the limit: the note goes and the message is sent and kept. No model reads that
+    // much in one go: the reply says so, and what to do, instead of sending it (issue 28).
     await composer.fill('x'.repeat(990_000));
     await note.waitFor({ state: 'detached' });
     await page.getByTestId('send').click();
-    await lastReply(page, { timeout: 60_000 });
+    await lastReply(page, { status: 'error', timeout: 60_000 });
+    assert.match(
+      await page.getByTestId('turn-assistant').last().getByTestId('turn-status').textContent(),
+      /too long for the model in use.*Shorten the message, or choose a model with a larger window/,
+    );
     const stored = await readDb(page, ['turns']);
     assert.equal(stored.turns.find((t) => t.role === 'user').text.length, 990_000);
     assertNoOffHost(h);
