@@ -16,6 +16,7 @@ import { CHAT_LIMITS, JSON_LIMITS, tokenBudget, type CallLimits } from './call-l
 import { serverOverflow } from './overflow';
 import { CallGuard, readText, sseData, type CallLimit } from './server-call';
 import { PROBE_MS, serverWindow, ServerWindowTracker } from './server-window';
+import { withSchemaInstruction } from '../memory/fit/schema';
 import { isLocalServerError, LocalServerError, normaliseServerUrl } from './server-address';
 
 export { sseData } from './server-call';
@@ -118,7 +119,9 @@ export class LocalServerModel implements LanguageModel {
    * answer, the smallest window of the catalog. Undefined for a remote benchmark server given none.
    */
   get window(): ModelWindow | undefined {
-    return this.knownWindow ?? this.tracker?.window;
+    const w = this.knownWindow ?? this.tracker?.window;
+    // A server that refused response_format is asked for JSON in words: the schema takes room.
+    return w && this.schemaUnsupported ? { ...w, schemaInPrompt: true } : w;
   }
 
   /** The window once the server has answered (a few seconds at most, asked once). */
@@ -162,12 +165,10 @@ export class LocalServerModel implements LanguageModel {
         this.schemaUnsupported = true;
       }
     }
-    const instruction: ChatMessage = {
-      role: 'system',
-      content: `Answer with one JSON value only, no prose, matching this JSON schema:\n${JSON.stringify(schema)}`,
-    };
-    return this.complete([...messages, instruction], options, { type: 'json_object' }, limits).catch((e: unknown) => {
-      if (isLocalServerError(e) && e.kind === 'http') return this.complete([...messages, instruction], options, undefined, limits);
+    // The same words as every engine that asks in words, so the fitted call counted them (window.schemaInPrompt).
+    const asked = withSchemaInstruction(messages, schema);
+    return this.complete(asked, options, { type: 'json_object' }, limits).catch((e: unknown) => {
+      if (isLocalServerError(e) && e.kind === 'http') return this.complete(asked, options, undefined, limits);
       throw e;
     });
   }

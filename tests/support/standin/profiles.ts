@@ -53,7 +53,9 @@ const PROFILE_LIST: EngineProfile[] = [
     contextTokens: 4096,
     maxOutputTokens: 1024,
     defaultSystem: MLC_QWEN_SYSTEM,
-    exposesCount: false,
+    // web-llm's loaded tokenizer counts (src/models/webllm-tokens.ts); the builders' estimate is
+    // tested too, with exposesCount off.
+    exposesCount: true,
     schemaInPrompt: false,
     minRoom: 0,
     jsonNeedsFullOutput: false,

@@ -123,14 +123,14 @@ describe('counting long texts', () => {
 
 describe('profiles', () => {
   it('the default is the default model’s window; the CPU profile is smaller and can count', () => {
-    expect(engineProfile()).toMatchObject({ name: 'webgpu-4096', contextTokens: 4096, maxOutputTokens: 1024, exposesCount: false });
+    expect(engineProfile()).toMatchObject({ name: 'webgpu-4096', contextTokens: 4096, maxOutputTokens: 1024, exposesCount: true });
     expect(engineProfile('cpu-2048')).toMatchObject({ contextTokens: 2048, maxOutputTokens: 384, exposesCount: true });
     expect(engineProfile('{"profile":"cpu-2048","contextTokens":1000}')).toMatchObject({ name: 'cpu-2048', contextTokens: 1000 });
     expect(() => engineProfile('gpt-9')).toThrow(/Unknown stand-in profile "gpt-9"/);
   });
 
   it('window.countTokens only where the profile exposes it', async () => {
-    expect(enforce(new Talker(''), 'webgpu-4096').window.countTokens).toBeUndefined();
+    expect(enforce(new Talker(''), '{"profile":"webgpu-4096","exposesCount":false}').window.countTokens).toBeUndefined();
     const cpu = enforce(new Talker(''), 'cpu-2048');
     expect(cpu.window).toMatchObject({ contextTokens: 2048, maxOutputTokens: 384 });
     expect(await cpu.window.countTokens!([user('Hello')])).toBe(30);
