@@ -52,6 +52,8 @@ if (!dataPath) {
 /** Scripted model that counts calls and answers from the LoCoMo data. */
 class CountingModel implements LanguageModel {
   readonly modelId = 'bench-scripted';
+  /** The default WebGPU model's window and cap: calls are fitted (and sessions cut into parts) as for it. */
+  readonly window = { contextTokens: 4096, maxOutputTokens: 1024 };
   calls = 0;
   /** Calls that asked the self-reflection, and those that answered "not enough" with keywords. */
   reflections = 0;

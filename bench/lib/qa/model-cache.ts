@@ -25,6 +25,11 @@ export class CachedModel implements LanguageModel {
     mkdirSync(dir, { recursive: true });
   }
 
+  /** The wrapped model's window: every call is fitted to it as in the app. */
+  get window() {
+    return this.inner.window;
+  }
+
   get modelId(): string {
     return this.inner.modelId;
   }
