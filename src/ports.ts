@@ -41,8 +41,22 @@ export interface ModelWindow {
   readonly schemaInPrompt?: boolean;
 }
 
+/**
+ * How an engine asks for JSON: 'grammar' (decoding constrained by the schema: web-llm, a server's
+ * response_format, the Prompt API's responseConstraint) or 'words' (the schema in the prompt, the
+ * answer read and repaired: the CPU engine, a server without structured output).
+ */
+export type StructuredMode = 'grammar' | 'words';
+
 export interface LanguageModel {
   readonly modelId: string;
+  /**
+   * The engine's structured mode now, where it offers both (a model server). Absent: one way only,
+   * 'words' where `window.schemaInPrompt` says so, else 'grammar'.
+   */
+  readonly structuredMode?: StructuredMode;
+  /** Switches the structured mode, where the engine offers both (the self-test chooses). */
+  setStructuredMode?(mode: StructuredMode): void;
   /**
    * The model's window and output cap. Absent where a model cannot say: callers assume the
    * smallest window of the catalog (FALLBACK_WINDOW, src/memory/fit/window.ts).
