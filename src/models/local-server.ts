@@ -11,6 +11,7 @@ import {
   type JsonSchema,
   type LanguageModel,
   type ModelWindow,
+  type StructuredMode,
 } from '../ports';
 import { CHAT_LIMITS, JSON_LIMITS, tokenBudget, type CallLimits } from './call-limits';
 import { serverOverflow } from './overflow';
@@ -81,8 +82,8 @@ export class LocalServerModel implements LanguageModel {
   private readonly origin: string;
   private readonly apiKey?: string;
   private readonly limits: { chat: CallLimits; json: CallLimits };
-  /** The server refused `response_format` once: later calls ask for JSON in words only. */
-  private schemaUnsupported = false;
+  /** 'words' once the server refused `response_format`, or where the self-test chose it. */
+  private mode: StructuredMode = 'grammar';
   /** The server refused our max_tokens once (vLLM: past the context length): the other limits stay. */
   private tokenLimitRefused = false;
   /** A window given, or the server's as it reports it; neither for a remote benchmark server. */
@@ -120,8 +121,17 @@ export class LocalServerModel implements LanguageModel {
    */
   get window(): ModelWindow | undefined {
     const w = this.knownWindow ?? this.tracker?.window;
-    // A server that refused response_format is asked for JSON in words: the schema takes room.
-    return w && this.schemaUnsupported ? { ...w, schemaInPrompt: true } : w;
+    // JSON asked for in words: the schema takes room in the prompt.
+    return w && this.mode === 'words' ? { ...w, schemaInPrompt: true } : w;
+  }
+
+  get structuredMode(): StructuredMode {
+    return this.mode;
+  }
+
+  /** Grammar (response_format json_schema) or words; ModelService restores the self-test's choice. */
+  setStructuredMode(mode: StructuredMode): void {
+    this.mode = mode;
   }
 
   /** The window once the server has answered (a few seconds at most, asked once). */
@@ -147,7 +157,7 @@ export class LocalServerModel implements LanguageModel {
 
   async json(messages: ChatMessage[], schema: JsonSchema, options: GenerateOptions = {}): Promise<string> {
     const limits = this.limits.json;
-    if (!this.schemaUnsupported) {
+    if (this.mode === 'grammar') {
       try {
         const format = { type: 'json_schema', json_schema: { name: 'answer', strict: true, schema } };
         return await this.complete(messages, options, format, limits);
@@ -162,7 +172,7 @@ export class LocalServerModel implements LanguageModel {
           e.status !== 404
         ))
           throw e;
-        this.schemaUnsupported = true;
+        this.mode = 'words';
       }
     }
     // The same words as every engine that asks in words, so the fitted call counted them (window.schemaInPrompt).

@@ -4,6 +4,7 @@ export interface FakeServerConfig {
   status: number;
   stall: boolean;
   schema: boolean;
+  schemaIgnored: boolean;
   malformed: boolean;
   delayMs: number;
   eventDelayMs: number;

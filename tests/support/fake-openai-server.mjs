@@ -7,6 +7,8 @@
 //   status:      answer every completion with this HTTP status (e.g. 500)
 //   stall:       never answer completions (timeouts)
 //   schema:      false = refuse response_format with 400, as servers without structured output do
+//   schemaIgnored: true = take response_format json_schema but answer in prose, as a server that
+//                ignores it lets a small model do (asked in words, the schema in the prompt, it reads)
 //   malformed:   put one malformed event before the reply
 //   delayMs:     pause between streamed pieces
 //   eventDelayMs: pause after each whole event instead (e.g. 5 = about 200 tokens/s)
@@ -116,6 +118,7 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     status: 0,
     stall: false,
     schema: true,
+    schemaIgnored: false,
     malformed: false,
     delayMs: 0,
     eventDelayMs: 0,
@@ -201,7 +204,8 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     }
     const text = messages.map((m) => m.content).join('\n');
     let reply;
-    if (format?.type === 'json_schema')
+    if (format?.type === 'json_schema' && config.schemaIgnored) reply = 'Sure! Here is what is worth remembering: you moved, and you cook.';
+    else if (format?.type === 'json_schema')
       reply = JSON.stringify(jsonAnswer(format.json_schema?.schema?.title ?? '', text, format.json_schema?.schema));
     else if (format?.type === 'json_object' || /Answer with one JSON value only/.test(text)) {
       const m = text.match(/matching this JSON schema:\n(.+)$/m);

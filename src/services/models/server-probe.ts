@@ -1,7 +1,7 @@
 // Asking a model server on this computer which models it has, in words the Models view shows; and
 // noticing when the server in use stops answering, so the header stops calling it ready.
 import { errorText } from '../../errors';
-import type { LanguageModel } from '../../ports';
+import type { LanguageModel, StructuredMode } from '../../ports';
 import { isLocalServerError, LocalServerError, LocalServerModel, normaliseServerUrl } from '../../models/local-server';
 import type { ServerSnapshot } from './model-snapshot';
 
@@ -61,6 +61,11 @@ export function watchServer(model: LanguageModel, baseUrl: string, onLost: (mess
     get window() {
       return model.window;
     },
+    // The structured mode is the server model's own: the self-test reads and switches it.
+    get structuredMode() {
+      return model.structuredMode;
+    },
+    ...(model.setStructuredMode ? { setStructuredMode: (mode: StructuredMode) => model.setStructuredMode!(mode) } : {}),
     chat: (messages, options) => guard(() => model.chat(messages, options)),
     json: (messages, schema, options) => guard(() => model.json(messages, schema, options)),
   };

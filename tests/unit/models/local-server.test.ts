@@ -128,6 +128,21 @@ describe('LocalServerModel', () => {
     }
   });
 
+  it('asks in words when set to (the self-test chose it), and by the schema again when set back', async () => {
+    const m = model({ window: { contextTokens: 4096 } });
+    const schema = { title: 'relation_labels', type: 'object' };
+    const format = () => (fake.requests.at(-1)!.body as { response_format?: { type: string } }).response_format?.type;
+    expect([m.structuredMode, m.window?.schemaInPrompt]).toEqual(['grammar', undefined]);
+    m.setStructuredMode('words');
+    expect([m.structuredMode, m.window?.schemaInPrompt]).toEqual(['words', true]);
+    await m.json([{ role: 'user', content: 'Candidate 1' }], schema);
+    expect(format()).toBe('json_object');
+    expect(JSON.stringify(fake.requests.at(-1)!.body)).toContain('matching this JSON schema');
+    m.setStructuredMode('grammar');
+    await m.json([{ role: 'user', content: 'Candidate 1' }], schema);
+    expect(format()).toBe('json_schema');
+  });
+
   it("lists the server's models", async () => {
     expect(await model().listModels()).toEqual(['tiny-chat', 'tiny-judge']);
   });
