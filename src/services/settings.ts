@@ -5,6 +5,7 @@ import type { Repository } from '../ports';
 import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from '../memory/settings';
 import { Emitter } from './emitter';
 import { isUsableModelId } from '../memory/limits';
+import { readModelChecks, type ModelChecks } from './models/model-checks';
 
 export interface AppSettings {
   /** A session ends after this many idle minutes (0 = never by idleness). */
@@ -35,6 +36,8 @@ export interface AppSettings {
   memoryUse: boolean;
   /** Ended sessions are turned into memories. Off: sessions that end are not memorised; queued ones wait. */
   memoryCreation: boolean;
+  /** What the model self-test found, per model (model-checks.ts): it runs once per model, not at every start. */
+  modelChecks: ModelChecks;
   memory: MemorySettings;
 }
 
@@ -52,6 +55,7 @@ export const DEFAULT_SETTINGS: AppSettings = {
   temperature: TEMPERATURE_RANGE.default,
   memoryUse: true,
   memoryCreation: true,
+  modelChecks: {},
   memory: { ...DEFAULT_MEMORY_SETTINGS },
 };
 
@@ -95,6 +99,7 @@ const FIELDS: { [K in keyof AppSettings]-?: (v: unknown) => AppSettings[K] } = {
   temperature: (v) => (typeof v === 'number' && v >= TEMPERATURE_RANGE.min && v <= TEMPERATURE_RANGE.max ? v : TEMPERATURE_RANGE.default),
   memoryUse: flag(true),
   memoryCreation: flag(true),
+  modelChecks: readModelChecks,
   memory: readMemory,
 };
 const FIELD_KEYS = Object.keys(FIELDS) as Array<keyof AppSettings>;

@@ -60,7 +60,7 @@ export { demoSessionId };
 
 /**
  * What of the user's settings the demo gets: only which models to load, so the demo chats with the
- * same model. Not the persona, the switches or anything else the user set for their own memory
+ * same model, and what the model self-test found of them. Not the persona, the switches or anything else the user set for their own memory
  * (an export of the demo must hold the demo only).
  */
 export function demoSettings(own: AppSettings): AppSettings {
@@ -74,5 +74,7 @@ export function demoSettings(own: AppSettings): AppSettings {
     memorySearchModel: own.memorySearchModel,
     modelMirror: own.modelMirror,
     serverUrl: own.serverUrl,
+    // The same models: what their self-test found (and the structured mode it chose) comes along.
+    modelChecks: structuredClone(own.modelChecks),
   };
 }

@@ -89,6 +89,8 @@ export class Tealeaf {
     this.memory.on('graph', () => void this.chat.refresh());
     // A job calling the previous model stops that call and runs again with this one.
     this.models.on('llm', (llm) => this.memory.modelChanged(llm));
+    // The model self-test steps aside while a reply is being written: chat comes first.
+    this.chat.on('busy', ({ phase }) => this.models.check.chatBusy(phase !== 'idle'));
     // The model server stopped answering: the job stops before its failing step counts as an
     // attempt, and waits (not "failed") until a reconnect brings the model back.
     this.models.on('unreachable', () => this.memory.pauseJobs());

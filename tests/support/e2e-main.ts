@@ -14,6 +14,10 @@ installFakePromptApi();
 // (localStorage 'tealeaf-test-search-model' = 'with-chat'): most tests expect recall by words only.
 buildOptions.searchModelWithChat = localStorage.getItem('tealeaf-test-search-model') === 'with-chat';
 
+// The model self-test only where a test asks for it (localStorage 'tealeaf-test-self-test' = 'on'):
+// its calls would add to every other test's count of model calls.
+buildOptions.selfTest = localStorage.getItem('tealeaf-test-self-test') === 'on';
+
 // Where to look for a model server on this computer: the usual ports unless a test names others
 // (localStorage 'tealeaf-test-local-servers', a JSON list of { name, url }: its fake server on a free port).
 const servers = localStorage.getItem('tealeaf-test-local-servers');

@@ -34,9 +34,11 @@ export function registerChatModel(model: ExtraChatModel): void {
 /**
  * What a build does by itself. `searchModelWithChat`: the memory search model comes along with the
  * first chat model loaded. The e2e build's entry point turns it off unless a test asks for it
- * (most tests expect recall by words only, which is deterministic).
+ * (most tests expect recall by words only, which is deterministic). `selfTest`: a chat model that
+ * becomes ready is tested once (model-check.ts); off in the e2e build unless a test asks, because
+ * its calls would add to every test's count of model calls.
  */
-export const buildOptions = { searchModelWithChat: true };
+export const buildOptions = { searchModelWithChat: true, selfTest: true };
 
 /** web-llm's sources under a mirror: weights at <mirror>/<org>/<model>/resolve/main/..., libraries at <mirror>/libs/. */
 export function mirrorOf(url: string): { modelBaseUrl: string; libBaseUrl: string } | undefined {

@@ -5,6 +5,7 @@ import type { GpuProbe } from '../../models/webgpu';
 import type { Embedder, LanguageModel } from '../../ports';
 import type { CpuModelInfo, EngineAdvice, LlmModelInfo } from '../../models/catalog';
 import type { BuiltinAvailability } from '../../models/builtin-model';
+import type { ModelCheckSnapshot } from './model-check';
 
 export interface ModelChoice {
   id: string;
@@ -44,6 +45,8 @@ export interface ModelsSnapshot {
   server: ServerSnapshot;
   /** The browser's own model (Prompt API): whether there is one, and its download. */
   builtin: { availability: BuiltinAvailability | 'checking'; loading?: number; error?: string };
+  /** The self-test of the chat model in use: running, or what it found (model-check.ts). */
+  check?: ModelCheckSnapshot;
 }
 
 /**

@@ -14,10 +14,12 @@ import { Emitter } from '../emitter';
 import type { SettingsService } from '../settings';
 import { ERROR_TITLES, SERVER_CHOICE_ID, type ModelEvents, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
 import { exclusiveDownload, isAbort } from './download-lock';
-import { buildCpuModels, chatChoices, extraChatModels, mirrorOf, transformersEnv } from './model-env';
+import { buildCpuModels, buildOptions, chatChoices, extraChatModels, mirrorOf, transformersEnv } from './model-env';
 import { EmbedderSlot } from './embedder-slot';
 import { listServerModels, probeServer, watchServer } from './server-probe';
 import { askPersistence, ignoreFullDisk, readStorage } from '../storage-state';
+import { ModelCheckRunner } from './model-check';
+import { checkKey } from './model-checks';
 
 export { SERVER_CHOICE_ID, type ModelChoice, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
 
@@ -44,6 +46,8 @@ export class ModelService extends Emitter<ModelEvents> {
   private cpuMirror = '';
   /** Which of the two downloaded-model engines chats: web-llm (WebGPU) or transformers.js (CPU). */
   private engine: 'webgpu' | 'cpu' = 'webgpu';
+  /** The self-test of each chat model that becomes ready, in the background (model-check.ts). */
+  readonly check: ModelCheckRunner;
 
   constructor(private readonly settings: SettingsService) {
     super();
@@ -51,6 +55,15 @@ export class ModelService extends Emitter<ModelEvents> {
       onState: (embedder) => this.set({ embedder }),
       onChange: (embedder) => this.emit('embedder', embedder),
       onSettled: () => void this.refreshStorage(),
+    });
+    this.check = new ModelCheckRunner({ settings, onState: (check) => this.set({ check }) });
+    this.check.enabled = buildOptions.selfTest;
+    // Every ready model is tested once (a model server's by its name), a gone one stops its test.
+    this.on('llm', (llm) => {
+      const loaded = this.snapshot.loadedId ?? llm?.modelId ?? '';
+      const server = loaded === SERVER_CHOICE_ID;
+      const label = server ? (llm?.modelId ?? '') : (this.snapshot.loadedLabel ?? loaded);
+      this.check.modelChanged(llm, llm ? checkKey(loaded, llm.modelId, SERVER_CHOICE_ID) : '', label);
     });
   }
 

@@ -57,6 +57,18 @@ const ELSEWHERE: Required<AppSettings> = {
   temperature: 1.5,
   memoryUse: false,
   memoryCreation: false,
+  modelChecks: {
+    'local-server:qwen2.5:0.5b': {
+      version: 1,
+      verdict: 'weak',
+      checks: [{ id: 'summary-repeats', passed: false, reason: 'it repeated items' }],
+      mode: 'words',
+      canSwitch: true,
+      switched: true,
+      at: 1_700_000_000_000,
+      label: 'qwen2.5:0.5b',
+    },
+  },
   memory: {
     relationAwareLinking: false,
     refinement: false,
@@ -81,6 +93,7 @@ const ELSEWHERE: Required<AppSettings> = {
     timeDecayHalfLifeDays: 30,
     reflectiveRequery: true,
     refineWhenUnsure: !DEFAULT_MEMORY_SETTINGS.refineWhenUnsure,
+    earlierInChat: !DEFAULT_MEMORY_SETTINGS.earlierInChat,
     topicNouns: true,
   } satisfies Required<MemorySettings>,
 };
