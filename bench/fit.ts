@@ -8,8 +8,9 @@
 // the largest prompt plus asked output as a share of the window, and calls over it (`overWindow`,
 // must be 0: the stand-in refuses them as the engine would). Then memorising coverage of the first
 // and last tenth of long sessions; tokens before a reply's first token with the call before it
-// made always (as before) or only when retrieval is unsure, with recall at 300 words; and the
-// pipeline under injected small-model faults at 10 % and 30 %.
+// made always (as before) or only when retrieval is unsure, with recall at 300 words; what a reply
+// late in a long chat still sees of the chat's start; and the pipeline under injected small-model
+// faults at 10 % and 30 %.
 // The model is a double (tests/support/model-double.ts) that does its job: a memory per user line
 // it is shown, labels by shared words, the self-reflection by the rule of bench:calls. So coverage
 // measures how sessions are cut into calls, not what a real model writes; recall is LoCoMo's
@@ -21,7 +22,17 @@ import { parseLocomoConversation, type LocomoConversation } from '../src/memory/
 import { CPU_MODELS, LLM_MODELS } from '../src/models/catalog';
 import { engineProfile } from '../tests/support/standin';
 import { BUILDERS } from './lib/fit/tagged';
-import { builderRun, faultRun, ingestLocomo, replyStart, type FaultRun, type ReplyStart, type CoverageRow } from './lib/fit/runs';
+import {
+  builderRun,
+  chatRecall,
+  faultRun,
+  ingestLocomo,
+  replyStart,
+  type ChatRecallRow,
+  type FaultRun,
+  type ReplyStart,
+  type CoverageRow,
+} from './lib/fit/runs';
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(name);
@@ -100,6 +111,8 @@ async function main(): Promise<void> {
   const ingested = await Promise.all(convs.map((c, i) => ingestLocomo(c, `q${i}`)));
   const start: Record<string, ReplyStart[]> = {};
   for (const profile of ['webgpu-4096', 'cpu-2048']) start[profile] = await replyStart(profile, ingested);
+  const inChat: ChatRecallRow[] = [];
+  for (const profile of ['webgpu-4096', 'cpu-2048']) inChat.push(...(await chatRecall(profile, convs)));
   const faults: FaultRun[] = [];
   for (const profile of ['webgpu-4096', 'cpu-2048']) {
     log(`faults: ${profile}`);
@@ -135,6 +148,8 @@ async function main(): Promise<void> {
       console.log(
         `${profile} ${r.gate.padEnd(11)} turns ${r.turns} called ${r.called} median ${r.tokensMedian} p90 ${r.tokensP90} recall ${r.recall.toFixed(3)}`,
       );
+  console.log('\nrecall of the evidence turns from the chat itself (LoCoMo conversations as one chat, no memory)');
+  for (const r of inChat) console.log(`${r.profile} ${r.where}: ${r.recall.toFixed(3)} over ${r.questions} questions`);
   console.log('\nfaults: profile rate jobs failed lostFacts corrupted traitsRetired faultsFired recall@300');
   for (const f of faults)
     console.log(

@@ -73,6 +73,12 @@ export interface MemorySettings {
    */
   refineWhenUnsure: boolean;
   /**
+   * In a chat longer than the model's window, the earlier exchanges that match what is being
+   * talked about now are recalled into the reply's prompt (recall/chat-window.ts); off, the reply
+   * sees only the newest turns that fit.
+   */
+  earlierInChat: boolean;
+  /**
    * LD-Agent's topic nouns: the overlap of the query's nouns with each unit's is fused with the
    * lexical and dense rankings (needs the part-of-speech tagger, src/models/nouns.ts).
    */
@@ -103,6 +109,7 @@ export const DEFAULT_MEMORY_SETTINGS: Readonly<MemorySettings> = Object.freeze({
   timeDecayHalfLifeDays: 0,
   reflectiveRequery: true,
   refineWhenUnsure: true,
+  earlierInChat: true,
   topicNouns: false,
 });
 

@@ -265,3 +265,50 @@ export async function faultRun(
 }
 
 export { ingestLocomo, type Session, type Turn };
+
+export interface ChatRecallRow {
+  profile: string;
+  where: string;
+  questions: number;
+  recall: number;
+}
+
+/**
+ * What a reply in a long chat still sees of the chat itself: each LoCoMo conversation as one chat
+ * and each question asked in it, with no memory at all, so only the chat's own turns can carry the
+ * evidence. "Near": asked ten turns after its last evidence turn (a short distance, as at turn 5);
+ * "far": asked at the end of the whole conversation (hundreds of turns later), with the earlier
+ * exchanges recalled (earlierInChat) and without (the newest turns only).
+ */
+export async function chatRecall(profile: string, convs: LocomoConversation[]): Promise<ChatRecallRow[]> {
+  const llm = tagged(profile);
+  const empty = { index: createHybridIndex(), graph: emptyWorld().graph, memories: new Map() };
+  const rows: ChatRecallRow[] = [];
+  for (const [where, settings, far] of [
+    ['near (10 turns after the evidence)', withDefaults(), false],
+    ['far (end of the chat), earlier exchanges recalled', withDefaults(), true],
+    ['far (end of the chat), newest turns only', withDefaults({ earlierInChat: false }), true],
+  ] as const) {
+    let recall = 0;
+    let n = 0;
+    for (const [ci, conv] of convs.entries()) {
+      const { turns } = wholeConversation(conv, `chat${ci}`);
+      const at = new Map(turns.map((t, i) => [t.externalId, i]));
+      for (const q of conv.qa.filter((x) => x.category >= 1 && x.category <= 4)) {
+        const idx = q.evidence.map((d) => at.get(d)).filter((x): x is number => x !== undefined);
+        if (idx.length === 0) continue;
+        const upto = far ? turns.length : Math.min(turns.length, Math.max(...idx) + 11);
+        const dialogue: DialogueTurn[] = [
+          ...turns.slice(0, upto).map((t) => ({ id: t.id, role: t.role, text: t.text, time: t.time })),
+          { role: 'user', text: q.question, time: turns[upto - 1]!.time + 60_000 },
+        ];
+        const p = await reply(llm, empty, dialogue, settings, turns[upto - 1]!.time + 120_000);
+        const seen = new Set([...dialogue.slice(-p.chat.recent).map((t) => t.id), ...p.chat.earlierTurnIds]);
+        recall += idx.filter((i) => seen.has(turns[i]!.id)).length / idx.length;
+        n++;
+      }
+    }
+    rows.push({ profile, where, questions: n, recall: recall / Math.max(1, n) });
+  }
+  return rows;
+}

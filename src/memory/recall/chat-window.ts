@@ -27,8 +27,8 @@ export interface ChatWindow<T extends ChatTurn> {
 
 /** Words of one turn an earlier exchange shows: a long reply is cut, the user's words rarely are. */
 const EXCERPT_WORDS = { user: 120, assistant: 60 } as const;
-/** Exchanges recalled at most (each about a hundred tokens). */
-const MAX_EARLIER = 6;
+/** Exchanges recalled at most (each about a hundred tokens; the budget binds first). */
+const MAX_EARLIER = 24;
 
 function excerpt(t: ChatTurn): string {
   const words = t.text.trim().split(/\s+/);
@@ -67,8 +67,8 @@ export function chatWindow<T extends ChatTurn>(
   const cost = (t: ChatTurn) => MESSAGE_OVERHEAD + estimateTokens(t.text);
   const all = dialogue.reduce((a, t) => a + cost(t), 0);
   if (all <= tokens) return { recent: [...dialogue], earlier: [], earlierTurnIds: [], left: 0 };
-  // Room for earlier exchanges is taken from the window only when some turns are left out.
-  const room = tokens - Math.min(earlierTokens, Math.floor(tokens / 3));
+  // Room for earlier exchanges (at most half) is taken from the window only when some turns are left out.
+  const room = tokens - Math.min(earlierTokens, Math.floor(tokens / 2));
   let from = dialogue.length - 1;
   let used = cost(dialogue[from]!);
   while (from > 0 && used + cost(dialogue[from - 1]!) <= room) used += cost(dialogue[--from]!);
