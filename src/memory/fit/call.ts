@@ -18,6 +18,12 @@ export interface FitTarget {
   build: PromptBuilder;
   /** A JSON call's schema: counted with the prompt where the engine writes it there. */
   schema?: JsonSchema;
+  /**
+   * The least output worth calling with: when what must go in leaves less than `output`, the call
+   * still goes with a shorter answer, down to this (a reply: a short answer beats none). Default:
+   * `output`, no shorter.
+   */
+  minOutput?: number;
   /** Tokens the answer should be allowed (capped by the engine's maxOutputTokens). */
   output: number;
   signal?: AbortSignal;
@@ -78,7 +84,7 @@ export async function fitPrompt(req: FitTarget, budgetScale = 1): Promise<Fitted
   const maxTokens = outputFor(window, req.output);
   const limit = window.contextTokens - maxTokens;
   let budget = Math.floor((limit - (window.countTokens ? 0 : ESTIMATE_SLACK)) * budgetScale);
-  let last: { n: number; exact: boolean } | undefined;
+  let last: { n: number; exact: boolean; messages: ChatMessage[] } | undefined;
   // What the engine adds for JSON in words is not the builder's to fit, but it takes room.
   const sent = (m: ChatMessage[]) => (req.schema && window.schemaInPrompt ? withSchemaInstruction(m, req.schema) : m);
   for (let i = 0; i < MAX_BUILDS; i++) {
@@ -86,12 +92,26 @@ export async function fitPrompt(req: FitTarget, budgetScale = 1): Promise<Fitted
     const c = await count(window, sent(messages), req.signal);
     if (c.n <= limit && (c.exact || c.n + ESTIMATE_SLACK <= limit))
       return { messages, maxTokens, promptTokens: c.n, exact: c.exact, window };
-    // No smaller than the last build: the parts that must stay do not fit.
-    if (last && c.n >= last.n) throw new PromptTooLongError(c.n, window);
-    last = c;
+    // No smaller than the last build: the parts that must stay do not fit beside the whole
+    // answer. A shorter answer, where the caller allows one; else, in words, no call.
+    if (last && c.n >= last.n) return shorterAnswer(req, window, messages, c) ?? Promise.reject(new PromptTooLongError(c.n, window));
+    last = { ...c, messages };
     budget = Math.floor(budget * Math.min(0.9, limit / c.n)) - ESTIMATE_SLACK;
   }
+  const shorter = last && shorterAnswer(req, window, last.messages, last);
+  if (shorter) return shorter;
   throw new PromptTooLongError(last?.n ?? 0, window);
+}
+
+function shorterAnswer(
+  req: FitTarget,
+  window: ModelWindow,
+  messages: ChatMessage[],
+  c: { n: number; exact: boolean },
+): FittedPrompt | undefined {
+  const room = window.contextTokens - c.n - (c.exact ? 0 : ESTIMATE_SLACK);
+  if (req.minOutput === undefined || room < req.minOutput) return undefined;
+  return { messages, maxTokens: Math.min(room, outputFor(window, req.output)), promptTokens: c.n, exact: c.exact, window };
 }
 
 async function withRetries<T>(req: FitRequest, call: (p: FittedPrompt) => Promise<T>): Promise<{ value: T; prompt: FittedPrompt }> {

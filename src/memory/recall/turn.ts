@@ -82,6 +82,8 @@ export interface PreparedTurn {
 
 /** The reply's output cap where the engine allows it (a quarter of a 4,096-token window). */
 export const REPLY_TOKENS = 1024;
+/** The shortest reply worth asking for when the prompt leaves less room than REPLY_TOKENS. */
+export const MIN_REPLY_TOKENS = 128;
 /** Share of the reply prompt's tokens that remembered material may take at most. */
 const MEMORY_SHARE = 0.35;
 /** Tokens per budget word of remembered material (dates, bullets and names included), estimated high. */
@@ -277,7 +279,10 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
       chat: { recent: chat.recent.length, earlierTurnIds: chat.earlierTurnIds, left: chat.left },
     };
   };
-  const fitted = await fitPrompt({ llm: { window }, build, output: maxTokens, signal: input.signal }, input.budgetScale);
+  const fitted = await fitPrompt(
+    { llm: { window }, build, output: maxTokens, minOutput: MIN_REPLY_TOKENS, signal: input.signal },
+    input.budgetScale,
+  );
   const { messages, systemPrompt, units, bank, chat } = layout!;
 
   const byRank = [...units].sort((a, b) => a.rank - b.rank);

@@ -4,7 +4,7 @@ import type { ChatMessage, LanguageModel } from '../../ports';
 import type { Millis, Session, Turn, UsedMemory } from '../../memory/types';
 import { fitPrompt, MESSAGE_OVERHEAD, outputFor, REPLY_PRIMER, estimateTokens, windowOf } from '../../memory/fit';
 import { chatWindow } from '../../memory/recall/chat-window';
-import { REPLY_TOKENS } from '../../memory/recall/turn';
+import { MIN_REPLY_TOKENS, REPLY_TOKENS } from '../../memory/recall/turn';
 
 /** The messages of one reply call, and what of memory went into them (shown under the reply). */
 export interface ReplyPrompt {
@@ -59,6 +59,7 @@ export function memorylessPreparer(persona: () => string | undefined): TurnPrepa
         {
           llm,
           output: maxTokens,
+          minOutput: MIN_REPLY_TOKENS,
           signal,
           build: (tokens) => {
             const room = tokens - estimateTokens(system) - MESSAGE_OVERHEAD - REPLY_PRIMER;

@@ -230,3 +230,22 @@ describe('the gate before a reply', () => {
     expect(retrievalUnsure([], [], 3, new Map(), 'How is Ingrid?')).toBe(true);
   });
 });
+
+describe('a shorter answer rather than none', () => {
+  it('a reply whose instructions leave less than its output still goes, with what room is left', async () => {
+    const llm = {
+      window: {
+        contextTokens: 1000,
+        maxOutputTokens: 800,
+        countTokens: async (m: ChatMessage[]) => m.reduce((a, x) => a + x.content.length, 0),
+      },
+    };
+    const build = () => [{ role: 'system' as const, content: 'x'.repeat(600) }];
+    const fitted = await fitPrompt({ llm, build, output: 800, minOutput: 128 });
+    expect(fitted.maxTokens).toBe(400);
+    await expect(fitPrompt({ llm, build, output: 800 })).rejects.toThrow(/too long for the model in use/);
+    await expect(
+      fitPrompt({ llm, build: () => [{ role: 'system', content: 'x'.repeat(900) }], output: 800, minOutput: 128 }),
+    ).rejects.toThrow(/too long/);
+  });
+});
