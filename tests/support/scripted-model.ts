@@ -51,6 +51,11 @@ interface Script {
   keywordsWhen?: string;
   /** Small-model faults in JSON answers, at a rate, from a seed. */
   faults?: FaultConfig;
+  /**
+   * "judge": relation labels as a careful model gives them (judged below) instead of SameTopic for
+   * every pair (model-check.spec: a model the self-test finds good).
+   */
+  labels?: 'judge';
 }
 
 function script(): Script {
@@ -128,6 +133,7 @@ class ScriptedAnswers implements LanguageModel {
       case 'session_memories':
         return JSON.stringify(summarise(text));
       case 'relation_labels': {
+        if (s.labels === 'judge') return JSON.stringify(judgedLabels(text));
         const n = (text.match(/^Candidate \d+/gm) ?? []).length;
         return JSON.stringify({ labels: Array.from({ length: n }, (_, i) => ({ candidate: i + 1, relation: 'SameTopic' })) });
       }
@@ -155,6 +161,25 @@ class ScriptedAnswers implements LanguageModel {
         return '{}';
     }
   }
+}
+
+/**
+ * Labels by shared words: None where a candidate shares no word of four letters or more with the
+ * new memory, Changed where it does and the new memory says something turned around ("again",
+ * "no longer", "anymore", "stopped"), else SameTopic.
+ */
+function judgedLabels(text: string) {
+  const words = (t: string) => new Set(t.toLowerCase().match(/[a-z]{4,}/g) ?? []);
+  const target = /^New memory \([^)]*\): (.*)$/m.exec(text)?.[1] ?? '';
+  const turned = /\b(again|no longer|anymore|stopped)\b/i.test(target);
+  const mine = words(target);
+  const candidates = [...text.matchAll(/^Candidate (\d+) \([^)]*\): (.*)$/gm)];
+  return {
+    labels: candidates.map((m, i) => {
+      const shared = [...words(m[2])].some((w) => mine.has(w));
+      return { candidate: i + 1, relation: !shared ? 'None' : turned ? 'Changed' : 'SameTopic' };
+    }),
+  };
 }
 
 /** One event per user line of the transcript ("T3 [user, date]: text"). */
