@@ -202,6 +202,39 @@ describe('ModelService', () => {
     expect(counting.jsonCalls).toBe(2);
   });
 
+  it("stops a model's test when another model is loaded, and tests that one", async () => {
+    const stopped: string[] = [];
+    const slow: LanguageModel = {
+      modelId: 'slow-double',
+      chat: async () => '',
+      json: (_m, _s, options = {}) =>
+        new Promise((_resolve, reject) =>
+          options.signal?.addEventListener('abort', () => (stopped.push(String(options.signal?.reason)), reject(options.signal?.reason)), {
+            once: true,
+          }),
+        ),
+    };
+    registerChatModel({
+      choice: { id: 'slow-double', label: 'Slow double', description: '', sizeMB: 0, needsGpu: false },
+      create: () => slow,
+    });
+    const settings = new SettingsService(new InMemoryRepository());
+    await settings.load();
+    const models = new ModelService(settings);
+    await models.load('slow-double');
+    expect(models.snapshot.check).toMatchObject({ key: 'slow-double', state: 'running' });
+    await until(() => models.check.state?.state === 'running', 'the slow check');
+    await tick();
+    const before = counting.jsonCalls;
+    await models.load('check-double');
+    expect(stopped).toEqual(['AbortError: The chat model changed.']);
+    await until(() => models.snapshot.check?.state === 'done', 'the second check');
+    expect(models.snapshot.check?.key).toBe('check-double');
+    expect(settings.value.modelChecks['slow-double']).toBeUndefined();
+    // check-double was tested in the test before, in other settings: here it is tested again.
+    expect(counting.jsonCalls - before).toBe(2);
+  });
+
   describe('with a model server', () => {
     let fake: Awaited<ReturnType<typeof startFakeOpenAiServer>>;
     beforeAll(async () => {
