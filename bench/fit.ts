@@ -150,10 +150,10 @@ async function main(): Promise<void> {
       );
   console.log('\nrecall of the evidence turns from the chat itself (LoCoMo conversations as one chat, no memory)');
   for (const r of inChat) console.log(`${r.profile} ${r.where}: ${r.recall.toFixed(3)} over ${r.questions} questions`);
-  console.log('\nfaults: profile rate jobs failed lostFacts corrupted traitsRetired faultsFired recall@300');
+  console.log('\nfaults: profile rate jobs failed lostFacts/namedTurns corrupted traitsRetired faultsFired recall@300');
   for (const f of faults)
     console.log(
-      `${f.profile} ${f.rate} ${f.jobs} ${f.failedJobs} ${f.lostFacts} ${f.corrupted} ${f.traitsRetired} ${f.faultsFired} ${f.recall.toFixed(3)}`,
+      `${f.profile} ${f.rate} ${f.jobs} ${f.failedJobs} ${f.lostFacts}/${f.namedTurns} ${f.corrupted} ${f.traitsRetired} ${f.faultsFired} ${f.recall.toFixed(3)}`,
     );
   console.log(`\n${result.seconds} s`);
 }

@@ -185,8 +185,10 @@ export interface FaultRun {
   rate: number;
   jobs: number;
   failedJobs: number;
-  /** Facts lost: user turns a memory named without faults that no memory names with them. */
+  /** Facts lost: turns a memory named without faults that no memory names with them. */
   lostFacts: number;
+  /** Turns some memory names in this run. */
+  namedTurns: number;
   /** Records that break an invariant or a limit. */
   corrupted: number;
   traitsRetired: number;
@@ -255,6 +257,7 @@ export async function faultRun(
       jobs: worlds.reduce((a, w) => a + w.outcomes.length, 0),
       failedJobs: worlds.reduce((a, w) => a + w.outcomes.filter((o) => o.status !== 'done').length, 0),
       lostFacts: lost,
+      namedTurns: named(worlds).size,
       corrupted,
       traitsRetired: retired,
       faultsFired: fired,
