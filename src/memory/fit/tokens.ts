@@ -9,8 +9,8 @@ export const MESSAGE_OVERHEAD = 8;
 /** The assistant's opening marker after the last message. */
 export const REPLY_PRIMER = 4;
 
-// Letters, a digit, a line break with its spaces, spaces, one ASCII symbol, one non-ASCII character.
-const PIECES = /[A-Za-z]+|[0-9]|[ \t]*\n\s*|[ \t]+|[!-/:-@[-`{-~]|[^\p{ASCII}]/gu;
+// Letters, a digit, a line break with its spaces, spaces, a run of ASCII symbols, one non-ASCII character.
+const PIECES = /[A-Za-z]+|[0-9]|[ \t]*\n\s*|[ \t]+|[!-/:-@[-`{-~]+|[^\p{ASCII}]/gu;
 const encoder = new TextEncoder();
 
 export function estimateTokens(text: string): number {
@@ -29,7 +29,8 @@ export function estimateTokens(text: string): number {
       const bytes = encoder.encode(w).length;
       n += bytes >= 4 ? 3 : bytes === 3 ? 1.3 : 1;
     } else {
-      n += 1;
+      // Symbols merge in pairs or more ('":"', '},{'): JSON and schemas are mostly these.
+      n += Math.ceil(w.length / 2);
     }
   }
   return Math.ceil(n * 1.08);
