@@ -135,8 +135,11 @@ export function pack(
       return;
     }
     const m = memoriesById.get(unit.id)!;
-    if (inTimeline.has(m.id) || irrelevant.has(m.id)) return;
+    if (inTimeline.has(m.id)) return;
     const tl = timelineOf.get(m.id);
+    // On a timeline whose note was empty, but retrieved through a timeline of its own with a note:
+    // that timeline goes in (only memories with no note of their own are left out).
+    if (!tl && irrelevant.has(m.id)) return;
     if (tl) {
       const ids = tl.timeline.memoryIds;
       // Memories of the timeline already in the prompt on their own give their place back.
