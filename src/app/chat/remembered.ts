@@ -111,3 +111,48 @@ export function recallWords(kind: RecallKind): { chip?: string; line: string; ne
     next: 'Load it in Models.',
   };
 }
+
+/** What went into a reply's prompt from memory, by kind, with the counts the chip shows. */
+export interface PromptContents {
+  timelines: number;
+  /** Every retrieved memory (on a timeline or alone). */
+  memories: number;
+  /** Retrieved memories not on a timeline, listed on their own. */
+  single: string[];
+  /** Current traits every reply is told (the persona banks). */
+  persona: string[];
+  passages: number;
+  /** Turns of this chat from before the reply's window, recalled into its prompt. */
+  earlier: string[];
+}
+
+export function promptContents(used: UsedMemory): PromptContents {
+  const onTimeline = new Set(used.timelines.flatMap((t) => t.memoryIds));
+  return {
+    timelines: used.timelines.length,
+    memories: used.memoryIds.length,
+    single: used.memoryIds.filter((id) => !onTimeline.has(id)),
+    persona: used.personaIds ?? [],
+    passages: used.segmentIds.length,
+    earlier: used.earlierTurnIds ?? [],
+  };
+}
+
+/** Whether anything remembered went into the prompt (the chip shows then). */
+export function toldAnything(used: UsedMemory | undefined): boolean {
+  if (!used) return false;
+  const c = promptContents(used);
+  return c.memories + c.persona.length + c.passages + c.earlier.length > 0;
+}
+
+const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** The chip's words: every kind that went in, counted as the detail lists them. */
+export function chipWords(c: PromptContents): string {
+  const parts: string[] = [];
+  if (c.memories > 0 || c.timelines > 0) parts.push(count(c.timelines, 'timeline', 'timelines'), count(c.memories, 'memory', 'memories'));
+  if (c.persona.length) parts.push(count(c.persona.length, 'fact about you', 'facts about you'));
+  if (c.passages) parts.push(`${count(c.passages, 'passage', 'passages')} of past chats`);
+  if (c.earlier.length) parts.push(`${count(c.earlier.length, 'earlier message', 'earlier messages')} of this chat`);
+  return `remembered: ${parts.join(', ')}`;
+}

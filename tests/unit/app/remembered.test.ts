@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  chipWords,
   passageLines,
+  promptContents,
+  toldAnything,
   recallKind,
   recallWords,
   reflectionState,
@@ -90,5 +93,31 @@ describe('recallKind and recallWords', () => {
     expect(meaning.chip).toBeUndefined();
     expect(meaning.next).toBeUndefined();
     expect(meaning.line).toBe('Found by meaning and by words: the memory search model was in use.');
+  });
+});
+
+describe('what the model was told (issue 29)', () => {
+  const used = (extra: Partial<UsedMemory> = {}): UsedMemory => ({
+    memoryIds: ['m1', 'm2', 'm3'],
+    segmentIds: ['s1'],
+    timelines: [{ memoryIds: ['m1', 'm2'], relations: ['Cause'], through: 'm1' }],
+    scores: [],
+    ...extra,
+  });
+
+  it('counts every kind in the prompt, facts about the person included, as the detail lists them', () => {
+    const c = promptContents(used({ personaIds: ['t1', 't2'], earlierTurnIds: ['x'] }));
+    expect(c.single).toEqual(['m3']);
+    expect(c.persona).toEqual(['t1', 't2']);
+    expect(chipWords(c)).toBe(
+      'remembered: 1 timeline, 3 memories, 2 facts about you, 1 passage of past chats, 1 earlier message of this chat',
+    );
+  });
+
+  it('a prompt with only facts about the person still shows the chip', () => {
+    const only = used({ memoryIds: [], segmentIds: [], timelines: [], personaIds: ['t1'] });
+    expect(toldAnything(only)).toBe(true);
+    expect(chipWords(promptContents(only))).toBe('remembered: 1 fact about you');
+    expect(toldAnything(used({ memoryIds: [], segmentIds: [], timelines: [] }))).toBe(false);
   });
 });
