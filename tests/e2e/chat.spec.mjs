@@ -137,9 +137,11 @@ test('a message over 990,000 characters is refused in the composer; the text sta
     await composer.fill('x'.repeat(990_000));
     await note.waitFor({ state: 'detached' });
     await page.getByTestId('send').click();
-    await lastReply(page, { status: 'error', timeout: 60_000 });
+    // (A reply with no text never reads as settled to lastReply: wait for the failed turn itself.)
+    const failed = page.getByTestId('turn-assistant').last().and(page.locator('[data-status="error"]'));
+    await failed.waitFor({ timeout: 60_000 });
     assert.match(
-      await page.getByTestId('turn-assistant').last().getByTestId('turn-status').textContent(),
+      await failed.getByTestId('turn-status').textContent(),
       /too long for the model in use.*Shorten the message, or choose a model with a larger window/,
     );
     const stored = await readDb(page, ['turns']);
