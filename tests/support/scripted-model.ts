@@ -22,7 +22,8 @@
 // 1,024-token cap, counted with the Qwen2.5 tokenizer): a prompt over the window throws
 // ContextOverflowError, outputs stop at the cap or the window's end (JSON cut mid-way). The script's
 // "faults": { "rate": 0.1, "seed": 1, "only": ["cut-json"] } injects small-model faults into JSON
-// answers (standin/faults.ts). The page sees the model as `window.tealeafStandin`: its `calls`
+// answers (standin/faults.ts). "probe": ["Ingrid"] ends each reply with whether the word was in
+// its prompt (long-chat.spec checks what a reply was told). The page sees the model as `window.tealeafStandin`: its `calls`
 // (tokens in and out, overflowed, cut, fault) and `faultCounts`.
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../src/ports';
 import { EnforcedModel } from './standin/enforce';
@@ -51,6 +52,8 @@ interface Script {
   keywordsWhen?: string;
   /** Small-model faults in JSON answers, at a rate, from a seed. */
   faults?: FaultConfig;
+  /** Words to look for in each reply's prompt: the reply ends with "[probe <word>: in prompt]" or "...: not in prompt]". */
+  probe?: string[];
   /**
    * "judge": relation labels as a careful model gives them (judged below) instead of SameTopic for
    * every pair (model-check.spec: a model the self-test finds good).
@@ -108,7 +111,9 @@ class ScriptedAnswers implements LanguageModel {
     const echo = lastUser.includes('[echo settings]')
       ? `persona: ${(messages.find((m) => m.role === 'system')?.content ?? '').split('\n')[0]} | temperature: ${options.temperature ?? 'default'}`
       : undefined;
-    const reply = echo ?? rule?.say ?? `You said: ${lastUser}${memoryNote ? '\n\n(I remembered something about this.)' : ''}`;
+    const sent = messages.map((m) => m.content).join('\n');
+    const probes = (s.probe ?? []).map((w) => ` [probe ${w}: ${sent.includes(w) ? 'in prompt' : 'not in prompt'}]`).join('');
+    const reply = (echo ?? rule?.say ?? `You said: ${lastUser}${memoryNote ? '\n\n(I remembered something about this.)' : ''}`) + probes;
     let out = '';
     for (const piece of reply.match(/\S+\s*|\s+/g) ?? []) {
       if (options.signal?.aborted) break;
