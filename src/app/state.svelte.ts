@@ -304,6 +304,9 @@ export class AppState {
     if (!this.tealeaf) return;
     this.go('chat');
     await useEngine(this.tealeaf.models, action);
+    // A server offered as found that did not answer: look again, so it is not offered again.
+    const server = this.tealeaf.models.snapshot.server;
+    if (action.kind === 'server' && (server.state === 'error' || server.lost !== undefined)) void this.tealeaf.localServers.look();
   };
   /** Asks the model server that stopped answering again. */
   reconnect = () => this.tealeaf?.models.reconnectServer() ?? Promise.resolve();

@@ -68,8 +68,9 @@ export interface ServerSnapshot {
   url: string;
   state: 'none' | 'connecting' | 'listed' | 'error';
   models: string[];
-  /** The model in use through the server, if any. */
+  /** The model in use through a server, if any, and that server's address (`url` is the one listed). */
   model?: string;
+  modelUrl?: string;
   error?: string;
   /** Set while the server in use does not answer: why, in words (cleared by a reconnect that works). */
   lost?: string;

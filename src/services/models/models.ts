@@ -7,7 +7,7 @@ import { EMBEDDING_MODELS, llmModelById, smallerModelThan } from '../../models/c
 import { LlmRuntime } from '../../models/llm-runtime';
 import { CpuLlmRuntime } from '../../models/cpu-llm-runtime';
 import { ModelRuntimeError } from '../../models/errors';
-import { DEFAULT_SERVER_URL, LocalServerModel, normaliseServerUrl } from '../../models/local-server';
+import { DEFAULT_SERVER_URL } from '../../models/local-server';
 import { BUILTIN_MODEL_ID, BuiltinModel, builtinAvailability } from '../../models/builtin-model';
 import type { ModelProgress } from '../../models/progress';
 import { Emitter } from '../emitter';
@@ -16,7 +16,7 @@ import { ERROR_TITLES, SERVER_CHOICE_ID, type ModelEvents, type ModelsSnapshot, 
 import { exclusiveDownload, isAbort } from './download-lock';
 import { buildCpuModels, buildOptions, chatChoices, extraChatModels, mirrorOf, transformersEnv } from './model-env';
 import { EmbedderSlot } from './embedder-slot';
-import { listServerModels, probeServer, watchServer } from './server-probe';
+import { ServerSlot } from './server-slot';
 import { askPersistence, ignoreFullDisk, readStorage } from '../storage-state';
 import { ModelCheckRunner } from './model-check';
 import { checkKey } from './model-checks';
@@ -34,8 +34,8 @@ export class ModelService extends Emitter<ModelEvents> {
     builtin: { availability: 'checking' },
   };
   private llm?: LlmRuntime;
-  /** The model server's model in use (watched: see serverLost). */
-  private server?: LanguageModel;
+  /** The model server on this computer, when it chats (server-slot.ts). */
+  private readonly servers: ServerSlot;
   private builtin?: BuiltinModel;
   /** Set while this tab waits for another tab's model download. */
   private waitingForTab?: AbortController;
@@ -56,6 +56,25 @@ export class ModelService extends Emitter<ModelEvents> {
       onChange: (embedder) => this.emit('embedder', embedder),
       onSettled: () => void this.refreshStorage(),
     });
+    this.servers = new ServerSlot({
+      settings,
+      snapshot: () => this.snapshot,
+      set: (patch) => this.set(patch),
+      remember: (patch) => this.remember(patch),
+      adopt: (_server, label) => {
+        this.cancelLoadingQuietly();
+        this.test = undefined;
+        this.builtin = undefined;
+        this.embedderSlot.withChatModel();
+        this.set({ error: undefined, loadedId: SERVER_CHOICE_ID, loadedLabel: label });
+        void this.remember({ chatModelId: SERVER_CHOICE_ID, pendingModelId: undefined });
+      },
+      ready: (server) => this.emit('llm', server),
+      lost: (message) => {
+        this.emit('unreachable', { message });
+        this.emit('llm', undefined);
+      },
+    });
     this.check = new ModelCheckRunner({ settings, onState: (check) => this.set({ check }) });
     this.check.enabled = buildOptions.selfTest;
     // Every ready model is tested once (a model server's by its name), a gone one stops its test.
@@ -69,7 +88,8 @@ export class ModelService extends Emitter<ModelEvents> {
 
   get languageModel(): LanguageModel | undefined {
     if (this.test) return this.test;
-    if (this.server) return this.snapshot.server.lost === undefined ? this.server : undefined;
+    const server = this.servers.model;
+    if (server) return this.snapshot.server.lost === undefined ? server : undefined;
     if (this.builtin) return this.builtin;
     if (this.engine === 'cpu') return this.cpu && this.cpu.state.status === 'ready' ? this.cpu : undefined;
     return this.llm && this.llm.state.status === 'ready' ? this.llm : undefined;
@@ -318,15 +338,9 @@ export class ModelService extends Emitter<ModelEvents> {
     this.emit('llm', undefined);
   }
 
-  private setServer(patch: Partial<ServerSnapshot>): void {
-    this.set({ server: { ...this.snapshot.server, ...patch } });
-  }
-
   private dropServer(): void {
     this.builtin = undefined;
-    if (!this.server) return;
-    this.server = undefined;
-    this.setServer({ model: undefined, lost: undefined });
+    this.servers.drop();
   }
 
   /**
@@ -357,61 +371,18 @@ export class ModelService extends Emitter<ModelEvents> {
   }
 
   /** Asks the model server at `url` (on this computer only) which models it has. */
-  async connectServer(url: string): Promise<void> {
-    this.setServer({ url, state: 'connecting', error: undefined });
-    const listed = await listServerModels(url);
-    this.setServer(listed);
-    if (listed.state === 'listed' && this.server && listed.url === this.settings.value.serverUrl) void this.reconnectServer();
-    if (listed.state === 'listed' && this.settings.value.serverUrl !== listed.url) await this.remember({ serverUrl: listed.url });
+  connectServer(url: string): Promise<void> {
+    return this.servers.connect(url);
   }
 
-  /**
-   * Chats and memorises through the server's `model` from now on. Memory jobs resume with it; a
-   * reply being written keeps the model it started with. The server is asked first: one that does
-   * not answer (e.g. stopped before this reload) is shown as not reachable, never as ready.
-   */
-  async useServerModel(model: string): Promise<void> {
-    let url: string;
-    try {
-      url = normaliseServerUrl(this.snapshot.server.url || this.settings.value.serverUrl);
-    } catch (e) {
-      this.setServer({ state: 'error', error: errorText(e) });
-      return;
-    }
-    const local = new LocalServerModel({ baseUrl: url, model });
-    // The model's window is asked beside (a few seconds at most): the first call is sized by it.
-    const [lost] = await Promise.all([probeServer(url), local.probeWindow()]);
-    const server: LanguageModel = watchServer(local, url, (why) => this.serverLost(server, why));
-    this.cancelLoadingQuietly();
-    this.test = undefined;
-    this.builtin = undefined;
-    this.server = server;
-    this.embedderSlot.withChatModel();
-    this.set({ error: undefined, loadedId: SERVER_CHOICE_ID, loadedLabel: `${model} (model server on this computer)` });
-    const models = this.snapshot.server.models.length ? this.snapshot.server.models : [model];
-    this.setServer({ url, model, error: undefined, lost, models });
-    await this.remember({ chatModelId: SERVER_CHOICE_ID, serverUrl: url, serverModel: model, pendingModelId: undefined });
-    if (lost === undefined) this.emit('llm', server);
-  }
-
-  /** The server in use stopped answering: nothing chats or memorises through it until a reconnect works. */
-  private serverLost(server: LanguageModel, message: string): void {
-    if (this.server !== server || this.snapshot.server.lost !== undefined) return;
-    this.setServer({ lost: message });
-    this.emit('unreachable', { message });
-    this.emit('llm', undefined);
+  /** Chats and memorises through the server's `model` from now on (server-slot.ts). */
+  useServerModel(model: string): Promise<void> {
+    return this.servers.use(model);
   }
 
   /** Asks the server in use again; once it answers, chat and memorising go on through it. */
-  async reconnectServer(): Promise<void> {
-    const server = this.server;
-    const { lost, state, url } = this.snapshot.server;
-    if (!server || lost === undefined || state === 'connecting') return;
-    this.setServer({ state: 'connecting' });
-    const still = await probeServer(url);
-    if (this.server !== server) return;
-    this.setServer({ state, lost: still });
-    if (still === undefined) this.emit('llm', server);
+  reconnectServer(): Promise<void> {
+    return this.servers.reconnect();
   }
 
   /** A web-llm download in progress stops when the user picks the server instead. */
