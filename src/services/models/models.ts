@@ -12,7 +12,7 @@ import { BUILTIN_MODEL_ID, BuiltinModel, builtinAvailability } from '../../model
 import type { ModelProgress } from '../../models/progress';
 import { Emitter } from '../emitter';
 import type { SettingsService } from '../settings';
-import { ERROR_TITLES, SERVER_CHOICE_ID, type ModelEvents, type ModelsSnapshot, type ServerSnapshot } from './model-snapshot';
+import { ERROR_TITLES, SERVER_CHOICE_ID, type ModelEvents, type ModelsSnapshot } from './model-snapshot';
 import { exclusiveDownload, isAbort } from './download-lock';
 import { buildCpuModels, buildOptions, chatChoices, extraChatModels, mirrorOf, transformersEnv } from './model-env';
 import { EmbedderSlot } from './embedder-slot';
