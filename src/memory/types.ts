@@ -70,6 +70,21 @@ export interface Turn {
    * they follow the memories (src/memory/derived.ts). The user turn before it is the command.
    */
   command?: CommandAnswer;
+  /**
+   * The user forgot a memory drawn from this line, or that this reply quoted or drew on
+   * (src/memory/forget/): the chat still shows it, marked, but no prompt, passage or summary uses
+   * it again. Absent on a line that is not forgotten.
+   */
+  forgotten?: Forgotten;
+}
+
+/**
+ * Why a line is forgotten: when, and the memories whose forgetting marked it. Undoing one forget
+ * takes its ids out; the line comes back only when none is left.
+ */
+export interface Forgotten {
+  at: Millis;
+  by: Id[];
 }
 
 export const COMMAND_KINDS = ['remember', 'forget', 'recall'] as const;

@@ -204,6 +204,9 @@ const turnSchema = z.strictObject({
   shown: position.optional(),
   branches: list(branchTurnSchema).optional(),
   command: commandSchema.optional(),
+  // A forgotten line (src/memory/forget/): kept for the user to read, never recalled. The file's
+  // passages are already rebuilt without it, and an import keeps the mark.
+  forgotten: z.strictObject({ at: time, by: list(refId) }).optional(),
 });
 
 const memorySchema = z.strictObject({

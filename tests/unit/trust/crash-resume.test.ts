@@ -9,16 +9,17 @@
 //   - kills in the middle of a model or embedder call (AbortSignal, as a closing tab aborts);
 //   - several kills in a row at random points (property test).
 // Compared: memories, edges, segments, vectors, session status, job state; and no duplicates.
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { InMemoryRepository } from '../../support/in-memory-repository';
+import { killableRepo, Killed, type KillMode } from '../../support/killable-repo';
 import { createMemoriseJob, memoryUnit, runMemoriseJob, type MemoriseOutcome } from '../../../src/memory/ingest/memorise';
 import { withDefaults } from '../../../src/memory/settings';
 import { checkGraphInvariants } from '../../support/invariants';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import { segmentSession } from '../../../src/memory/ingest/segments';
 import { wordOverlap } from '../../../src/memory/text';
-import type { ChangeSet, ChatMessage, Embedder, GenerateOptions, JsonSchema, LanguageModel } from '../../../src/ports';
+import type { ChangeSet, ChatMessage, Embedder, GenerateOptions, JsonSchema, LanguageModel, ModelWindow } from '../../../src/ports';
 import type { Session, Turn } from '../../../src/memory/types';
 
 const T0 = Date.UTC(2024, 0, 1);
@@ -35,18 +36,18 @@ const SESSIONS: string[][] = [
   ['I played guitar at a concert', 'Rex and I went hiking in the hills', 'I love green tea in the morning'],
 ];
 
-class Killed extends Error {
-  constructor(where: string) {
-    super(`tab closed ${where}`);
-  }
-}
-
 /**
  * Deterministic model double: summary = one event per user turn plus tea/coffee traits; labels by
  * word overlap; segmentation = one segment per two turns. `onCall` lets a test die mid-call.
  */
+/** The model's window: undefined (the fallback's 2,048 tokens: one part per session), or a small one (parts). */
+let WINDOW: ModelWindow | undefined;
+
 class Model implements LanguageModel {
   readonly modelId = 'crash-test';
+  get window(): ModelWindow | undefined {
+    return WINDOW;
+  }
   calls = 0;
   onCall?: (n: number, signal?: AbortSignal) => void;
 
@@ -101,35 +102,6 @@ class ToyEmbedder implements Embedder {
       return v.map((x) => x / norm);
     });
   }
-}
-
-type KillMode = 'before-write' | 'after-write';
-
-/** A store whose writes can be made to "kill the tab" at write #k (counting from when armed). */
-function killableRepo() {
-  const ctl = { armed: false, writes: 0, killAt: 0, mode: 'before-write' as KillMode, dead: false };
-  const repo = new InMemoryRepository({
-    beforeApply: () => {
-      if (!ctl.armed) return;
-      // A dead tab writes nothing more (a late promise in the old page must not land).
-      if (ctl.dead) throw new Killed('(already)');
-      ctl.writes++;
-      if (ctl.mode === 'before-write' && ctl.writes === ctl.killAt) {
-        ctl.dead = true;
-        throw new Killed(`before write #${ctl.writes}`);
-      }
-    },
-  });
-  const apply = repo.apply.bind(repo);
-  repo.apply = async (change: ChangeSet) => {
-    const applied = await apply(change);
-    if (ctl.armed && ctl.mode === 'after-write' && ctl.writes === ctl.killAt && !ctl.dead) {
-      ctl.dead = true;
-      throw new Killed(`after write #${ctl.writes}`);
-    }
-    return applied;
-  };
-  return { repo, ctl };
 }
 
 async function seed(repo: InMemoryRepository): Promise<string[]> {
@@ -394,4 +366,44 @@ describe('the memorise job resumes after the tab is closed anywhere', () => {
       { numRuns: 60 },
     );
   });
+});
+
+// Issue 28: a session longer than the model's window is summarised in parts, each committed with
+// the job's state. Killed before or after any write, the resumed job summarises the same parts and
+// ends with the graph of an uninterrupted run.
+describe('a session summarised in parts resumes after the tab is closed anywhere', () => {
+  // Two user turns to a part: every session of SESSIONS is cut in two.
+  beforeAll(() => void (WINDOW = { contextTokens: 1100, maxOutputTokens: 180 }));
+  afterAll(() => void (WINDOW = undefined));
+
+  for (const mode of ['before-write', 'after-write'] as const) {
+    it(`killed ${mode} at every write: same final graph, no duplicates`, async () => {
+      const ref = await reference();
+      const parts = (ref.snap.jobs as unknown as Array<[string, string, string, { summary?: { total: number } }]>).map(
+        (j) => j[3].summary?.total,
+      );
+      expect(
+        parts.every((n) => (n ?? 0) >= 2),
+        `parts per session: ${parts.join(', ')}`,
+      ).toBe(true);
+      for (let k = 1; k <= ref.writes; k++) {
+        const { repo, ctl } = killableRepo();
+        await seed(repo);
+        Object.assign(ctl, { armed: true, killAt: k, mode });
+        try {
+          await pageLife(repo, new Model(), new ToyEmbedder());
+        } catch (e) {
+          if (!(e instanceof Killed)) throw e;
+        }
+        ctl.armed = false;
+        ctl.dead = false;
+        for (const j of await repo.listJobs()) if (j.status === 'failed') await repo.apply({ jobs: [{ ...j, status: 'pending' }] });
+        const outs = await pageLife(repo, new Model(), new ToyEmbedder());
+        expect(outs.every((o) => o.status === 'done')).toBe(true);
+        const snap = snapshot(repo);
+        expect(snap, `killed ${mode} #${k}`).toEqual(ref.snap);
+        expectNoDuplicates(snap);
+      }
+    });
+  }
 });
