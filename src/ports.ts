@@ -78,7 +78,7 @@ export interface Embedder {
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
-import type { Edge, Id, Job, Memory, Millis, Segment, Session, Tombstone, Turn, VectorRecord } from './memory/types';
+import type { Edge, Forgotten, Id, Job, Memory, Millis, Segment, Session, Tombstone, Turn, VectorRecord } from './memory/types';
 
 /**
  * A change to some fields of a stored memory, applied to the record as it is inside the write's
@@ -92,6 +92,26 @@ export interface MemoryPatch {
   supersededBy?: Id | null;
   /** `null` clears it (the trait is current again). */
   endedAt?: Millis | null;
+}
+
+/**
+ * A change to a stored turn's forgotten mark (src/memory/forget/), applied to the record as it is
+ * inside the write's transaction, like a MemoryPatch: `forget` adds its memories to the mark,
+ * `unforget` (an undo) takes them out; the mark goes when none is left. The store then rebuilds
+ * every passage holding the line (src/store/forgotten-lines.ts).
+ */
+export interface TurnPatch {
+  id: Id;
+  forget?: Forgotten;
+  unforget?: Id[];
+}
+
+/** Indexed reads a forget needs (src/memory/forget/plan.ts): lookups, never a scan of the store. */
+export interface LineReads {
+  /** Turns whose `drewOn` names the memory or passage (the replies built from it). */
+  listTurnsDrewOn(id: Id): Promise<Turn[]>;
+  /** The passages (segments) holding a turn. */
+  listSegmentsOfTurn(turnId: Id): Promise<Segment[]>;
 }
 
 /**
@@ -124,6 +144,8 @@ export interface ChangeSet {
   /** [kind, id] keys: the user brought the record back (an undo). */
   deleteTombstones?: Array<[Tombstone['kind'], Id]>;
   memoryPatches?: MemoryPatch[];
+  /** Forgotten marks set or cleared; settled into `turns` (what a write reports holds none). */
+  turnPatches?: TurnPatch[];
   /**
    * A job step's precondition: the job record still exists with this `updatedAt` (the version
    * the step started from). Otherwise the whole change is refused with JobGoneError: the job was

@@ -2,10 +2,11 @@
 // In the app both run in a worker (backup.worker.ts, driven by backup-client.ts); the functions
 // here also run directly in Node, which is how the unit tests exercise them. The format is in
 // backup-format.ts, its checks in backup-validate.ts.
-import type { Id, Setting, Tombstone, Turn, VectorRecord } from '../memory/types';
+import type { Id, Segment, Setting, Tombstone, Turn, VectorRecord } from '../memory/types';
 import { fitTurn } from './fit';
 import { isSelfLink } from '../memory/limits';
 import { turnSources } from '../memory/derived';
+import { isForgotten, rebuildSegment } from '../memory/forget/lines';
 import type { TealeafDb } from './db';
 import { runWrite, tracked } from './repository';
 import { DEMO_DB_NAME, STORE_NAMES } from './schema';
@@ -216,6 +217,16 @@ function withDrewOn(t: Turn): Turn {
   return next;
 }
 
+/**
+ * The file's passages as their lines are (src/memory/forget/lines.ts): a file whose passages
+ * still hold a line it marks forgotten (made by hand, or by an older version) is not recalled from.
+ */
+function withoutForgotten(segments: readonly Segment[], turns: readonly Turn[]): Segment[] {
+  if (!turns.some(isForgotten)) return [...segments];
+  const byId = new Map(turns.map((t) => [t.id, t]));
+  return segments.map((s) => (s.turnIds.some((id) => isForgotten(byId.get(id))) ? rebuildSegment(s, byId) : s));
+}
+
 export interface ImportOptions extends BackupControl {
   /** merge: keep what exists and skip records whose id is taken. replace: wipe, then write. */
   mode: ImportMode;
@@ -337,7 +348,7 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
     );
     putAll(
       'segments',
-      data.segments,
+      withoutForgotten(data.segments, data.turns),
       (r) => r.id,
       (r) => store('segments').put(r),
     );

@@ -8,10 +8,11 @@
 // Pure: it reads through a StoreReader and returns the change to write.
 import type { AppliedChange, ChangeSet, MemoryPatch } from '../ports';
 import { JobGoneError } from '../ports';
-import type { Id, Job, Memory, Tombstone, Turn } from '../memory/types';
+import type { Id, Job, Memory, Segment, Tombstone, Turn } from '../memory/types';
 import { fitMemory, fitSegment, fitSession, fitTurn } from './fit';
 import { isSelfLink } from '../memory/limits';
 import { followTurn, keepRemoved, sourceChanged, turnSources } from '../memory/derived';
+import { followLines, madeFromForgotten, patchedTurns } from './forgotten-lines';
 
 /** Reads of the store as it is inside the write's transaction. */
 export interface StoreReader {
@@ -30,6 +31,8 @@ export interface StoreReader {
   turnsDrewOn(memoryId: Id): Promise<Turn[]>;
   /** Whether the user deleted this record (src/memory/types.ts, Tombstone). */
   tombstone(kind: Tombstone['kind'], id: Id): Promise<boolean>;
+  /** The passages holding a turn (its forgotten mark changing rebuilds them: forgotten-lines.ts). */
+  segmentsOfTurn(turnId: Id): Promise<Segment[]>;
 }
 
 /** Memoised existence checks over "the store after this change". */
@@ -138,6 +141,8 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
     if (!stored.has(id)) stored.set(id, await reader.memory(id));
     return stored.get(id);
   };
+  // Forgotten marks are applied to the turns as stored now.
+  const givenTurns = await patchedTurns(input, reader, dropped);
   const memoryPuts = new Map<Id, Memory>();
   for (const m of input.memories ?? []) {
     // A job makes memories; it never undoes what the user did to one (a memorise job run again,
@@ -150,6 +155,10 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
       }
       if (!before && (await reader.tombstone('memory', m.id))) {
         dropped.push(`memory ${m.id}: the user deleted it`);
+        continue;
+      }
+      if (!before && (await madeFromForgotten(m, givenTurns, reader))) {
+        dropped.push(`memory ${m.id}: made from lines the user forgot`);
         continue;
       }
     }
@@ -205,7 +214,15 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
     if (await after.session(s.sessionId)) segments.push(fitSegment(s));
     else dropped.push(`segment ${s.id}: session ${s.sessionId} is gone`);
   }
-  const turns = await followingSources(input, reader, after, memories, storedMemory, dropped);
+  const turns = await followingSources(input, givenTurns, reader, after, memories, storedMemory, dropped);
+  const lines = await followLines(
+    turns,
+    segments,
+    reader,
+    { turns: new Set(input.deleteTurns ?? []), segments: deleteSegments },
+    new Set(vectors.map((v) => v.unitId)),
+  );
+  for (const k of lines.deleteVectors) deleteVectors.set(vectorKeyText(k), k);
   const jobs = [];
   for (const j of input.jobs ?? []) {
     if (j.sessionId === undefined || (await after.session(j.sessionId))) jobs.push(j);
@@ -220,7 +237,7 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
   put('turns', turns);
   put('memories', memories);
   put('edges', edges);
-  put('segments', segments);
+  put('segments', lines.segments);
   put('vectors', vectors);
   put('jobs', jobs);
   put('deleteSessions', [...deleteSessions]);
@@ -242,6 +259,7 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
  */
 async function followingSources(
   input: ChangeSet,
+  givenTurns: readonly Turn[],
   reader: StoreReader,
   after: After,
   memories: readonly Memory[],
@@ -258,7 +276,7 @@ async function followingSources(
   for (const id of [...after.deleted.memories, ...after.deleted.segments, ...changed]) {
     for (const t of await reader.turnsDrewOn(id)) if (!deletedTurns.has(t.id)) out.set(t.id, { turn: t, own: false });
   }
-  for (const given of input.turns ?? []) {
+  for (const given of givenTurns) {
     const t = fitTurn(given);
     if (await after.session(t.sessionId)) out.set(t.id, { turn: t.usedMemory ? keepRemoved(t, await reader.turn(t.id)) : t, own: true });
     else dropped.push(`turn ${t.id}: session ${t.sessionId} is gone`);

@@ -1,6 +1,6 @@
 // The Repository port (src/ports.ts) over IndexedDB, plus the queries the UI needs.
 import type { IDBPTransaction, StoreKey, StoreValue } from 'idb';
-import type { AppliedChange, ChangeSet, Repository } from '../ports';
+import type { AppliedChange, ChangeSet, LineReads, Repository } from '../ports';
 import type { Edge, Id, Job, JobStatus, Memory, Segment, Session, Tombstone, Turn, VectorRecord } from '../memory/types';
 import { openTealeafDb } from './db';
 import type { OpenTealeafDbOptions, TealeafDb } from './db';
@@ -84,7 +84,7 @@ export async function runWrite<T>(
   }
 }
 
-export class IdbRepository implements Repository {
+export class IdbRepository implements Repository, LineReads {
   /** Whether the last write was refused for a full disk (cleared by the next write that lands). */
   private full = false;
   private readonly storageListeners = new Set<(full: boolean) => void>();
@@ -252,6 +252,16 @@ export class IdbRepository implements Repository {
     return this.db.getAllFromIndex('segments', 'bySession', sessionId);
   }
 
+  /** The passages holding a turn (LineReads). */
+  listSegmentsOfTurn(turnId: Id): Promise<Segment[]> {
+    return this.db.getAllFromIndex('segments', 'byTurn', turnId);
+  }
+
+  /** The replies whose `usedMemory` names a memory or passage (LineReads). */
+  listTurnsDrewOn(id: Id): Promise<Turn[]> {
+    return this.db.getAllFromIndex('turns', 'byDrewOn', id);
+  }
+
   /**
    * A model's vectors, from its packs when they are current; otherwise read one by one and
    * repacked in the same transaction (so no write can slip in between).
@@ -367,6 +377,7 @@ function idbReader(tx: WriteTx): StoreReader {
     turn: (id) => tx.objectStore('turns').get(id),
     turnsDrewOn: (id) => tx.objectStore('turns').index('byDrewOn').getAll(id),
     tombstone: async (kind, id) => (await tx.objectStore('tombstones').getKey([kind, id])) !== undefined,
+    segmentsOfTurn: (id) => tx.objectStore('segments').index('byTurn').getAll(id),
   };
 }
 

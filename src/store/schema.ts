@@ -63,7 +63,7 @@ export interface TealeafSchema extends DBSchema {
   segments: {
     key: Id;
     value: Segment;
-    indexes: { bySession: Id; byTime: Millis };
+    indexes: { bySession: Id; byTime: Millis; byTurn: Id };
   };
   vectors: {
     key: [Id, string];
@@ -212,7 +212,23 @@ const addSync: Migration = (db) => {
   db.createObjectStore('sync', { keyPath: 'key' });
 };
 
+/**
+ * v6 (issue 29): passages are found by the turns they hold (`Segment.turnIds`, multi-entry), so
+ * forgetting a line rebuilds the passages that hold it by a lookup (src/store/forgotten-lines.ts).
+ * IndexedDB fills a new index from the records already stored.
+ */
+const addSegmentTurns: Migration = (_db, tx) => {
+  tx.objectStore('segments').createIndex('byTurn', 'turnIds', { multiEntry: true });
+};
+
 /** Ordered; the database version is MIGRATIONS.length. Add a version by appending a function. */
-export const MIGRATIONS: readonly Migration[] = [createAllStores, addVectorPacks, addDrewOn, flatVersionsAndTombstones, addSync];
+export const MIGRATIONS: readonly Migration[] = [
+  createAllStores,
+  addVectorPacks,
+  addDrewOn,
+  flatVersionsAndTombstones,
+  addSync,
+  addSegmentTurns,
+];
 
 export const DB_VERSION = MIGRATIONS.length;

@@ -2,7 +2,7 @@
 // commits a ChangeSet all or nothing: the change is validated and copied first, then applied.
 // Values are deep-copied on the way in and out, so callers cannot mutate the stored state.
 // Every change is settled by the same integrity rule as the IndexedDB store (src/store/integrity.ts).
-import type { AppliedChange, ChangeSet, Repository } from '../../src/ports';
+import type { AppliedChange, ChangeSet, LineReads, Repository } from '../../src/ports';
 import { plainCopy, settle, type StoreReader } from '../../src/store/integrity';
 import type { Edge, Id, Job, Memory, Segment, Session, Tombstone, Turn, VectorRecord } from '../../src/memory/types';
 
@@ -17,7 +17,7 @@ function vectorKey(unitId: Id, modelId: string): string {
   return `${unitId}\u0000${modelId}`;
 }
 
-export class InMemoryRepository implements Repository {
+export class InMemoryRepository implements Repository, LineReads {
   readonly sessions = new Map<Id, Session>();
   readonly turns = new Map<Id, Turn>();
   readonly memories = new Map<Id, Memory>();
@@ -72,6 +72,7 @@ export class InMemoryRepository implements Repository {
       supersededBy: async (id) => [...this.memories.values()].filter((m) => m.supersededBy === id),
       turn: async (id) => this.turns.get(id),
       turnsDrewOn: async (id) => [...this.turns.values()].filter((t) => t.drewOn?.includes(id)),
+      segmentsOfTurn: async (id) => [...this.segments.values()].filter((s) => s.turnIds.includes(id)),
       tombstone: async (kind, id) => this.tombstones.has(vectorKey(kind, id)),
     };
   }
@@ -145,6 +146,12 @@ export class InMemoryRepository implements Repository {
   }
   async listSegmentsBySession(sessionId: Id) {
     return copy([...this.segments.values()].filter((s) => s.sessionId === sessionId));
+  }
+  async listSegmentsOfTurn(turnId: Id) {
+    return copy([...this.segments.values()].filter((s) => s.turnIds.includes(turnId)));
+  }
+  async listTurnsDrewOn(id: Id) {
+    return copy([...this.turns.values()].filter((t) => t.drewOn?.includes(id)));
   }
   async listVectors(modelId: string) {
     return copy([...this.vectors.values()].filter((v) => v.modelId === modelId));

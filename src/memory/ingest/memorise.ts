@@ -19,6 +19,7 @@ import { linkMemory } from './linking';
 import { summariseNextPart, type SummaryRun } from './memorise-summary';
 import { isStep, readState, topicRanges, type MemoriseState, type MemoriseStep } from './memorise-state';
 import type { TurnRange } from './segments/parse';
+import { isForgotten } from '../forget/lines';
 
 export { MEMORISE_STEPS, topicRanges, type MemoriseState, type MemoriseStep } from './memorise-state';
 
@@ -191,12 +192,16 @@ class MemoriseRun implements SummaryRun {
     }
   }
 
-  private async sessionTurns(job: Job): Promise<Turn[]> {
+  /**
+   * The turns to memorise. Lines the user forgot are never read by a model again; the segment
+   * step takes them (`withForgotten`) only to keep their place in the passages, without their words.
+   */
+  private async sessionTurns(job: Job, withForgotten = false): Promise<Turn[]> {
     const turns = await this.deps.repo.listTurns(job.sessionId!);
     // Memory commands and their answers are done (src/services/commands/): not memorised twice.
     const byIndex = new Map(turns.map((t) => [t.index, t]));
     const command = (t: Turn) => t.command !== undefined || byIndex.get(t.index + 1)?.command !== undefined;
-    return turns.filter((t) => t.text.trim() !== '' && t.status !== 'error' && !command(t));
+    return turns.filter((t) => t.text.trim() !== '' && t.status !== 'error' && !command(t) && (withForgotten || !isForgotten(t)));
   }
 
   private async summarise(job: Job, state: MemoriseState): Promise<Job> {
@@ -231,7 +236,7 @@ class MemoriseRun implements SummaryRun {
 
   private async excerpt(m: Memory): Promise<string | undefined> {
     if (m.sourceTurnIds.length === 0) return undefined;
-    const turns = await this.deps.repo.getTurns(m.sourceTurnIds.slice(0, 2));
+    const turns = (await this.deps.repo.getTurns(m.sourceTurnIds)).filter((t) => !isForgotten(t)).slice(0, 2);
     const text = turns
       .map((t) => t.text)
       .join(' / ')
@@ -311,7 +316,7 @@ class MemoriseRun implements SummaryRun {
   private async segment(job: Job, state: MemoriseState): Promise<Job> {
     const next = this.advance(job, { step: 'done', progress: { done: 0, total: 1, label: 'finishing' } }, state);
     if (!this.deps.segmenter) return this.commit({}, next);
-    const turns = (await this.sessionTurns(job)).sort((a, b) => a.index - b.index);
+    const turns = (await this.sessionTurns(job, true)).sort((a, b) => a.index - b.index);
     // No model here: the summarising call chose the topics; none usable means the fallback splitter.
     const ranges = topicRanges(state.topics, turns);
     const segments = await this.deps.segmenter({ sessionId: job.sessionId!, turns, ranges, signal: this.deps.signal });

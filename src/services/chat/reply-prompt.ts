@@ -5,6 +5,7 @@ import type { Millis, Session, Turn, UsedMemory } from '../../memory/types';
 import { fitPrompt, MESSAGE_OVERHEAD, outputFor, REPLY_PRIMER, estimateTokens, windowOf } from '../../memory/fit';
 import { chatWindow } from '../../memory/recall/chat-window';
 import { MIN_REPLY_TOKENS, REPLY_TOKENS } from '../../memory/recall/turn';
+import { isForgotten } from '../../memory/forget/lines';
 
 /** The messages of one reply call, and what of memory went into them (shown under the reply). */
 export interface ReplyPrompt {
@@ -37,9 +38,15 @@ export function defaultSystemPrompt(now: Millis): string {
   ].join(' ');
 }
 
-/** The dialogue a reply sees: turns with text (interrupted replies included: they are what the user saw). */
+/**
+ * The dialogue a reply sees: turns with text (interrupted replies included: they are what the user
+ * saw), but no line the user forgot (src/memory/forget/): neither sent as a recent turn nor
+ * recalled from earlier in the chat (chat-window.ts), nor searched with.
+ */
 export function dialogueOf(turns: readonly Turn[]): Array<{ id: string; role: Turn['role']; text: string; time: Millis }> {
-  return turns.filter((t) => t.text.trim().length > 0).map((t) => ({ id: t.id, role: t.role, text: t.text, time: t.time }));
+  return turns
+    .filter((t) => t.text.trim().length > 0 && !isForgotten(t))
+    .map((t) => ({ id: t.id, role: t.role, text: t.text, time: t.time }));
 }
 
 /**

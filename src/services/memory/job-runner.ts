@@ -8,6 +8,7 @@ import type { MemoryGraph } from '../../memory/graph';
 import { runMemoriseJob, type Segmenter } from '../../memory/ingest/memorise';
 import { segmentSession } from '../../memory/ingest/segments';
 import { segmentUnit } from '../../memory/retrieval/units';
+import { hasLines } from '../../memory/forget/lines';
 import { jobSnapshot, withJob, withJobLock, type JobSnapshot } from './jobs';
 import type { LiveIndex } from './live-memory';
 import { embedMissing } from './reembed';
@@ -161,7 +162,7 @@ export class JobRunner {
       for (const s of job.sessionId ? await repo.listSegmentsBySession(job.sessionId) : []) {
         if (!live.segments.has(s.id)) {
           live.segments.set(s.id, s);
-          live.index.upsert(segmentUnit(s));
+          if (hasLines(s)) live.index.upsert(segmentUnit(s));
         }
       }
       this.host.jobFinished();

@@ -7,6 +7,7 @@ import { segmentUnit } from '../../memory/retrieval/units';
 import { MemoryGraph } from '../../memory/graph';
 import { memoryUnit } from '../../memory/ingest/memorise';
 import { inSlices } from './jobs';
+import { hasLines } from '../../memory/forget/lines';
 import type { NounExtractor } from '../../memory/retrieval/topics';
 
 /** The hybrid index with its lexical and dense sides. */
@@ -40,7 +41,8 @@ export async function buildLiveMemory(
     if (graph.has(e.from) && graph.has(e.to)) graph.addEdge(e);
   });
   await inSlices(memories, (m) => index.upsert(memoryUnit(m)));
-  await inSlices(segments, (s) => index.upsert(segmentUnit(s)));
+  // A passage whose every line was forgotten has no words to find (forget/lines.ts).
+  await inSlices(segments, (s) => hasLines(s) && index.upsert(segmentUnit(s)));
   if (embedder) await attachVectors(index, embedder, vectors);
   return { index, graph, memories: new Map(memories.map((m) => [m.id, m])), segments: new Map(segments.map((s) => [s.id, s])) };
 }
@@ -78,6 +80,20 @@ export function mirrorChange(live: LiveMemory, change: AppliedChange, vectorMode
     if (graph.getEdge(e.id)) graph.removeEdge(e.id);
     // The store checked the ends; this tab's graph may lag behind another tab's writes.
     if (graph.has(e.from) && graph.has(e.to)) graph.addEdge(e);
+  }
+  // Passages written (rebuilt around forgotten lines, or another device's): searched as they are now.
+  for (const s of change.segments ?? []) {
+    segments.set(s.id, s);
+    if (hasLines(s)) index.upsert(segmentUnit(s));
+    else index.remove(s.id);
+  }
+  // A vector the store deleted (its passage's words changed) is not searched by meaning any more.
+  for (const [id, model] of change.deleteVectors ?? []) {
+    const unit = model === vectorModelId ? index.get(id) : undefined;
+    if (unit) {
+      index.remove(id);
+      index.upsert(unit);
+    }
   }
   for (const v of change.vectors ?? []) if (v.modelId === vectorModelId && index.has(v.unitId)) index.setVector(v.unitId, v.vector);
 }

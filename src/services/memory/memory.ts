@@ -2,9 +2,10 @@
 // at start, updated incrementally), prepares each turn, and has memorising jobs run in the background
 // (job-runner.ts), one tab at a time.
 import { errorText } from '../../errors';
-import type { AppliedChange, ChangeSet, Embedder, LanguageModel, Repository } from '../../ports';
+import type { AppliedChange, ChangeSet, Embedder, LanguageModel, LineReads, Repository } from '../../ports';
 import type { Edge, Id, Memory, Relation, Segment, VectorRecord } from '../../memory/types';
-import { changeEdge, deleteMemories, editMemoryText, toggleSuperseded } from '../../memory/corrections';
+import { changeEdge, editMemoryText, toggleSuperseded } from '../../memory/corrections';
+import { Forgetting } from './forgetting';
 import { planRepair, type RepairLogEntry } from '../../memory/repair';
 import { readRepairLog, writeRepair } from './repair-log';
 import { sessionDeletion } from './session-deletion';
@@ -52,16 +53,19 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   private seed = Math.floor(Math.random() * 2 ** 31);
 
   private readonly runner: JobRunner;
+  /** Forgetting and what it would take (`preview`, shown before it acts): forgetting.ts. */
+  readonly forgetting: Forgetting;
   private readonly channel?: BroadcastChannel;
   private reloadTimer?: ReturnType<typeof setTimeout>;
 
   constructor(
-    private readonly repo: Repository,
+    private readonly repo: Repository & LineReads,
     private readonly settings: SettingsService,
     private readonly getLlm: () => LanguageModel | undefined,
     private readonly getEmbedder: () => Embedder | undefined,
   ) {
     super();
+    this.forgetting = new Forgetting({ repo, live: () => this, applyLive: (c) => this.applyLive(c), kick: () => this.kick() });
     this.runner = new JobRunner({
       repo,
       settings,
@@ -355,18 +359,12 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     return this.deleteMemories([id]);
   }
 
-  /** Deletes memories, with `also` written in the same change (a chat's answer saying so). */
-  async deleteMemories(ids: Id[], also: ChangeSet = {}): Promise<ChangeSet | undefined> {
-    const d = deleteMemories(ids, this.memories, this.graph);
-    if (!d) return undefined;
-    const gone = d.change.deleteMemories ?? [];
-    const vectors = this.getEmbedder() ? (await Promise.all(gone.map((id) => this.repo.listVectorsOfUnit(id)))).flat() : [];
-    // Remembered as deleted: a memorise job run again (a chat imported again) does not bring it back.
-    const deletedAt = Date.now();
-    await this.applyLive({ ...also, ...d.change, tombstones: gone.map((id) => ({ kind: 'memory' as const, id, deletedAt })) });
-    // The undo also puts back the search vector, so the memory is found by meaning again.
-    const undo: ChangeSet = { ...d.undo, deleteTombstones: gone.map((id) => ['memory', id] as ['memory', Id]) };
-    return vectors.length > 0 ? { ...undo, vectors } : undo;
+  /**
+   * Forgets memories and every copy of them (forgetting.ts), with `also` written in the same
+   * change (a chat's answer saying so); returns the change that undoes it all.
+   */
+  deleteMemories(ids: Id[], also: ChangeSet = {}): Promise<ChangeSet | undefined> {
+    return this.forgetting.forget(ids, also);
   }
 
   /**

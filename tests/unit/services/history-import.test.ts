@@ -14,7 +14,7 @@ import { InMemoryRepository } from '../../support/in-memory-repository';
 import { checkGraphInvariants } from '../../support/invariants';
 import { ScriptedModel } from '../memory/helpers';
 import { freshFactory } from '../store/helpers';
-import type { Repository } from '../../../src/ports';
+import type { LineReads, Repository } from '../../../src/ports';
 import type { Session, Turn } from '../../../src/memory/types';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
@@ -23,8 +23,8 @@ const CLAUDE = readFileSync(resolve(ROOT, 'tests/fixtures/claude-conversations.j
 const NOW = Date.UTC(2025, 4, 1);
 
 const stores = {
-  indexeddb: async (): Promise<Repository> => IdbRepository.open({ factory: freshFactory() }),
-  'in-memory': async (): Promise<Repository> => new InMemoryRepository(),
+  indexeddb: async (): Promise<Repository & LineReads> => IdbRepository.open({ factory: freshFactory() }),
+  'in-memory': async (): Promise<Repository & LineReads> => new InMemoryRepository(),
 };
 
 function gate() {
@@ -62,7 +62,7 @@ function model(hold?: { g: ReturnType<typeof gate>; holdIn: string }) {
   return { llm, summarised };
 }
 
-function wire(repo: Repository, llm?: ScriptedModel) {
+function wire(repo: Repository & LineReads, llm?: ScriptedModel) {
   const settings = new SettingsService(repo);
   const memory = new MemoryService(
     repo,
@@ -74,7 +74,7 @@ function wire(repo: Repository, llm?: ScriptedModel) {
   return { settings, memory, deps };
 }
 
-async function jobsSettled(repo: Repository) {
+async function jobsSettled(repo: Repository & LineReads) {
   for (let i = 0; i < 600; i++) {
     await new Promise((r) => setTimeout(r, 5));
     const jobs = await repo.listJobs();
@@ -83,7 +83,7 @@ async function jobsSettled(repo: Repository) {
   throw new Error('jobs did not settle');
 }
 
-async function counts(repo: Repository) {
+async function counts(repo: Repository & LineReads) {
   const sessions = await repo.listSessions();
   const turns = (await Promise.all(sessions.map((s) => repo.listTurns(s.id)))).flat();
   return {

@@ -14,7 +14,7 @@ import { exportBackup, importBackup, serializeBackup } from '../../../src/store/
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { ScriptedModel } from '../memory/helpers';
 import { dump, freshFactory } from '../store/helpers';
-import type { Repository } from '../../../src/ports';
+import type { LineReads, Repository } from '../../../src/ports';
 import type { Memory } from '../../../src/memory/types';
 
 const CLAUDE = readFileSync(resolve(import.meta.dirname, '../../fixtures/claude-conversations.json'), 'utf8');
@@ -22,8 +22,8 @@ const NOW = Date.UTC(2025, 4, 1);
 const file = () => new Blob([CLAUDE], { type: 'application/json' });
 
 const stores = {
-  indexeddb: async (): Promise<Repository> => IdbRepository.open({ factory: freshFactory() }),
-  'in-memory': async (): Promise<Repository> => new InMemoryRepository(),
+  indexeddb: async (): Promise<Repository & LineReads> => IdbRepository.open({ factory: freshFactory() }),
+  'in-memory': async (): Promise<Repository & LineReads> => new InMemoryRepository(),
 };
 
 /** Every user line becomes an event about the user. */
@@ -40,7 +40,7 @@ const summariser = () =>
     return '{}';
   });
 
-async function settled(repo: Repository) {
+async function settled(repo: Repository & LineReads) {
   for (let i = 0; i < 1000; i++) {
     await new Promise((r) => setTimeout(r, 5));
     const jobs = await repo.listJobs();
@@ -49,7 +49,7 @@ async function settled(repo: Repository) {
   throw new Error('jobs did not settle');
 }
 
-async function setup(open: () => Promise<Repository>) {
+async function setup(open: () => Promise<Repository & LineReads>) {
   const repo = await open();
   const llm = summariser();
   const settings = new SettingsService(repo);
@@ -71,7 +71,7 @@ async function setup(open: () => Promise<Repository>) {
   return { repo, memory, deps, cello, ofCello };
 }
 
-const byId = async (repo: Repository, id: string): Promise<Memory | undefined> => repo.getMemory(id);
+const byId = async (repo: Repository & LineReads, id: string): Promise<Memory | undefined> => repo.getMemory(id);
 
 describe.each(Object.entries(stores))('importing the same export again (%s store)', (_name, open) => {
   it('a deleted chat is not brought back, and a corrected or deleted memory stays as the user left it', async () => {

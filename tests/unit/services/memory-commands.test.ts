@@ -11,7 +11,7 @@ import { IdbRepository } from '../../../src/store/repository';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { ScriptedModel, type ScriptedCall } from '../memory/helpers';
 import { freshFactory } from '../store/helpers';
-import type { Repository } from '../../../src/ports';
+import type { LineReads, Repository } from '../../../src/ports';
 import { recordSchemas } from '../../../src/store/backup-format';
 import type { Memory, Turn } from '../../../src/memory/types';
 
@@ -33,7 +33,7 @@ function answer({ kind, schemaTitle, messages }: ScriptedCall): string {
   return '{}';
 }
 
-const repos: Record<string, () => Promise<Repository>> = {
+const repos: Record<string, () => Promise<Repository & LineReads>> = {
   'in-memory': async () => new InMemoryRepository(),
   indexeddb: async () => IdbRepository.open({ factory: freshFactory() }),
 };
@@ -46,7 +46,7 @@ async function until(check: () => Promise<boolean>, what: string) {
   throw new Error(`timed out: ${what}`);
 }
 
-function wire(repo: Repository, { model = false } = {}) {
+function wire(repo: Repository & LineReads, { model = false } = {}) {
   const llm = new ScriptedModel(answer);
   let loaded = model;
   const settings = new SettingsService(repo);

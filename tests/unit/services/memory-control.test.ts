@@ -10,7 +10,7 @@ import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { ScriptedModel, type ScriptedCall } from '../memory/helpers';
 import { freshFactory } from '../store/helpers';
-import type { Repository } from '../../../src/ports';
+import type { LineReads, Repository } from '../../../src/ports';
 import type { Session, Turn } from '../../../src/memory/types';
 
 const T = Date.UTC(2025, 0, 10);
@@ -30,7 +30,7 @@ function answer({ kind, schemaTitle, messages }: ScriptedCall): string {
   return '{}';
 }
 
-async function seedSession(repo: Repository, id: string, lines: string[]) {
+async function seedSession(repo: Repository & LineReads, id: string, lines: string[]) {
   const session: Session = { id, title: id, startedAt: T, lastActivityAt: T + lines.length, status: 'ended', endedAt: T + lines.length };
   const turns: Turn[] = lines.map((text, i) => ({
     id: `${id}:t${i}`,
@@ -52,7 +52,7 @@ async function until(check: () => Promise<boolean>, what: string) {
   throw new Error(`timed out: ${what}`);
 }
 
-function wire(repo: Repository, llm: ScriptedModel) {
+function wire(repo: Repository & LineReads, llm: ScriptedModel) {
   const settings = new SettingsService(repo);
   const memory = new MemoryService(
     repo,

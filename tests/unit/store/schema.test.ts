@@ -72,7 +72,11 @@ describe('schema', () => {
       },
       segments: {
         keyPath: 'id',
-        indexes: { bySession: { keyPath: 'sessionId', unique: false }, byTime: { keyPath: 'time', unique: false } },
+        indexes: {
+          bySession: { keyPath: 'sessionId', unique: false },
+          byTime: { keyPath: 'time', unique: false },
+          byTurn: { keyPath: 'turnIds', unique: false },
+        },
       },
       vectors: { keyPath: ['unitId', 'modelId'], indexes: { byModel: { keyPath: 'modelId', unique: false } } },
       jobs: { keyPath: 'id', indexes: { byStatus: { keyPath: 'status', unique: false } } },

@@ -11,7 +11,7 @@ import { exportBackup, importBackup } from '../../../src/store/backup';
 import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
 import { checkGraphInvariants } from '../../support/invariants';
 import { REPAIR_LOG_KEY, type RepairLogEntry } from '../../../src/memory/repair';
-import type { Repository } from '../../../src/ports';
+import type { LineReads, Repository } from '../../../src/ports';
 import type { Memory, Session, Turn } from '../../../src/memory/types';
 import { ScriptedModel } from '../memory/helpers';
 import { freshFactory } from '../store/helpers';
@@ -115,7 +115,7 @@ const stores = {
 };
 
 /** Session 1 memorised; session 2 pending, its first labelling call held. */
-async function racing(repo: Repository, s2: string[]) {
+async function racing(repo: Repository & LineReads, s2: string[]) {
   await seedSession(repo, 's1', 0, ['I walked the dog in the park', 'I like tea in the morning']);
   const g = gate();
   const llm = model({ g, holdIn: s2[0] });

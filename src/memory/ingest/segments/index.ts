@@ -8,6 +8,7 @@ import type { LanguageModel } from '../../../ports';
 import type { Segment, Turn } from '../../types';
 import { clampText, MAX_TEXT } from '../../limits';
 import { denoiseForIndex } from './denoise';
+import { isForgotten } from '../../forget/lines';
 import { splitByCohesion, type SplitterOptions } from './fallback';
 import { parseSegmentation, repairCover, type TurnRange } from './parse';
 import { buildSegmentationMessages, SEGMENTATION_SCHEMA } from './prompt';
@@ -65,7 +66,8 @@ export async function segmentSessionDetailed(turns: readonly Turn[], options: Se
       repaired = true;
       error = 'unusable topic ranges';
     }
-  } else if (options.llm) {
+  } else if (options.llm && !ordered.some(isForgotten)) {
+    // (A chat with forgotten lines is not read by a model again: the splitter cuts it.)
     try {
       // A session too long for the model's window in one call is split by the fallback instead.
       const { text: raw } = await fittedJson({
@@ -87,7 +89,7 @@ export async function segmentSessionDetailed(turns: readonly Turn[], options: Se
   }
   const source = ranges ? 'model' : 'fallback';
   ranges ??= splitByCohesion(
-    ordered.map((t) => t.text),
+    ordered.map((t) => (isForgotten(t) ? '' : t.text)),
     options.splitter,
   );
   return { segments: buildSegments(ordered, ranges, options), source, repaired, error };
@@ -128,15 +130,17 @@ export function buildSegments(
   options: Pick<SegmentOptions, 'speakerLabel' | 'names'> = {},
 ): Segment[] {
   const label = options.speakerLabel ?? ((t: Turn) => t.role);
-  const line = (t: Turn) => `${label(t)}: ${t.text}`;
+  // A forgotten line keeps its place in the passage (its id) but gives it no words (forget/lines.ts).
+  const line = (t: Turn) => (isForgotten(t) ? '' : `${label(t)}: ${t.text}`);
   return fittingRanges(ordered, ranges, line).map((r) => {
-    const run = ordered.slice(r.first, r.last + 1);
+    const all = ordered.slice(r.first, r.last + 1);
+    const run = all.filter((t) => !isForgotten(t));
     return {
-      id: segmentId(run[0]!.sessionId, run[0]!.index),
-      sessionId: run[0]!.sessionId,
-      firstTurn: run[0]!.index,
-      lastTurn: run[run.length - 1]!.index,
-      turnIds: run.map((t) => t.id),
+      id: segmentId(all[0]!.sessionId, all[0]!.index),
+      sessionId: all[0]!.sessionId,
+      firstTurn: all[0]!.index,
+      lastTurn: all[all.length - 1]!.index,
+      turnIds: all.map((t) => t.id),
       text: clampText(run.map(line).join('\n'), MAX_TEXT),
       indexText: clampText(
         denoiseForIndex(
@@ -145,7 +149,7 @@ export function buildSegments(
         ),
         MAX_TEXT,
       ),
-      time: run[0]!.time,
+      time: all[0]!.time,
     };
   });
 }
