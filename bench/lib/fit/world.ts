@@ -5,6 +5,7 @@ import { InMemoryRepository } from '../../../tests/support/in-memory-repository'
 import { MemoryGraph } from '../../../src/memory/graph';
 import { createMemoriseJob, runMemoriseJob, type MemoriseOutcome } from '../../../src/memory/ingest/memorise';
 import { segmentSession } from '../../../src/memory/ingest/segments';
+import type { TurnRange } from '../../../src/memory/ingest/segments/parse';
 import { locomoSessionRecords, type LocomoConversation } from '../../../src/memory/locomo';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import type { HybridIndex } from '../../../src/memory/retrieval/types';
@@ -48,27 +49,20 @@ export async function memorise(
   await world.repo.apply({ sessions: [session], turns, jobs: [job] });
   world.turns.push(...turns);
   for (const t of turns) if (t.externalId) world.turnIdOf.set(t.externalId, t.id);
-  let out = await runMemoriseJob(job, {
+  const deps = {
     repo: world.repo,
     llm,
     index: world.index,
     graph: world.graph,
     memories: world.memories,
     settings,
-    segmenter: ({ turns: ts, ranges, signal }) => segmentSession(ts, { ranges, signal }),
+    segmenter: ({ turns: ts, ranges, signal }: { turns: readonly Turn[]; ranges: readonly TurnRange[]; signal?: AbortSignal }) =>
+      segmentSession(ts, { ranges, signal }),
     now,
-  });
+  };
+  let out = await runMemoriseJob(job, deps);
   // The app's runner takes a failed job up again later: once more here, then it counts as failed.
-  if (out.status === 'failed')
-    out = await runMemoriseJob(out.job, {
-      repo: world.repo,
-      llm,
-      index: world.index,
-      graph: world.graph,
-      memories: world.memories,
-      settings,
-      now,
-    });
+  if (out.status === 'failed') out = await runMemoriseJob(out.job, deps);
   world.outcomes.push(out);
   return out;
 }
