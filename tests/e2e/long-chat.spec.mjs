@@ -101,11 +101,9 @@ for (const [engine, window] of [
         init: `localStorage.setItem('tealeaf-test-engine', '${engine}')`,
       });
       page = h.page;
+      await page.goto(`${server.url}/`);
+      await loadTestModel(page, server.url);
       await page.goto(`${server.url}/#/chat`);
-      await page
-        .getByTestId('model-status')
-        .filter({ hasText: /scripted/i })
-        .waitFor({ timeout: 30_000 });
       db = await readDb(page, ['sessions', 'turns', 'memories']);
       assert.equal(db.turns.filter((t) => t.sessionId === sessionId).length, 2 * USER_TURNS + 2);
       cover = coverage(db, sessionId);
