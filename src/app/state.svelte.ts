@@ -14,6 +14,7 @@ import { OFF, type SyncStatus } from '../services/sync/sync-status';
 import { NO_SYNC, type ChatDevices } from '../services/sync/chat-owner';
 import { sayAfterReload, takeAfterReload } from './after-reload';
 import { chatDeletedWords, DEMO_WORDS, legacyDemoRemovedWords } from './done-words';
+import { forgetWords } from './forget-words';
 import { focusTurn } from './chat/focus-turn';
 import type { PairLink } from '../services/sync/pair-link';
 import { takePairLink } from './settings/pair-link-intake';
@@ -313,6 +314,20 @@ export class AppState {
   openSession = async (id: string) => {
     await this.tealeaf?.chat.open(id);
     this.go('chat');
+  };
+
+  /**
+   * What forgetting these memories takes besides them, in words (forget-words.ts): asked before a
+   * memory's Delete and under a forget card, so the user sees it before it happens.
+   */
+  forgetWords = async (ids: string[]): Promise<string[]> => {
+    const preview = await this.tealeaf?.memory.forgetting.preview(ids);
+    if (!preview) return [];
+    return forgetWords(preview, {
+      asked: ids,
+      title: (id) => this.sessions.find((s) => s.id === id)?.title,
+      text: (id, stored) => this.memoryText(id).replace(/^\(deleted memory\)$/, stored),
+    });
   };
 
   /** Forget cards whose Undo this page holds (the change that puts their memories back), by card. */
