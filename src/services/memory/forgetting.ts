@@ -21,9 +21,8 @@ export interface ForgetPreview {
 export interface ForgetHost {
   repo: Repository & LineReads;
   live(): { memories: ReadonlyMap<Id, Memory>; graph: MemoryGraph };
+  /** Writes and mirrors the change (and has the rebuilt passages embedded again: MemoryService). */
   applyLive(change: ChangeSet): Promise<AppliedChange>;
-  /** The runner embeds the rebuilt passages again (their old vectors held the forgotten words). */
-  kick(): void;
 }
 
 export class Forgetting {
@@ -74,7 +73,6 @@ export class Forgetting {
       tombstones: gone.map((id) => ({ kind: 'memory' as const, id, deletedAt: at })),
       turnPatches: [...(also.turnPatches ?? []), ...marks.forget],
     });
-    this.host.kick();
     const undo: ChangeSet = {
       ...d.undo,
       deleteTombstones: gone.map((id) => ['memory', id] as ['memory', Id]),

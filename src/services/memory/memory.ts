@@ -65,7 +65,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     private readonly getEmbedder: () => Embedder | undefined,
   ) {
     super();
-    this.forgetting = new Forgetting({ repo, live: () => this, applyLive: (c) => this.applyLive(c), kick: () => this.kick() });
+    this.forgetting = new Forgetting({ repo, live: () => this, applyLive: (c) => this.applyLive(c) });
     this.runner = new JobRunner({
       repo,
       settings,
@@ -337,6 +337,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     this.refineCache = new RefineCache();
     this.emit('graph', undefined);
     this.announce();
+    // Lines forgotten or back: the passages rebuilt lost their vectors, made again in the background.
+    if (requested.turnPatches?.length) this.kick();
     return change;
   }
 
