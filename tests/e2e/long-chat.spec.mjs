@@ -108,11 +108,14 @@ for (const [engine, window] of [
       assert.equal(db.turns.filter((t) => t.sessionId === sessionId).length, 2 * USER_TURNS + 2);
       cover = coverage(db, sessionId);
       assert.ok(cover.first >= 0.95 && cover.last >= 0.95, `after reload: coverage ${JSON.stringify(cover)}`);
+      // The long chat is readable whole; a new chat asks about its first and last tenth, now memories.
       await page.getByTestId('session-item').first().click();
       await page.getByTestId('turn-assistant').nth(USER_TURNS).waitFor();
-      await setScript(page, { delayMs: 0, probe: ['Bike2 ', 'Ingrid is coming'] });
-      const again = await say(page, 'Which bicycle did I repair in Note 2, and when is Ingrid visiting?');
+      await page.getByTestId('new-chat').click();
+      await setScript(page, { delayMs: 0, probe: ['Bike98 ', 'Ingrid is coming'] });
+      const again = await say(page, 'When is my sister Ingrid visiting, and what did I call the bike from Note 98?');
       assert.match(again, /\[probe Ingrid is coming: in prompt\]/);
+      assert.match(again, /\[probe Bike98 : in prompt\]/);
       assertFitted(await calls(page), window);
       assertNoOffHost(h);
       assert.deepEqual(h.errors, []);

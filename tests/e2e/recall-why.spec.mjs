@@ -27,9 +27,17 @@ test('"not enough" searches again with the model’s keywords, "enough" does not
     await say(page, 'I ride my bike to work every day along the canal');
     await endAndRemember(page);
 
-    // Judged enough: no second search.
+    // Found what the message asks about: no call before the reply at all (the gate, issue 28).
     await newChat(page);
-    const direct = 'Which way does my bike take me to work?';
+    const sure = 'Do I ride my bike to work along the canal?';
+    await say(page, sure);
+    const covered = await replyTo(page, sure);
+    assert.ok(covered.usedMemory?.memoryIds.length > 0);
+    assert.equal(covered.usedMemory.reflected, undefined, 'no judgement asked when retrieval is sure');
+
+    // Unsure (found the bike, not the office or the mornings), asked, and judged enough: no second search.
+    await newChat(page);
+    const direct = 'Which way does my bike take me to the office each morning?';
     await say(page, direct);
     const first = await replyTo(page, direct);
     assert.ok(first.usedMemory?.memoryIds.length > 0, 'the bike memory was retrieved directly');
