@@ -320,8 +320,8 @@ export class AppState {
    * What forgetting these memories takes besides them, in words (forget-words.ts): asked before a
    * memory's Delete and under a forget card, so the user sees it before it happens.
    */
-  forgetWords = async (ids: string[]): Promise<string[]> => {
-    const preview = await this.tealeaf?.memory.forgetting.preview(ids);
+  forgetWords = async (ids: string[], lines: string[] = []): Promise<string[]> => {
+    const preview = await this.tealeaf?.memory.forgetting.preview(ids, lines);
     if (!preview) return [];
     return forgetWords(preview, {
       asked: ids,
@@ -335,9 +335,9 @@ export class AppState {
   forgetUndoable = $state<Record<string, true>>({});
 
   /** "Forget these n" on a forget card in the chat. */
-  forgetMemories = (turnId: string, ids: string[]) =>
+  forgetMemories = (turnId: string, ids: string[], lines: string[] = []) =>
     this.command('Could not forget', async (c) => {
-      const undo = await c.forget(turnId, ids);
+      const undo = await c.forget(turnId, ids, lines);
       if (!undo) return;
       this.forgetUndo.set(turnId, undo);
       this.forgetUndoable = { ...this.forgetUndoable, [turnId]: true };
@@ -371,6 +371,9 @@ export class AppState {
     this.explorerFocus = { memoryIds: turn.usedMemory?.memoryIds ?? [], timelines: turn.usedMemory?.timelines ?? [], turnId: turn.id };
     this.go('memory');
   }
+
+  /** Turns by id (a forget card's messages), in the order given. */
+  getTurns = (ids: string[]): Promise<Turn[]> => this.tealeaf?.chat.getTurns(ids) ?? Promise.resolve([]);
 
   /** Opens the conversation a memory came from, scrolled to the turn. */
   async openTurn(turnId: string): Promise<void> {

@@ -96,6 +96,12 @@ export const COMMAND_STATES = ['done', 'asked', 'forgotten', 'kept', 'undone', '
 export interface CommandAnswer {
   kind: (typeof COMMAND_KINDS)[number];
   state: (typeof COMMAND_STATES)[number];
+  /**
+   * A forget card: the user's messages it offers to forget besides the memories (in usedMemory),
+   * found in past chats' passages or the chat itself (a fact not memorised yet, or a memory worded
+   * otherwise). Absent when there are none.
+   */
+  lines?: Id[];
 }
 
 /** A version of a turn that is not shown now. */

@@ -159,7 +159,7 @@ const usedMemorySchema = z.strictObject({
 
 const turnStatus = z.enum(['complete', 'streaming', 'interrupted', 'stopped', 'error']);
 // The answer to a memory command (src/services/commands/).
-const commandSchema = z.strictObject({ kind: z.enum(COMMAND_KINDS), state: z.enum(COMMAND_STATES) });
+const commandSchema = z.strictObject({ kind: z.enum(COMMAND_KINDS), state: z.enum(COMMAND_STATES), lines: list(refId).optional() });
 
 // Versions of a turn, and the turns put away with them, flat (src/services/turn-versions.ts): a
 // branch turn names the version it followed. Files with the older nested form (`after` inside a

@@ -192,3 +192,38 @@ test('"forget …" in the chat shows what goes; the next request does not hold t
     await h.dispose();
   }
 });
+
+test('"forget …" in the chat the fact was just said in (not memorised yet) offers that message; forgotten, no request holds it, memorising included', async () => {
+  const h = await launch();
+  try {
+    const { page } = h;
+    await useServer(page);
+    fake.set({ replies: [] });
+    await say(page, FACT);
+    await page.getByTestId('composer').fill('forget my sister Ingrid');
+    await page.getByTestId('send').click();
+    const card = page.locator('[data-command="forget"][data-state="asked"]');
+    await card.getByTestId('forget-pick-line').waitFor();
+    assert.match(await card.getByTestId('reply-body').textContent(), /Forget this message of yours about “my sister Ingrid”\?/);
+    assert.match(await card.getByTestId('forget-card').textContent(), /You said: “My sister Ingrid is coming to visit me at Christmas”/);
+    await card.getByTestId('forget-preview').locator('li').first().waitFor();
+    await card.scrollIntoViewIfNeeded();
+    await shot(page, 'forget-card-line-1280');
+    const forgetAt = fake.requests.length;
+    await card.getByTestId('forget-confirm').click();
+    await page.locator('[data-command="forget"][data-state="forgotten"]').waitFor();
+    await say(page, 'What should I cook?');
+    await endAndWait(page);
+    assert.ok(
+      fake.requests.slice(forgetAt).some((r) => r.body?.response_format?.json_schema?.schema?.title === 'session_memories'),
+      'the chat was memorised through the server',
+    );
+    assert.deepEqual(holding(forgetAt), [], 'neither the next reply nor the memorising');
+    const db = await readDb(page, ['memories', 'segments']);
+    assert.ok(!JSON.stringify(db).includes('Christmas'));
+    assert.deepEqual(h.errors, []);
+    assertNoOffHost(h);
+  } finally {
+    await h.dispose();
+  }
+});

@@ -1,5 +1,5 @@
 // What one act of forgetting takes (issue 29, "Forget means forget"): every copy of the facts the
-// user forgets, found by lookups (the source turns each memory names, the `byDrewOn` index of
+// user forgets (memories, or messages asked for directly), found by lookups (the source turns each memory names, the `byDrewOn` index of
 // replies, the `byTurn` index of passages, the chat a line was said in), never by a scan of the store.
 //   - the memories asked for, and memories made from the same lines that repeat them;
 //   - the lines they were drawn from (their source turns) and the answers to those lines;
@@ -23,6 +23,8 @@ export interface ForgetReads {
 export interface ForgetPlan {
   /** The memories that go: those asked for first, then copies made from the same lines. */
   memories: Memory[];
+  /** What the lines' marks name: the memories, and the messages asked for directly (by their own id). */
+  by: Id[];
   /** The lines marked forgotten (already forgotten ones too: this forget adds itself to their mark). */
   lines: Turn[];
   /** Passages holding any of the lines: rebuilt without them. */
@@ -42,10 +44,12 @@ function retrievedFor(u: UsedMemory | undefined, id: Id): boolean {
 
 const isReply = (t: Turn) => t.role === 'assistant' && t.command === undefined;
 
-export async function planForget(ids: readonly Id[], reads: ForgetReads): Promise<ForgetPlan> {
+/** `lineIds`: the user's messages to forget themselves (a fact not memorised, or memorised in other words). */
+export async function planForget(ids: readonly Id[], reads: ForgetReads, lineIds: readonly Id[] = []): Promise<ForgetPlan> {
   const asked = ids.map((id) => reads.memories.get(id)).filter((m): m is Memory => m !== undefined);
   const memories = new Map(asked.map((m) => [m.id, m]));
-  const facts = asked.map((m) => m.text);
+  const said = lineIds.length > 0 ? await reads.getTurns([...lineIds]) : [];
+  const facts = [...asked.map((m) => m.text), ...said.map((t) => t.text)];
   const repeats = (text: string) => repeatsFact(text, facts);
   const lines = new Map<Id, Turn>();
   const passages = new Map<Id, Segment>();
@@ -62,9 +66,9 @@ export async function planForget(ids: readonly Id[], reads: ForgetReads): Promis
     return p;
   };
 
-  // The lines each memory was drawn from, and what answered them (written from those words).
-  for (const m of asked) {
-    for (const t of await reads.getTurns(m.sourceTurnIds)) {
+  // The lines each memory was drawn from (and those asked for), and what answered them (written from those words).
+  for (const sources of [...asked.map((m) => m.sourceTurnIds), said.map((t) => t.id)]) {
+    for (const t of await reads.getTurns(sources)) {
       add(t);
       const answer = (await chat(t.sessionId)).find((x) => x.index === t.index + 1);
       if (t.role === 'user' && answer?.role === 'assistant') add(answer);
@@ -91,12 +95,13 @@ export async function planForget(ids: readonly Id[], reads: ForgetReads): Promis
     }
     for (const r of await chat(line.sessionId)) if (isReply(r) && r.index > line.index && repeats(r.text)) add(r);
   }
-  return { memories: [...memories.values()], lines: [...lines.values()], passages: [...passages.values()] };
+  const by = [...memories.keys(), ...said.map((t) => t.id)];
+  return { memories: [...memories.values()], by, lines: [...lines.values()], passages: [...passages.values()] };
 }
 
 /** The patches that mark the plan's lines as forgotten by its memories, and those that undo it. */
 export function linePatches(plan: ForgetPlan, at: Millis): { forget: TurnPatch[]; undo: TurnPatch[] } {
-  const by = plan.memories.map((m) => m.id);
+  const { by } = plan;
   return {
     forget: plan.lines.map((t) => ({ id: t.id, forget: { at, by } })),
     undo: plan.lines.map((t) => ({ id: t.id, unforget: by })),

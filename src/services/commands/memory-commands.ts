@@ -12,6 +12,8 @@ import { isPast } from '../../memory/past';
 import { displayText } from '../../memory/voice';
 import { duplicateKey } from '../../memory/text';
 import { memoryUnit } from '../../memory/ingest/memorise';
+import { tokenize } from '../../memory/retrieval/tokenize';
+import { isForgotten } from '../../memory/forget/lines';
 import type { MemoryService } from '../memory/memory';
 import { appendTurn } from '../chat/turn-append';
 import { newId } from '../ids';
@@ -68,20 +70,22 @@ export class MemoryCommands implements ChatCommands {
       // Nothing of a temporary chat is stored or remembered: it says so and does nothing.
       return [...turns, this.answerTurn(user, { kind: command.kind, state: 'temporary' })];
     }
-    const made = await this.make(command, user);
+    const made = await this.make(command, user, turns);
     if (!made) return undefined;
     const writer = { listTurns: (id: Id) => this.opts.repo.listTurns(id), apply: (c: ChangeSet) => this.memory.applyLive(c) };
     return appendTurn(writer, made.turn, true, (t) => ({ ...made.change, turns: [t] }));
   }
 
   /** The answer to a command, with the change it makes (written with the answer). */
-  private async make(command: MemoryCommand, user: Turn): Promise<{ turn: Turn; change: ChangeSet } | undefined> {
+  private async make(command: MemoryCommand, user: Turn, turns: readonly Turn[]): Promise<{ turn: Turn; change: ChangeSet } | undefined> {
     if (command.kind === 'remember') return this.remember(command.fact, user);
     const found = command.me ? this.aboutMe(command.kind === 'forget') : await this.find(command.about);
     if (command.kind === 'forget') {
       const ids = found.map((m) => m.id);
-      const facts = { kind: 'forget', about: command.about, count: ids.length } as const;
-      return { turn: this.answerTurn(user, { ...facts, state: ids.length ? 'asked' : 'none' }, ids), change: {} };
+      const lines = command.me ? [] : await this.findLines(command.about, turns, found);
+      const facts = { kind: 'forget', about: command.about, count: ids.length, messages: lines.length } as const;
+      const state = ids.length + lines.length > 0 ? 'asked' : 'none';
+      return { turn: this.answerTurn(user, { ...facts, state }, ids, lines), change: {} };
     }
     const current = found.filter((m) => !isPast(m));
     // Nothing at all about it (maybe a question of knowledge): the model answers, where there is one.
@@ -152,8 +156,28 @@ export class MemoryCommands implements ChatCommands {
       .slice(0, MAX_FOUND);
   }
 
-  private answerTurn(user: Turn, facts: AnswerFacts, memoryIds: Id[] = []): Turn {
-    const command: CommandAnswer = { kind: facts.kind, state: facts.state };
+  /**
+   * The user's own messages holding every word of `about` that no memory found came from (issue
+   * 29): in this chat (not memorised yet) and in past chats' passages. A fact the summary worded
+   * otherwise, or not memorised yet, can be forgotten too.
+   */
+  private async findLines(about: string, turns: readonly Turn[], found: readonly Memory[]): Promise<Id[]> {
+    const words = tokenize(about);
+    if (words.length === 0) return [];
+    const covered = new Set(found.flatMap((m) => m.sourceTurnIds));
+    const holds = (t: Turn) => {
+      if (t.role !== 'user' || covered.has(t.id) || isForgotten(t) || parseMemoryCommand(t.text)) return false;
+      const own = new Set(tokenize(t.text));
+      return words.every((w) => own.has(w));
+    };
+    const passages = this.memory.index.search(about, undefined, 4 * MAX_FOUND, { kinds: ['segment'] });
+    const past = await this.opts.repo.getTurns(passages.flatMap((h) => h.unit.sourceTurnIds));
+    const ids = [...turns.filter(holds), ...past.filter(holds)].map((t) => t.id);
+    return [...new Set(ids)].slice(0, MAX_FOUND);
+  }
+
+  private answerTurn(user: Turn, facts: AnswerFacts, memoryIds: Id[] = [], lines: Id[] = []): Turn {
+    const command: CommandAnswer = { kind: facts.kind, state: facts.state, ...(lines.length ? { lines } : {}) };
     return {
       id: newId('turn'),
       sessionId: user.sessionId,
@@ -167,15 +191,21 @@ export class MemoryCommands implements ChatCommands {
     };
   }
 
-  /** "Forget these n": deletes the chosen memories the card asked about, the card saying so in the same change. Returns the undo. */
-  async forget(cardId: Id, ids: Id[]): Promise<ChangeSet | undefined> {
+  /**
+   * "Forget these n": forgets the chosen memories and messages the card asked about, with every
+   * copy of them (forgetting.ts), the card saying so in the same change. Returns the undo.
+   */
+  async forget(cardId: Id, ids: Id[], lineIds: Id[] = []): Promise<ChangeSet | undefined> {
     const card = await this.card(cardId, 'forget', 'asked');
     const asked = new Set(card?.usedMemory?.memoryIds ?? []);
+    const offered = new Set(card?.command?.lines ?? []);
     const chosen = ids.filter((id) => asked.has(id) && this.memory.memories.has(id));
-    if (!card || chosen.length === 0) return undefined;
-    const after = this.restate(card, { kind: 'forget', state: 'forgotten', count: chosen.length });
-    const undo = await this.memory.deleteMemories(chosen, { turns: [after] });
-    return undo && { ...undo, turns: [this.restate(card, { kind: 'forget', state: 'undone', count: chosen.length })] };
+    const lines = lineIds.filter((id) => offered.has(id));
+    if (!card || chosen.length + lines.length === 0) return undefined;
+    const counts = { kind: 'forget', count: chosen.length, messages: lines.length } as const;
+    const after = this.restate(card, { ...counts, state: 'forgotten' });
+    const undo = await this.memory.forgetting.forget(chosen, { turns: [after] }, lines);
+    return undo && { ...undo, turns: [this.restate(card, { ...counts, state: 'undone' })] };
   }
 
   /** "Keep them": the card says nothing was forgotten. */

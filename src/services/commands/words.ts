@@ -11,12 +11,22 @@ export interface AnswerFacts extends CommandAnswer {
   about?: string;
   /** remember: the memory as stored (done) or as found (none: already remembered). */
   remembered?: string;
+  /** forget: how many of the user's own messages it asks about or forgot (besides `count` memories). */
+  messages?: number;
   /** recall: how many more than listed are true now, and how many matched but are no longer true. */
   more?: number;
   past?: number;
 }
 
 const memories = (n: number) => (n === 1 ? '1 memory' : `${n} memories`);
+const messages = (n: number) => (n === 1 ? '1 message' : `${n} messages`);
+/** "this memory", "these 2 memories and 1 message of yours" (a forget card). */
+function forgetting(n: number, m: number): string {
+  const mem = n === 0 ? '' : n === 1 ? 'this memory' : `these ${n} memories`;
+  if (m === 0) return mem;
+  if (n === 0) return m === 1 ? 'this message of yours' : `these ${m} messages of yours`;
+  return `${mem} and ${messages(m)} of yours`;
+}
 const topic = (about: string | undefined) => (about === undefined || about === 'me' ? 'you' : `“${about}”`);
 
 const TEMPORARY: Record<CommandAnswer['kind'], string> = {
@@ -35,10 +45,12 @@ export function answerText(f: AnswerFacts): string {
       return `Remembered: “${f.remembered ?? ''}”`;
     case 'forget':
       if (f.state === 'asked')
-        return `Forget ${n === 1 ? 'this memory' : `these ${n} memories`} about ${topic(f.about)}? Nothing is deleted until you confirm.`;
-      if (f.state === 'forgotten') return `Forgot ${memories(n)}.`;
+        return `Forget ${forgetting(n, f.messages ?? 0)} about ${topic(f.about)}? Nothing is deleted until you confirm.`;
+      if (f.state === 'forgotten')
+        return `Forgot ${[...(n > 0 ? [memories(n)] : []), ...(f.messages ? [messages(f.messages)] : [])].join(' and ')}.`;
       if (f.state === 'kept') return 'Kept them: nothing was forgotten.';
-      if (f.state === 'undone') return `Undone: ${n === 1 ? 'the memory is' : `the ${n} memories are`} back.`;
+      if (f.state === 'undone')
+        return f.messages ? 'Undone: all of it is back.' : `Undone: ${n === 1 ? 'the memory is' : `the ${n} memories are`} back.`;
       return `Nothing in your memory matches ${topic(f.about)}, so nothing was forgotten.`;
     case 'recall': {
       const past = f.past

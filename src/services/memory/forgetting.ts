@@ -28,19 +28,23 @@ export interface ForgetHost {
 export class Forgetting {
   constructor(private readonly host: ForgetHost) {}
 
-  private plan(ids: readonly Id[]): Promise<ForgetPlan> {
+  private plan(ids: readonly Id[], lineIds: readonly Id[]): Promise<ForgetPlan> {
     const { repo } = this.host;
-    return planForget(ids, {
-      memories: this.host.live().memories,
-      getTurns: (x) => repo.getTurns(x),
-      listTurns: (x) => repo.listTurns(x),
-      listTurnsDrewOn: (x) => repo.listTurnsDrewOn(x),
-      listSegmentsOfTurn: (x) => repo.listSegmentsOfTurn(x),
-    });
+    return planForget(
+      ids,
+      {
+        memories: this.host.live().memories,
+        getTurns: (x) => repo.getTurns(x),
+        listTurns: (x) => repo.listTurns(x),
+        listTurnsDrewOn: (x) => repo.listTurnsDrewOn(x),
+        listSegmentsOfTurn: (x) => repo.listSegmentsOfTurn(x),
+      },
+      lineIds,
+    );
   }
 
-  async preview(ids: readonly Id[]): Promise<ForgetPreview> {
-    const plan = await this.plan(ids);
+  async preview(ids: readonly Id[], lineIds: readonly Id[] = []): Promise<ForgetPreview> {
+    const plan = await this.plan(ids, lineIds);
     return {
       memories: plan.memories.map((m) => ({ id: m.id, text: m.text })),
       chats: linesByChat(plan),
@@ -49,18 +53,19 @@ export class Forgetting {
   }
 
   /**
-   * Forgets the memories and every copy of them, with `also` in the same change (a chat's answer
-   * saying so). Returns the change that undoes it all, or undefined when none of them exists.
+   * Forgets the memories (and the messages `lineIds`) and every copy of them, with `also` in the
+   * same change (a chat's answer saying so). Returns the change that undoes it all, or undefined
+   * when none of them exists.
    */
-  async forget(ids: readonly Id[], also: ChangeSet = {}): Promise<ChangeSet | undefined> {
+  async forget(ids: readonly Id[], also: ChangeSet = {}, lineIds: readonly Id[] = []): Promise<ChangeSet | undefined> {
     const live = this.host.live();
-    const plan = await this.plan(ids);
+    const plan = await this.plan(ids, lineIds);
     const d = deleteMemories(
       plan.memories.map((m) => m.id),
       live.memories,
       live.graph,
-    );
-    if (!d) return undefined;
+    ) ?? { change: {}, undo: {} };
+    if (plan.memories.length === 0 && plan.lines.length === 0) return undefined;
     const gone = d.change.deleteMemories ?? [];
     // The memories' search vectors come back with them (a passage's are made again from its words).
     const vectors = (await Promise.all(gone.map((id) => this.host.repo.listVectorsOfUnit(id)))).flat();

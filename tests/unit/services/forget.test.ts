@@ -196,6 +196,38 @@ for (const [name, open] of Object.entries(repos)) {
       expect(await ask(app, llm)).toContain('Christmas');
     });
 
+    it('"forget …" offers the user\'s own message when no memory holds it yet (the chat is still open); forgotten, it is never sent or memorised', async () => {
+      const repo = await open();
+      const llm = new ScriptedModel(answer);
+      const app = wire(repo, llm);
+      await app.memory.load();
+      await app.chat.send(FACT);
+      await app.chat.send('I bake sourdough on Sundays');
+      await app.chat.send('forget my sister Ingrid');
+      const card = app.chat.turns.at(-1)!;
+      const said = app.chat.turns[0];
+      expect(card.command).toEqual({ kind: 'forget', state: 'asked', lines: [said.id] });
+      expect(card.text).toBe('Forget this message of yours about “my sister Ingrid”? Nothing is deleted until you confirm.');
+      expect(card.usedMemory).toBeUndefined();
+      expect((await app.memory.forgetting.preview([], [said.id])).chats).toEqual([{ sessionId: said.sessionId, yours: 1, replies: 1 }]);
+      const undo = await app.commands.forget(card.id, [], [said.id]);
+      expect((await repo.getTurns([card.id]))[0].text).toBe('Forgot 1 message.');
+      const from = llm.calls.length;
+      await app.chat.send('What should I cook for the holidays?');
+      expect(sent(llm, from)).not.toMatch(/Christmas/);
+      // Ended and memorised: nothing of it is remembered; the rest is.
+      const id = app.chat.current!.id;
+      await app.chat.endCurrent();
+      app.memory.kick();
+      await until(async () => (await repo.getSession(id))?.status === 'memorised', 'memorised');
+      expect(await recallable(repo)).not.toMatch(/Christmas/);
+      expect((await repo.listMemories()).map((m) => m.text)).toContain('You said: I bake sourdough on Sundays');
+      // Undo: the line is back (in its passage too).
+      await app.commands.undo(undo!);
+      expect((await repo.listTurns(id))[0].forgotten).toBeUndefined();
+      expect((await repo.listSegmentsBySession(id)).map((s) => s.text).join('\n')).toContain(FACT);
+    });
+
     it('memorising the chat again makes no memory or passage of a forgotten line', async () => {
       const { repo, app, source, fact } = await setUp();
       await app.memory.deleteMemories([fact.id]);
