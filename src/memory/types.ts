@@ -133,7 +133,12 @@ export interface BranchTurn {
   command?: CommandAnswer;
 }
 
-export type MemoryKind = 'event' | 'user-trait' | 'assistant-trait' | 'note';
+/**
+ * instruction: a standing instruction the user gave Tealeaf for every later reply ("Keep your
+ * answers short."), kept in the user's words; it goes into every reply's instructions while it is
+ * current (src/memory/recall/instructions.ts), not through retrieval.
+ */
+export type MemoryKind = 'event' | 'user-trait' | 'assistant-trait' | 'note' | 'instruction';
 
 export interface Memory {
   id: Id;
@@ -145,7 +150,10 @@ export interface Memory {
   time: Millis;
   sourceTurnIds: Id[];
   sessionId: Id;
-  /** Set when a newer trait replaced this one through a "Changed" edge (kept, not deleted). */
+  /**
+   * Set when a newer memory changed this one through a "Changed" edge (kept, not deleted): a newer
+   * trait, or an event that tells the change ("You moved from Oslo to Bergen"); true until its time.
+   */
   supersededBy?: Id;
   /**
    * When the user said this stopped being true ("No longer true"), with or without a newer trait
@@ -180,6 +188,12 @@ export interface Edge {
   relation: Relation;
   origin: EdgeOrigin;
   createdAt: Millis;
+  /**
+   * The linker read a change here but was not sure (src/memory/ingest/change.ts): the older memory
+   * stays current, and the memory notice asks the user whether it is no longer true. Cleared by the
+   * answer or by the user relabelling the edge. Absent otherwise.
+   */
+  askEnded?: boolean;
 }
 
 export interface Segment {

@@ -209,9 +209,23 @@ const turnSchema = z.strictObject({
   forgotten: z.strictObject({ at: time, by: list(refId) }).optional(),
 });
 
+/** The memory kinds this version stores (a kind added later is a plain addition here). */
+export const BACKUP_MEMORY_KINDS = ['event', 'user-trait', 'assistant-trait', 'note', 'instruction'] as const;
+
+/**
+ * A memory of a kind this version does not know (a file from a later version) is read as a note:
+ * its words are kept and searched, and the rest of the file imports. Anything else is unchanged.
+ */
+export function readableMemory(record: unknown): unknown {
+  if (record === null || typeof record !== 'object' || Array.isArray(record)) return record;
+  const kind = (record as { kind?: unknown }).kind;
+  if (typeof kind !== 'string' || (BACKUP_MEMORY_KINDS as readonly string[]).includes(kind)) return record;
+  return { ...record, kind: 'note' };
+}
+
 const memorySchema = z.strictObject({
   id,
-  kind: z.enum(['event', 'user-trait', 'assistant-trait', 'note']),
+  kind: z.enum(BACKUP_MEMORY_KINDS),
   text,
   subject: text.optional(),
   time,
@@ -232,6 +246,7 @@ const edgeSchema = z.strictObject({
   relation,
   origin: z.enum(['model', 'similarity', 'user']),
   createdAt: time,
+  askEnded: z.boolean().optional(),
 });
 
 const segmentSchema = z.strictObject({

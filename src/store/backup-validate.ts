@@ -2,7 +2,7 @@
 // limits, format and version, every record's fields, duplicates and vector encoding. Large files
 // are checked in steps (a worker sees Cancel, the page sees progress).
 import type { z } from 'zod';
-import type { Turn, VectorRecord } from '../memory/types';
+import type { Memory, Turn, VectorRecord } from '../memory/types';
 import { flattenVersions, hasNestedVersions } from './legacy-versions';
 import { BACKUP_COLLECTIONS, BackupCancelledError, BackupError, type BackupControl, type BackupPhase } from './backup-messages';
 import {
@@ -12,6 +12,7 @@ import {
   FORBIDDEN_KEYS,
   base64ToFloat32,
   frameSchema,
+  readableMemory,
   recordSchemas,
   type BackupData,
   type TealeafBackup,
@@ -144,6 +145,8 @@ function* validationSteps(root: unknown, data: FrameValue['data']): Generator<nu
   // Turns from a file made before the branches were flat, made flat first (legacy-versions.ts):
   // the nesting that grew with each edit is what made such files too deep to import.
   let flatTurns: unknown[] | undefined;
+  // Memories of a kind from a later version, read as notes (readableMemory).
+  let readMemories: unknown[] | undefined;
   for (const name of BACKUP_COLLECTIONS) {
     const records = data[name] ?? [];
     const schema = recordSchemas[name];
@@ -152,7 +155,11 @@ function* validationSteps(root: unknown, data: FrameValue['data']): Generator<nu
         flatTurns ??= [...records];
         flatTurns[i] = flattenVersions(records[i]);
       }
-      const record = name === 'turns' && flatTurns ? flatTurns[i] : records[i];
+      if (name === 'memories' && readableMemory(records[i]) !== records[i]) {
+        readMemories ??= [...records];
+        readMemories[i] = readableMemory(records[i]);
+      }
+      const record = name === 'turns' && flatTurns ? flatTurns[i] : name === 'memories' && readMemories ? readMemories[i] : records[i];
       const at: WalkEntry = { parent: { parent: { parent: null, key: 'data' }, key: name }, key: i };
       // Limits before types: a huge or hostile value is named as such, not as a wrong type.
       const limitIssues = checkLimits(record, at);
@@ -173,7 +180,17 @@ function* validationSteps(root: unknown, data: FrameValue['data']): Generator<nu
   // keeping the file's order makes export -> import -> export reproduce the file byte for byte.
   // Strict schemas without transforms guarantee both hold the same fields and values.
   const file = root as TealeafBackup;
-  const backup = flatTurns ? { ...file, data: { ...file.data, turns: flatTurns as Turn[] } } : file;
+  const backup =
+    flatTurns || readMemories
+      ? {
+          ...file,
+          data: {
+            ...file.data,
+            ...(flatTurns ? { turns: flatTurns as Turn[] } : {}),
+            ...(readMemories ? { memories: readMemories as Memory[] } : {}),
+          },
+        }
+      : file;
   issues.push(...checkConsistency(backup.data));
   const vectors: VectorRecord[] = [];
   const encoded = backup.data.vectors ?? [];

@@ -290,6 +290,14 @@ function shape(ctx: CanvasRenderingContext2D, s: KindShape, x: number, y: number
       ctx.lineTo(x + t * 0.95, y + t * 0.7);
       ctx.lineTo(x - t * 0.95, y + t * 0.7);
       ctx.closePath();
+      return;
+    }
+    case 'triangle-down': {
+      const t = r * 1.25;
+      ctx.moveTo(x, y + t);
+      ctx.lineTo(x + t * 0.95, y - t * 0.7);
+      ctx.lineTo(x - t * 0.95, y - t * 0.7);
+      ctx.closePath();
     }
   }
 }

@@ -92,7 +92,7 @@ export function relationStyles(): RelationStyle[] {
   return RELATIONS.map((r) => RELATION_STYLES[r]);
 }
 
-export type KindShape = 'circle' | 'diamond' | 'square' | 'triangle';
+export type KindShape = 'circle' | 'diamond' | 'square' | 'triangle' | 'triangle-down';
 
 export interface KindStyle {
   kind: MemoryKind;
@@ -107,12 +107,14 @@ const KIND_STYLES: Record<MemoryKind, KindStyle> = {
   'user-trait': { kind: 'user-trait', shape: 'diamond', fill: '#9a6700', stroke: '#7a5200', label: 'About you' },
   'assistant-trait': { kind: 'assistant-trait', shape: 'square', fill: '#5b4bb7', stroke: '#47399a', label: 'About Tealeaf' },
   note: { kind: 'note', shape: 'triangle', fill: '#0b6e99', stroke: '#085a7d', label: 'Note' },
+  instruction: { kind: 'instruction', shape: 'triangle-down', fill: '#b3261e', stroke: '#8c1d18', label: 'Instruction' },
 };
 
-export const MEMORY_KINDS: readonly MemoryKind[] = ['event', 'user-trait', 'assistant-trait', 'note'];
+export const MEMORY_KINDS: readonly MemoryKind[] = ['event', 'user-trait', 'assistant-trait', 'note', 'instruction'];
 
 export function kindStyle(kind: MemoryKind): KindStyle {
-  return KIND_STYLES[kind];
+  // A kind from a later version (synced, or stored before a downgrade) is drawn as a note.
+  return KIND_STYLES[kind] ?? KIND_STYLES.note;
 }
 
 export function kindStyles(): KindStyle[] {
@@ -135,6 +137,10 @@ export function shapePath(shape: KindShape, r: number): string {
     case 'triangle': {
       const t = r * 1.25;
       return `M0,${-t}L${t * 0.95},${t * 0.7}L${-t * 0.95},${t * 0.7}Z`;
+    }
+    case 'triangle-down': {
+      const t = r * 1.25;
+      return `M0,${t}L${t * 0.95},${-t * 0.7}L${-t * 0.95},${-t * 0.7}Z`;
     }
   }
 }

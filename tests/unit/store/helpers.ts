@@ -229,7 +229,13 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
           fc.record(
             {
               id: fc.constant(id),
-              kind: fc.constantFrom('event' as const, 'user-trait' as const, 'assistant-trait' as const, 'note' as const),
+              kind: fc.constantFrom(
+                'event' as const,
+                'user-trait' as const,
+                'assistant-trait' as const,
+                'note' as const,
+                'instruction' as const,
+              ),
               text: bodyText,
               subject: anyText,
               time,
@@ -254,14 +260,18 @@ export function datasetArb(prefix = 'x', max = 5): fc.Arbitrary<Dataset> {
           ? fc.constant([] as Edge[])
           : fc
               .array(
-                fc.record({
-                  from: memoryPick,
-                  to: memoryPick,
-                  relation: fc.constantFrom(...RELATIONS),
-                  origin: fc.constantFrom('model' as const, 'similarity' as const, 'user' as const),
-                  createdAt: time,
-                  suffix: idSuffix,
-                }),
+                fc.record(
+                  {
+                    from: memoryPick,
+                    to: memoryPick,
+                    relation: fc.constantFrom(...RELATIONS),
+                    origin: fc.constantFrom('model' as const, 'similarity' as const, 'user' as const),
+                    createdAt: time,
+                    suffix: idSuffix,
+                    askEnded: fc.constant(true),
+                  },
+                  { requiredKeys: ['from', 'to', 'relation', 'origin', 'createdAt', 'suffix'] },
+                ),
                 { maxLength: max * 2 },
               )
               // A link from a memory to itself is not kept (limits.ts, isSelfLink): not app-reachable.
