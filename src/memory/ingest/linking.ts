@@ -9,7 +9,8 @@
 // 3. For each connected component holding a labelled candidate (a component of G^t, as in the
 //    paper), link only to the most recent labelled candidate in it. Edges go older -> newer; the
 //    label was asked in that direction.
-//    (One exception, for persona updates: see "Changed" traits below.)
+//    (One exception, for changes: a pair the change rule retires or asks about always gets its
+//    edge; change.ts says when a change retires the older memory and when the user is asked.)
 // Nothing is written here: the caller commits the returned plan and then updates graph and index.
 import type { LanguageModel } from '../../ports';
 import type { Edge, Id, Memory, Millis, Relation, RelationLabel } from '../types';
@@ -21,6 +22,7 @@ import { detailFor, labelOutputTokens, labellingMessages, parseRelationLabels, r
 import { estimateMessages, fittedJson } from '../fit';
 import { cosine, wordOverlap } from '../text';
 import { pastNote } from '../past';
+import { changeDecision } from './change';
 
 export interface LinkCandidate {
   id: Id;
@@ -32,8 +34,9 @@ export interface LinkCandidate {
 }
 
 export interface LinkPlan {
+  /** New edges; one the user is to be asked about carries askEnded. */
   edges: Edge[];
-  /** Updated copies of traits that became superseded through a "Changed" edge. */
+  /** Updated copies of memories a change retired through a "Changed" edge (change.ts). */
   superseded: Memory[];
   candidates: LinkCandidate[];
   modelCalls: number;
@@ -63,8 +66,6 @@ export interface LinkInput {
 export function edgeId(from: Id, to: Id): Id {
   return `edge:${from}->${to}`;
 }
-
-const TRAITS = new Set(['user-trait', 'assistant-trait']);
 
 /** The associative candidates of Phase I-1. */
 export function findCandidates(
@@ -112,13 +113,6 @@ function connectedOutside(graph: MemoryGraph, a: Id, b: Id, outside: ReadonlySet
     }
   }
   return false;
-}
-
-/** Whether a "Changed" edge between these two marks the older one superseded. */
-function supersedes(older: Memory, newer: Memory): boolean {
-  if (!TRAITS.has(older.kind) || older.kind !== newer.kind) return false;
-  if (older.subject && newer.subject && older.subject.toLowerCase() !== newer.subject.toLowerCase()) return false;
-  return older.supersededBy === undefined;
 }
 
 export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
@@ -187,24 +181,23 @@ export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
   });
   const mostRecent = (part: number[]) => part.reduce((best, i) => (compareChronological(candidates[i], candidates[best]) > 0 ? i : best));
 
-  // One exception to "one edge per component": a trait that the model says Changed into the new
-  // trait of the same kind (or vice versa) always gets its Changed edge, even when a more recent
-  // labelled memory shares its component. Otherwise a persona update could go unrecorded
-  // (docs/METHOD.md, section 4: the old trait is marked superseded, kept, and linked to its new version).
+  // One exception to "one edge per component": a pair that the change rule retires or asks about
+  // always gets its edge, even when a more recent labelled memory shares its component. Otherwise a
+  // change could go unrecorded (docs/METHOD.md, section 4: the older memory is marked superseded,
+  // kept, and linked to what changed it; or the user is asked).
+  const pairOf = (i: number): [Memory, Memory] => (isOlder(candidates[i], memory) ? [candidates[i], memory] : [memory, candidates[i]]);
+  const decisions = labels.map((label, i) => changeDecision(...pairOf(i), label));
   const chosen = new Set([...groups.values()].flatMap((parts) => parts.map(mostRecent)));
-  labels.forEach((label, i) => {
-    if (label !== 'Changed' || chosen.has(i)) return;
-    const [older, newer] = isOlder(candidates[i], memory) ? [candidates[i], memory] : [memory, candidates[i]];
-    if (supersedes(older, newer)) chosen.add(i);
+  decisions.forEach((d, i) => {
+    if (d !== 'keep' && graph.componentId(candidates[i].id) !== undefined) chosen.add(i);
   });
 
   const edges: Edge[] = [];
   const superseded: Memory[] = [];
   const linked = new Set<number>();
   for (const i of [...chosen].sort((a, b) => a - b)) {
-    const c = candidates[i];
     const relation = labels[i] as Relation;
-    const [older, newer] = isOlder(c, memory) ? [c, memory] : [memory, c];
+    const [older, newer] = pairOf(i);
     if (graph.hasEdge(older.id, newer.id) || graph.hasEdge(newer.id, older.id)) continue;
     edges.push({
       id: edgeId(older.id, newer.id),
@@ -213,9 +206,11 @@ export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
       relation,
       origin: settings.relationAwareLinking ? 'model' : 'similarity',
       createdAt: input.now,
+      ...(decisions[i] === 'ask' ? { askEnded: true } : {}),
     });
     linked.add(i);
-    if (relation === 'Changed' && supersedes(older, newer)) superseded.push({ ...older, supersededBy: newer.id });
+    // Ended at the newer memory's time (pastUntil): the change, not the day it was memorised.
+    if (decisions[i] === 'retire') superseded.push({ ...older, supersededBy: newer.id });
   }
 
   return {

@@ -81,13 +81,12 @@ describe('corrections', () => {
     const lone = toggleSuperseded('coffee', w.map, w.graph, 100);
     expect(lone.error).toBeUndefined();
     expect(lone.change?.memoryPatches).toEqual([{ id: 'coffee', endedAt: 100 }]);
-    expect(toggleSuperseded('run', w.map, w.graph, 100).error).toMatch(/Only traits/);
-    // A newer trait it links to becomes the replacement as well.
+    expect(toggleSuperseded('run', w.map, w.graph, 100).error).toMatch(/Only what says how things are/);
+    // A newer memory it links to by a change becomes the replacement as well, and the end is that
+    // change's time, not today (issue 29).
     const fresh = new Map(w.map);
     fresh.set('tea', mem('tea', 1, 'user-trait'));
-    expect(toggleSuperseded('tea', fresh, w.graph, 100).change?.memoryPatches).toEqual([
-      { id: 'tea', endedAt: 100, supersededBy: 'coffee' },
-    ]);
+    expect(toggleSuperseded('tea', fresh, w.graph, 100).change?.memoryPatches).toEqual([{ id: 'tea', endedAt: 5, supersededBy: 'coffee' }]);
     // Through the store, and back.
     const ended = await applied(w.memories, w.edges, lone.change!);
     expect(ended.memories.find((m) => m.id === 'coffee')?.endedAt).toBe(100);
