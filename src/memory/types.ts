@@ -280,7 +280,10 @@ export interface UsedMemory {
   /** The refined note per timeline (same order), when refinement ran. */
   refined?: string[];
   scores: RetrievalScore[];
-  /** Current traits the persona banks put in the prompt (not retrieved for this query). */
+  /**
+   * What every reply is told whatever it asks (not retrieved for this query): the current traits
+   * the persona banks put in the prompt, and the standing instructions sent (kind instruction).
+   */
   personaIds?: Id[];
   /**
    * Self-reflection (seed 002), when it ran and was read: what was found first was enough, or not

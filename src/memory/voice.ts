@@ -127,12 +127,13 @@ export function secondPerson(text: string): string {
 }
 
 /**
- * What the views show for a memory: notes are instructions to Tealeaf and stay as written. The one
+ * What the views show for a memory: notes and standing instructions are addressed to Tealeaf and
+ * stay as written. The one
  * wording of a memory: every place that shows one (explorer, toasts, notices, "why these") goes
  * through here, so a memory reads the same everywhere.
  */
 export function displayText(m: Pick<Memory, 'kind' | 'text'>): string {
-  return m.kind === 'note' ? m.text : secondPerson(m.text);
+  return m.kind === 'note' || m.kind === 'instruction' ? m.text : secondPerson(m.text);
 }
 
 /** A display copy of the memory, its text as displayText words it (the stored record is untouched). */

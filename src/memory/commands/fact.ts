@@ -62,10 +62,30 @@ function sentence(s: string): string {
 }
 
 /**
- * The memory the words make: about the user (they speak of themselves) a trait, or an event when
- * it says when; anything else a note, knowledge to keep, as written.
+ * Words that ask Tealeaf to do something in every reply: an imperative at the start ("Keep your
+ * answers short", "Always answer in metric", "Don't use emoji", "Call me Sam"), or "you should …"
+ * said to Tealeaf. A remembered fact about the user starts with "I" or "my", never with these.
+ */
+const INSTRUCTION =
+  /^(please\s+)?(always|never|don't|do not|dont|stop|keep|use|answer|reply|respond|write|speak|talk|call me|address me|be|avoid|give|make|include|explain|show|tell|ask|add|try|stick|limit|format|sign|remind|skip|mention|refer to me|no more)\b|^you (should|must|need to|have to|will always|always|never|can stop)\b/i;
+
+/** Whether the words are a standing instruction to Tealeaf. */
+export function isInstruction(words: string): boolean {
+  return INSTRUCTION.test(words.trim());
+}
+
+/** The instruction as kept: the user's own words to Tealeaf, as a sentence. */
+export function instructionFact(words: string): RememberedFact {
+  return { kind: 'instruction', text: sentence(words.replace(/^please\s+/i, '')), subject: 'user' };
+}
+
+/**
+ * The memory the words make: an instruction to Tealeaf a standing instruction, kept in the user's
+ * words; about the user (they speak of themselves) a trait, or an event when it says when;
+ * anything else a note, knowledge to keep, as written.
  */
 export function rememberedFact(words: string): RememberedFact {
+  if (isInstruction(words)) return instructionFact(words);
   const aboutUser = FIRST_PERSON.test(words);
   const text = sentence(rewrite(rewrite(words, TEALEAF), USER));
   if (!aboutUser) return { kind: 'note', text, subject: 'user', context: 'You asked Tealeaf to remember this.' };

@@ -2,10 +2,16 @@
 // remember about …". Only explicit wordings count, so none needs a model call to be understood; a
 // question to the model ("do you remember the day we met?") or a remark ("I can't remember that
 // film") is no command. A command ends with no question mark: "remember that film?" asks.
+import { isInstruction } from './fact';
 
 /** What a message asks of the memory, when it is a command. */
 export type MemoryCommand =
-  | { kind: 'remember'; /** the user's words to keep, as written */ fact: string }
+  | {
+      kind: 'remember';
+      /** the user's words to keep, as written */ fact: string;
+      /** "remember to …": what follows is a standing instruction, whatever its first word */
+      instruction?: boolean;
+    }
   | { kind: 'forget'; about: string; /** "forget everything about me": the persona bank */ me: boolean }
   | { kind: 'recall'; about: string; /** "what do you remember about me?": the persona bank */ me: boolean };
 
@@ -58,12 +64,24 @@ function remember(body: string, question: boolean): MemoryCommand | undefined {
     /^(?:please )?remember(?: this)?\s*:\s*(.+)$/i.exec(body) ??
     /^(?:please )?remember that (.+)$/i.exec(body) ??
     /^please remember (?!to\b)(.+)$/i.exec(body);
-  if (!m) return undefined;
+  if (!m) return instructionToRemember(body);
   const fact = cleanObject(m[1]!);
   // "remember that film we watched": a thing to recall together, not a fact to keep.
   if (/^(?:please )?remember that /i.test(body) && DEMONSTRATIVE.test(fact)) return undefined;
   if (fact.split(' ').length < 2) return undefined;
   return { kind: 'remember', fact };
+}
+
+/**
+ * "(please) remember to keep your answers short": a standing instruction, the words after "to",
+ * only where they read as one (isInstruction: "remember to drink water" is a remark, no command).
+ */
+function instructionToRemember(body: string): MemoryCommand | undefined {
+  const m = /^(?:please )?remember to (.+)$/i.exec(body);
+  if (!m) return undefined;
+  const fact = cleanObject(m[1]!);
+  if (fact.split(' ').length < 2 || !isInstruction(fact)) return undefined;
+  return { kind: 'remember', fact, instruction: true };
 }
 
 function forget(body: string, question: boolean): MemoryCommand | undefined {

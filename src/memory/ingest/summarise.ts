@@ -1,6 +1,7 @@
 // Phase 0: one schema-constrained call turns a finished session into memory sentences (events),
 // user and assistant traits (LD-Agent's persona banks, extracted at session end instead of per
-// utterance) and optional notes (docs/METHOD.md, section 3: context + knowledge), each with its source
+// utterance) and optional notes (docs/METHOD.md, section 3: context + knowledge) and standing
+// instructions (for every later reply, recall/instructions.ts), each with its source
 // turns. Turns are shown to the model as short labels (T1, T2, ...) to save tokens; the parser
 // maps them back and drops anything that is not a turn of this session.
 // The same call also splits the session into topics (SeCom segments, docs/METHOD.md, section 5): it
@@ -98,6 +99,8 @@ export function summarySchema(includeNotes = true, maxItems = 40): JsonSchema {
       },
       Math.ceil(maxItems / 4),
     );
+    // Standing instructions: a list of their own, so a small model sorts them as it sorts traits.
+    properties.instructions = list(item(), Math.ceil(maxItems / 4));
     // The per-message decision of conditional memory, made in this call (no call per message).
     properties.remember = list({ type: 'string', maxLength: 12 }, maxItems * 2);
   }
@@ -172,7 +175,10 @@ export function summariseMessages(
     '- userTraits: lasting facts about the user: preferences, habits, personality, circumstances.',
     '- assistantTraits: what the assistant said about itself or agreed to be like.',
     includeNotes
-      ? '- notes: instructions or feedback the user gave that should change future replies; context = why, knowledge = what to do.'
+      ? '- notes: feedback or knowledge the user gave that should change future replies where it applies; context = why, knowledge = what to do.'
+      : '',
+    includeNotes
+      ? '- instructions: standing instructions for every later reply (length, tone, language, what to call the user), in the user\'s own words to Tealeaf, like "Keep your answers short."; a request about this answer only is none.'
       : '',
     includeNotes
       ? "- remember: the labels of the user's turns worth remembering: a request or instruction for Tealeaf, feedback on its replies, or knowledge about the user worth keeping. Leave out simple questions and small talk. Notes come only from these turns."
@@ -180,7 +186,7 @@ export function summariseMessages(
     'Every item lists in "turns" the labels (like "T3") of the turns it comes from.',
     `- topics: the conversation divided into runs of consecutive turns about one subject, in order; each gives the labels of its first and last turn, like {"first": "${first}", "last": "${turnLabel((shown[0]?.turn ?? offset) + 5)}"}. Start a new topic where the subject changes. Together they cover every turn from ${first} to ${last} exactly once, with no gaps and no overlaps.`,
     // Second person: the user reads these memories in the explorer, and "You ..." reads as being remembered.
-    'Write each sentence so it makes sense alone. Speak to the user as "you" ("You started swimming.", "Your sister Ana..."), call the assistant "Tealeaf" and name anyone else; notes are instructions to Tealeaf. Skip small talk and greetings.',
+    'Write each sentence so it makes sense alone. Speak to the user as "you" ("You started swimming.", "Your sister Ana..."), call the assistant "Tealeaf" and name anyone else; notes and instructions are addressed to Tealeaf. Skip small talk and greetings.',
     'Answer with JSON only.',
   ]
     .filter(Boolean)
@@ -241,7 +247,7 @@ function guessSource(text: string, turns: readonly TranscriptTurn[]): Id[] {
 }
 
 function subjectFor(kind: MemoryKind, about: string | undefined, turns: readonly TranscriptTurn[]): string | undefined {
-  if (kind === 'user-trait' || kind === 'note') return 'user';
+  if (kind === 'user-trait' || kind === 'note' || kind === 'instruction') return 'user';
   if (kind === 'assistant-trait') return 'assistant';
   const a = about?.trim().toLowerCase();
   if (!a) return undefined;
@@ -367,8 +373,9 @@ function judgeWorth(items: SummaryItem[], worth: ReadonlySet<Id>, problems: stri
   const out: SummaryItem[] = [];
   for (const item of items) {
     const worthRemembering = item.sourceTurnIds.some((id) => worth.has(id));
-    if (item.kind === 'note' && !worthRemembering) {
-      problems.push(`note "${item.text.slice(0, 40)}" dropped: not from a message judged worth remembering`);
+    // A standing instruction is held to the same judgement: it goes into every reply after it.
+    if ((item.kind === 'note' || item.kind === 'instruction') && !worthRemembering) {
+      problems.push(`${item.kind} "${item.text.slice(0, 40)}" dropped: not from a message judged worth remembering`);
       continue;
     }
     out.push({ ...item, worthRemembering });
@@ -414,6 +421,7 @@ export function parseSummary(raw: unknown, turns: readonly TranscriptTurn[], off
     ['event', ['events', 'memories', 'facts']],
     ['user-trait', ['userTraits', 'user_traits', 'userPersona']],
     ['assistant-trait', ['assistantTraits', 'assistant_traits', 'assistantPersona']],
+    ['instruction', ['instructions', 'standingInstructions', 'standing_instructions']],
   ];
   for (const [kind, keys] of groups) {
     // A bare top-level array is read as events only.

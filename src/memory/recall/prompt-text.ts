@@ -27,8 +27,16 @@ export function noteBlock(t: Timeline, note: string, memoriesById: ReadonlyMap<I
   return `${span}: ${note}`;
 }
 
-export function buildSystemPrompt(now: Millis, memoryBlocks: readonly string[], persona = DEFAULT_PERSONA, personaBlock = ''): string {
+export function buildSystemPrompt(
+  now: Millis,
+  memoryBlocks: readonly string[],
+  persona = DEFAULT_PERSONA,
+  personaBlock = '',
+  instructions = '',
+): string {
   const parts = [persona, `Today is ${promptDate(now)}.`];
+  // The person's standing instructions first: they hold for every reply (instructions.ts).
+  if (instructions) parts.push(instructions);
   if (personaBlock) parts.push(personaBlock);
   if (memoryBlocks.length > 0) {
     parts.push(

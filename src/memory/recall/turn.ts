@@ -20,6 +20,7 @@ import { chatWindow } from './chat-window';
 import { noteBlock, buildSystemPrompt, earlierBlock } from './prompt-text';
 import { fitTimeline, pack, reflectionCandidates, type PromptUnit, type TimelineBlock } from './pack';
 import { retrievalUnsure } from './gate';
+import { instructionsBlock, instructionsFor, type InstructionFit } from './instructions';
 
 export { DEFAULT_PERSONA, buildSystemPrompt, memoryLine, segmentBlock } from './prompt-text';
 export { fitTimeline, type PromptUnit } from './pack';
@@ -77,6 +78,8 @@ export interface PreparedTurn {
   maxTokens: number;
   /** Turns of this chat in the prompt as messages, and the earlier ones recalled into it. */
   chat: { recent: number; earlierTurnIds: Id[]; left: number };
+  /** The standing instructions sent, and those left out for want of room (instructions.ts). */
+  instructions: InstructionFit;
   problems: string[];
 }
 
@@ -156,7 +159,11 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
         routing: first && settings.queryRouting,
         topics: settings.topicNouns,
       },
-    }).filter((h) => h.unit.kind === 'segment' || (h.unit.kind === 'memory' && memoriesById.has(h.unit.id)));
+    }).filter(
+      // Standing instructions go into every prompt on their own (instructions.ts), not as recalled memories.
+      (h) =>
+        h.unit.kind === 'segment' || (h.unit.kind === 'memory' && (memoriesById.get(h.unit.id)?.kind ?? 'instruction') !== 'instruction'),
+    );
   // LD-Agent's time decay of event memories (off at 0).
   const rank = (hits: readonly SearchHit[]) =>
     decayed(
@@ -241,6 +248,9 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   // instructions and the current message never do. fitPrompt builds it again smaller until it
   // fits, and says in words when even those two do not.
   const nominal = window.contextTokens - maxTokens;
+  // Standing instructions: their own share of the window, the same on every rebuild (they never give way).
+  const instructions = instructionsFor(memoriesById.values(), window, REPLY_TOKENS);
+  const told = instructionsBlock(instructions.sent);
   let layout: Layout | undefined;
   const build = (tokens: number): ChatMessage[] => {
     layout = lay(tokens);
@@ -257,6 +267,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
       units.map((u) => u.text),
       input.persona,
       personaBankBlock(bank),
+      told,
     );
     // The earlier turns are searched with the person's last message alone: the turn before it is in
     // the window anyway, and mixing it in cost a fifth of the evidence found (bench:fit).
@@ -291,7 +302,9 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const packed = byRank.filter((u) => u.kind === 'timeline').map((u) => timelineOf.get(u.id)!);
   const usedMemory: UsedMemory = {
     memoryIds,
-    ...(bank.user.length + bank.assistant.length > 0 ? { personaIds: [...bank.user, ...bank.assistant].map((m) => m.id) } : {}),
+    ...(bank.user.length + bank.assistant.length + instructions.sent.length > 0
+      ? { personaIds: [...instructions.sent, ...bank.user, ...bank.assistant].map((m) => m.id) }
+      : {}),
     ...(reflection ? { reflected: reflection.enough ? 'enough' : requery ? 'searched' : 'no-keywords' } : {}),
     // The keywords were written from what the call showed: they follow those sources (derived.ts).
     ...(requery ? { requery, reflectedOn: shown!.ids } : {}),
@@ -313,6 +326,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     tokensBeforeReply: before + fitted.promptTokens,
     maxTokens: fitted.maxTokens,
     chat,
+    instructions,
     problems,
   };
 }

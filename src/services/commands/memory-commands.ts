@@ -7,7 +7,7 @@
 import type { ChangeSet, Embedder, LanguageModel, Repository } from '../../ports';
 import type { CommandAnswer, Id, Memory, Millis, Turn, UsedMemory } from '../../memory/types';
 import { parseMemoryCommand, type MemoryCommand } from '../../memory/commands/parse';
-import { rememberedFact } from '../../memory/commands/fact';
+import { instructionFact, rememberedFact, type RememberedFact } from '../../memory/commands/fact';
 import { isPast } from '../../memory/past';
 import { displayText } from '../../memory/voice';
 import { duplicateKey } from '../../memory/text';
@@ -78,7 +78,8 @@ export class MemoryCommands implements ChatCommands {
 
   /** The answer to a command, with the change it makes (written with the answer). */
   private async make(command: MemoryCommand, user: Turn, turns: readonly Turn[]): Promise<{ turn: Turn; change: ChangeSet } | undefined> {
-    if (command.kind === 'remember') return this.remember(command.fact, user);
+    if (command.kind === 'remember')
+      return this.remember(command.instruction ? instructionFact(command.fact) : rememberedFact(command.fact), user);
     const found = command.me ? this.aboutMe(command.kind === 'forget') : await this.find(command.about);
     if (command.kind === 'forget') {
       const ids = found.map((m) => m.id);
@@ -98,8 +99,7 @@ export class MemoryCommands implements ChatCommands {
     return { turn: this.answerTurn(user, facts, shown), change: {} };
   }
 
-  private async remember(words: string, user: Turn): Promise<{ turn: Turn; change: ChangeSet }> {
-    const fact = rememberedFact(words);
+  private async remember(fact: RememberedFact, user: Turn): Promise<{ turn: Turn; change: ChangeSet }> {
     const key = duplicateKey(fact.kind, fact.subject, fact.text);
     const known = [...this.memory.memories.values()].find((m) => !isPast(m) && duplicateKey(m.kind, m.subject, m.text) === key);
     if (known) {
@@ -127,7 +127,12 @@ export class MemoryCommands implements ChatCommands {
       const [vector] = await embedder.embed([memoryUnit(memory).indexText ?? memory.text]).catch(() => [undefined]);
       if (vector) change.vectors = [{ unitId: memory.id, modelId: embedder.modelId, vector }];
     }
-    const facts: AnswerFacts = { kind: 'remember', state: 'done', remembered: displayText(memory) };
+    const facts: AnswerFacts = {
+      kind: 'remember',
+      state: 'done',
+      remembered: displayText(memory),
+      instruction: memory.kind === 'instruction',
+    };
     return { turn: this.answerTurn(user, facts, [memory.id]), change };
   }
 

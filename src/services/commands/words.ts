@@ -11,6 +11,8 @@ export interface AnswerFacts extends CommandAnswer {
   about?: string;
   /** remember: the memory as stored (done) or as found (none: already remembered). */
   remembered?: string;
+  /** remember: it is a standing instruction, followed in every reply. */
+  instruction?: boolean;
   /** forget: how many of the user's own messages it asks about or forgot (besides `count` memories). */
   messages?: number;
   /** recall: how many more than listed are true now, and how many matched but are no longer true. */
@@ -42,6 +44,7 @@ export function answerText(f: AnswerFacts): string {
     case 'remember':
       if (f.state === 'undone') return 'Undone: that is not remembered.';
       if (f.state === 'none') return `I already remember that: “${f.remembered ?? ''}”`;
+      if (f.instruction) return `Remembered, and followed in every reply: “${f.remembered ?? ''}”`;
       return `Remembered: “${f.remembered ?? ''}”`;
     case 'forget':
       if (f.state === 'asked')

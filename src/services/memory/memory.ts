@@ -4,7 +4,7 @@
 import { errorText } from '../../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, LineReads, Repository } from '../../ports';
 import type { Edge, Id, Memory, Relation, Segment, VectorRecord } from '../../memory/types';
-import { changeEdge, editMemoryText, toggleSuperseded } from '../../memory/corrections';
+import { answerChange, changeEdge, editMemoryText, toggleSuperseded } from '../../memory/corrections';
 import { Forgetting } from './forgetting';
 import { planRepair, type RepairLogEntry } from '../../memory/repair';
 import { readRepairLog, writeRepair } from './repair-log';
@@ -12,7 +12,9 @@ import { sessionDeletion } from './session-deletion';
 import { createHybridIndex } from '../../memory/retrieval/hybrid';
 import { MemoryGraph } from '../../memory/graph';
 import { RefineCache } from '../../memory/recall/refine';
-import { prepareTurn } from '../../memory/recall/turn';
+import { prepareTurn, REPLY_TOKENS } from '../../memory/recall/turn';
+import { instructionsFor, type InstructionFit } from '../../memory/recall/instructions';
+import { windowOf } from '../../memory/fit';
 import { memoryUnit } from '../../memory/ingest/memorise';
 import { dialogueOf, memorylessPreparer, type PrepareInput, type ReplyPrompt, type TurnPreparer } from '../chat/reply-prompt';
 import { Emitter } from '../emitter';
@@ -426,10 +428,23 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     await this.applyLive(changeEdge(edge, relation, this.memories, Date.now()));
   }
 
-  async toggleSuperseded(id: Id): Promise<string | undefined> {
-    const r = toggleSuperseded(id, this.memories, this.graph, Date.now());
+  /** "No longer true" (ended at `at`, else at the change it links to, else now) or "Mark current". */
+  async toggleSuperseded(id: Id, at?: number): Promise<string | undefined> {
+    const r = toggleSuperseded(id, this.memories, this.graph, Date.now(), at);
     if (r.change) await this.applyLive(r.change);
     return r.error;
+  }
+
+  /** The user's answer to a change the linker was unsure of (the memory notice's question). */
+  async answerChange(edgeId: Id, ended: boolean): Promise<void> {
+    const edge = this.graph.getEdge(edgeId);
+    const change = edge && answerChange(edge, ended, this.memories);
+    if (change) await this.applyLive(change);
+  }
+
+  /** The standing instructions every reply is sent with the model in use, and those that do not fit. */
+  instructionFit(): InstructionFit {
+    return instructionsFor(this.memories.values(), windowOf(this.getLlm()), REPLY_TOKENS);
   }
 
   /** The chat model changed: a job calling the old one stops that call and runs again (JobRunner). */
