@@ -204,7 +204,7 @@ export function memoriesBySession(memories: Iterable<Memory>): Map<Id, number> {
 export interface Learned {
   /** Memories made from the session, oldest first. */
   memories: Memory[];
-  /** Traits the session changed: the older trait and the one that replaced it. */
+  /** What the session changed: the older memory it retired and the one that changed it (any kinds). */
   changed: Array<{ before: Memory; after: Memory }>;
 }
 
