@@ -14,9 +14,16 @@ export interface LinesReader {
   vectorKeysOf(unitId: Id): Promise<Array<[Id, string]>>;
 }
 
-/** The change's turns with its `turnPatches` applied (to its own turns, else to the stored ones). */
-export async function patchedTurns(input: ChangeSet, reader: LinesReader, dropped: string[]): Promise<Turn[]> {
-  const turns = new Map((input.turns ?? []).map((t) => [t.id, t]));
+/**
+ * The change's turns with its `turnPatches` applied (to its own turns, else to the stored ones).
+ * A local write of a whole turn (a reply saved from the copy the chat holds) carries the stored
+ * mark, not its copy's: a forget or an undo landing meanwhile is not written over. `remote`:
+ * another device's records, taken as they are (its forget or undo).
+ */
+export async function patchedTurns(input: ChangeSet, reader: LinesReader, dropped: string[], remote = false): Promise<Turn[]> {
+  const given = input.turns ?? [];
+  const stored = remote ? [] : await Promise.all(given.map((t) => reader.turn(t.id)));
+  const turns = new Map(given.map((t, i) => [t.id, stored[i] ? withMark(t, stored[i].forgotten) : t]));
   const deleted = new Set(input.deleteTurns ?? []);
   for (const p of input.turnPatches ?? []) {
     const base = turns.get(p.id) ?? (deleted.has(p.id) ? undefined : await reader.turn(p.id));
@@ -28,6 +35,18 @@ export async function patchedTurns(input: ChangeSet, reader: LinesReader, droppe
     if (next !== base || turns.has(p.id)) turns.set(p.id, next);
   }
   return [...turns.values()];
+}
+
+function withMark(t: Turn, mark: Turn['forgotten']): Turn {
+  if (
+    t.forgotten === mark ||
+    (t.forgotten && mark && t.forgotten.at === mark.at && t.forgotten.by.join('\u0000') === mark.by.join('\u0000'))
+  )
+    return t;
+  const next = { ...t };
+  if (mark) next.forgotten = mark;
+  else delete next.forgotten;
+  return next;
 }
 
 /** Whether a job's new memory comes only from lines the user forgot (it is not written). */
@@ -54,8 +73,9 @@ export async function followLines(
   const turnAfter = async (id: Id) => written.get(id) ?? (gone.turns.has(id) ? undefined : await reader.turn(id));
   const out = new Map(segments.map((s) => [s.id, s]));
   const check = new Map(segments.map((s) => [s.id, s]));
-  for (const t of turns) {
-    if (isForgotten(t) === isForgotten(await reader.turn(t.id))) continue;
+  const before = await Promise.all(turns.map((t) => reader.turn(t.id)));
+  for (const [i, t] of turns.entries()) {
+    if (isForgotten(t) === isForgotten(before[i])) continue;
     for (const s of await reader.segmentsOfTurn(t.id)) if (!out.has(s.id) && !gone.segments.has(s.id)) check.set(s.id, s);
   }
   const deleteVectors: Array<[Id, string]> = [];

@@ -111,8 +111,18 @@ const vectorKeyText = (k: readonly [Id, string]) => `${k[0]}\u0000${k[1]}`;
  * and every record whose references do not resolve left out (each named in `dropped`).
  * Throws JobGoneError when `expectJob` does not hold: then nothing at all may be written.
  */
-export async function settle(input: ChangeSet, reader: StoreReader): Promise<AppliedChange> {
+export async function settle(input: ChangeSet, given: StoreReader, { remote = false }: { remote?: boolean } = {}): Promise<AppliedChange> {
   const dropped: string[] = [];
+  // Turns are read by several rules below: each once.
+  const turnReads = new Map<Id, Promise<Turn | undefined>>();
+  const reader: StoreReader = {
+    ...given,
+    turn: (id) => {
+      let read = turnReads.get(id);
+      if (!read) turnReads.set(id, (read = given.turn(id)));
+      return read;
+    },
+  };
   if (input.expectJob) {
     const job = await reader.job(input.expectJob.id);
     if (!job || job.updatedAt !== input.expectJob.updatedAt) throw new JobGoneError(input.expectJob.id);
@@ -141,8 +151,9 @@ export async function settle(input: ChangeSet, reader: StoreReader): Promise<App
     if (!stored.has(id)) stored.set(id, await reader.memory(id));
     return stored.get(id);
   };
-  // Forgotten marks are applied to the turns as stored now.
-  const givenTurns = await patchedTurns(input, reader, dropped);
+  // Forgotten marks are applied to the turns as stored now; a local write of a whole turn keeps the
+  // stored mark (only a forget or its undo changes it here; another device's record is taken as is).
+  const givenTurns = await patchedTurns(input, reader, dropped, remote);
   const memoryPuts = new Map<Id, Memory>();
   for (const m of input.memories ?? []) {
     // A job makes memories; it never undoes what the user did to one (a memorise job run again,

@@ -33,11 +33,12 @@ export class InMemoryRepository implements Repository, LineReads {
 
   constructor(private readonly options: InMemoryRepositoryOptions = {}) {}
 
-  async apply(change: ChangeSet): Promise<AppliedChange> {
+  /** `remote`: another device's records (sync), as IdbRepository.apply takes them. */
+  async apply(change: ChangeSet, opts: { remote?: boolean } = {}): Promise<AppliedChange> {
     this.options.beforeApply?.(change);
     const requested = plainCopy(change);
     this.validate(requested);
-    const c = await settle(requested, this.reader());
+    const c = await settle(requested, this.reader(), { remote: opts.remote === true });
     this.checkPositions(c);
     for (const id of c.deleteSessions ?? []) this.sessions.delete(id);
     for (const id of c.deleteTurns ?? []) this.turns.delete(id);

@@ -7,7 +7,7 @@ import { openTealeafDb } from '../../../src/store/db';
 import { IdbRepository } from '../../../src/store/repository';
 import { MIGRATIONS } from '../../../src/store/schema';
 import { InMemoryRepository } from '../../support/in-memory-repository';
-import type { LineReads, Repository } from '../../../src/ports';
+import type { ChangeSet, LineReads, Repository } from '../../../src/ports';
 import type { Memory, Segment, Session, Turn } from '../../../src/memory/types';
 import { buildSegments } from '../../../src/memory/ingest/segments';
 import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
@@ -85,10 +85,26 @@ for (const [name, open] of Object.entries(repos)) {
       expect((await repo.listSegments())[0].text).toBe('assistant: Lovely!\nuser: I bake sourdough');
     });
 
-    it('a turn written with its mark (another device, through sync) rebuilds the passage too', async () => {
+    it('a turn written with its mark by another device (sync) rebuilds the passage too, and so does its undo', async () => {
       const repo = await seeded();
-      await repo.apply({ turns: [{ ...turns[2], forgotten: { at: T, by: ['m9'] } }] });
+      const remote = (c: ChangeSet) => (repo as InMemoryRepository | IdbRepository).apply(c, { remote: true });
+      await remote({ turns: [{ ...turns[2], forgotten: { at: T, by: ['m9'] } }] });
       expect((await repo.listSegments())[0].text).toBe('user: My sister Ingrid is coming at Christmas\nassistant: Lovely!');
+      await remote({ turns: [turns[2]] });
+      expect((await repo.listSegments())[0]).toEqual(passage);
+    });
+
+    it('a local write of a whole turn keeps the stored mark (a reply saved from an old copy neither undoes a forget nor redoes one)', async () => {
+      const repo = await seeded();
+      await repo.apply({ turnPatches: [{ id: 'b', forget: { at: T + 9, by: ['m1'] } }] });
+      await repo.apply({ turns: [{ ...turns[1], text: 'Lovely!' }] });
+      expect((await repo.getTurns(['b']))[0].forgotten).toEqual({ at: T + 9, by: ['m1'] });
+      expect((await repo.listSegments())[0].text).not.toMatch(/Lovely/);
+      const marked = (await repo.getTurns(['b']))[0];
+      await repo.apply({ turnPatches: [{ id: 'b', unforget: ['m1'] }] });
+      await repo.apply({ turns: [marked] });
+      expect((await repo.getTurns(['b']))[0]).not.toHaveProperty('forgotten');
+      expect((await repo.listSegments())[0]).toEqual(passage);
     });
   });
 }
