@@ -41,7 +41,9 @@ export default defineConfig(({ mode }) => ({
       workbox: {
         // The app shell and every runtime asset (workers, ONNX Runtime wasm) are precached so the
         // app opens with no network after the first visit. Model weights are cached by the runtimes.
-        globPatterns: ['**/*.{js,mjs,css,html,svg,webmanifest}'],
+        // The e2e build adds the test stand-in's tokenizer files (tests/support/standin): the scripted
+        // model counts with them, also offline (trust-offline.spec).
+        globPatterns: [mode === 'e2e' ? '**/*.{js,mjs,css,html,svg,webmanifest,json}' : '**/*.{js,mjs,css,html,svg,webmanifest}'],
         maximumFileSizeToCacheInBytes: 16 * 1024 * 1024,
         // ONNX Runtime's wasm (27 MB) is cached on first use, not on first visit: only people who
         // download the memory search model need it.
