@@ -336,6 +336,8 @@ test('"No longer true" on any trait, in the persona panel and the detail panel; 
     // A current trait with no newer trait replacing it.
     const trait = page.getByTestId('trait').filter({ hasText: 'encouraging' }).first();
     await trait.getByRole('button', { name: 'No longer true' }).click();
+    // It asks since when (issue 29): today, as no change links it.
+    await trait.getByTestId('end-date-confirm').click();
     await page.getByTestId('trait').filter({ hasText: 'encouraging' }).filter({ hasText: /until/ }).first().waitFor();
     let db = await readDb(page, ['memories']);
     const coach = db.memories.find((m) => m.id === 'demo:m:coach');
@@ -362,6 +364,7 @@ test('"No longer true" on any trait, in the persona panel and the detail panel; 
     await page.getByTestId('trait').filter({ hasText: 'tea person' }).first().locator('button.text').click();
     await panel.getByRole('button', { name: 'Mark current' }).click();
     await panel.getByRole('button', { name: 'No longer true' }).click();
+    await panel.getByTestId('end-date-confirm').click();
     await panel.getByTestId('past-tag').waitFor();
     db = await readDb(page, ['memories']);
     const tea = db.memories.find((m) => m.id === 'demo:m:tea');

@@ -20,6 +20,8 @@
 //   modelsStall: GET /v1/models sends its headers and the start of the list, never the rest
 //   models:      ids listed by GET /v1/models
 //   replies:     [{ when, say }]: a chat whose last user message contains `when` answers `say`
+//   answers:     { [schema title]: (text, schema) => value }: a JSON call of that title answers
+//                what the function returns (undefined: as usual), e.g. a summary with traits
 //   kind:        which real server to be about the model's window (null: say nothing, as a plain
 //                OpenAI-compatible server): 'llama.cpp' (GET /props, POST /apply-template and
 //                /tokenize; refuses a prompt of contextTokens or more with its 400), 'lmstudio'
@@ -136,6 +138,7 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
   };
   const requests = [];
   const probes = [];
+  const answer = (title, text, schema) => config.answers?.[title]?.(text, schema) ?? jsonAnswer(title, text, schema);
   const sockets = new Set();
   const server = createServer(async (req, res) => {
     const cors = () => {
@@ -206,11 +209,11 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     let reply;
     if (format?.type === 'json_schema' && config.schemaIgnored) reply = 'Sure! Here is what is worth remembering: you moved, and you cook.';
     else if (format?.type === 'json_schema')
-      reply = JSON.stringify(jsonAnswer(format.json_schema?.schema?.title ?? '', text, format.json_schema?.schema));
+      reply = JSON.stringify(answer(format.json_schema?.schema?.title ?? '', text, format.json_schema?.schema));
     else if (format?.type === 'json_object' || /Answer with one JSON value only/.test(text)) {
       const m = text.match(/matching this JSON schema:\n(.+)$/m);
       const schema = m ? JSON.parse(m[1]) : {};
-      reply = JSON.stringify(jsonAnswer(schema.title ?? '', text, schema));
+      reply = JSON.stringify(answer(schema.title ?? '', text, schema));
     } else {
       const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
       const rule = config.replies.find((r) => lastUser.includes(r.when));
