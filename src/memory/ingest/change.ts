@@ -13,13 +13,15 @@ export type ChangeDecision = 'retire' | 'ask' | 'keep';
 
 /** Kinds that say how things are (a state), not that something happened. */
 const STATES: ReadonlySet<MemoryKind> = new Set(['user-trait', 'assistant-trait', 'note', 'instruction']);
+/** A newer trait is itself how things are now; anything else must tell the change in words. */
+const TRAITS: ReadonlySet<MemoryKind> = new Set(['user-trait', 'assistant-trait']);
 
 /**
  * Words by which a memory tells a change ("You moved from Oslo to Bergen", "You no longer eat
  * meat", "You quit your job"). Stems: "mov" matches moved, moving, moves.
  */
 const CHANGE_WORDS =
-  /\b(mov(e|ed|es|ing)|relocat\w*|no longer|any ?more|stopp(ed|ing)|stops?|quit(s|ting)?|left|leav(e|es|ing)|switch(ed|es|ing)?|chang(e|ed|es|ing)|gave up|give up|giving up|instead|now|started|became|become|retir(ed|es|ing)|sold|broke up|divorced|cancell?ed|resigned|fired|replac(ed|es|ing)|used to)\b/i;
+  /\b(mov(e|ed|es|ing)|relocat\w*|no longer|any ?more|stopp(ed|ing)|stops?|quit(s|ting)?|left|leav(e|es|ing)|switch(ed|es|ing)?|chang(e|ed|es|ing)|gave up|give up|giving up|instead|now|started|became|become|retir(ed|es|ing)|sold|broke up|divorced|cancell?ed|resigned|fired|replac(ed|es|ing)|used to|again)\b/i;
 
 /** Whether the words tell that something changed. */
 export function readsAsChange(text: string): boolean {
@@ -69,10 +71,10 @@ function samePerson(a: Memory, b: Memory): boolean {
 
 /**
  * What a labelled pair does to the older memory:
- * - labelled Changed: retired when the two share a content word and, where the newer one is an
- *   event, it reads as a change ("moved", "no longer", "quit": an event that only mentions the
- *   same thing ends nothing); asked otherwise (a Changed whose pair shares no word is the small
- *   model's typical false label).
+ * - labelled Changed: retired when the two share a content word and, unless the newer one is a
+ *   trait, it reads as a change ("moved", "no longer", "quit", "again": an event that only
+ *   mentions the same thing ends nothing, nor does a second instruction about answers); asked
+ *   otherwise (a Changed whose pair shares no word is the small model's typical false label).
  * - labelled otherwise (not None): asked when the older one is a state, the newer reads as a
  *   change and they share a word (a conflict the labeller missed); else nothing.
  * Never for an older memory already past, or for memories about different people.
@@ -81,6 +83,6 @@ export function changeDecision(older: Memory, newer: Memory, label: RelationLabe
   if (label === 'None' || isPast(older) || !samePerson(older, newer)) return 'keep';
   const shared = sharedWords(older.text, newer.text).length > 0;
   const told = readsAsChange(newer.text);
-  if (label === 'Changed') return shared && (STATES.has(newer.kind) || told) ? 'retire' : 'ask';
+  if (label === 'Changed') return shared && (TRAITS.has(newer.kind) || told) ? 'retire' : 'ask';
   return STATES.has(older.kind) && shared && told ? 'ask' : 'keep';
 }

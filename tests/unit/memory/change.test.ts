@@ -81,10 +81,67 @@ describe('the change rule (change.ts)', () => {
     expect(changeDecision({ ...tea, endedAt: 5 }, coffee, 'Changed')).toBe('keep');
   });
 
-  it('an instruction Changed by a newer one is retired', () => {
+  it('an instruction Changed by a newer one that says so is retired; one merely on the same subject is asked', () => {
     const short = mem('short', 1, 'Keep your answers short.', 'instruction', { subject: 'user' });
     const long = mem('long', 9, 'You can write long answers again.', 'instruction', { subject: 'user' });
+    const english = mem('english', 9, 'Always answer in English.', 'instruction', { subject: 'user' });
     expect(changeDecision(short, long, 'Changed')).toBe('retire');
+    expect(changeDecision(short, english, 'Changed')).toBe('ask');
+  });
+
+  // What the rule does with a labeller that says Changed for every pair (the stand-in's
+  // wrong-relation fault at its worst), on hand-written pairs: 10 real changes and 10 pairs on
+  // the same subject that are no change. Before issue 29 only a trait Changed into a trait of the
+  // same kind was retired, and nothing was asked. (docs/METHOD.md, section 4, has these figures.)
+  const t = (text: string) => ({ kind: 'user-trait' as const, text });
+  const e = (text: string) => ({ kind: 'event' as const, text });
+  const i = (text: string) => ({ kind: 'instruction' as const, text });
+  type Side = { kind: Memory['kind']; text: string };
+  const CHANGES: Array<[Side, Side]> = [
+    [t(OSLO), e(MOVED)],
+    [t('You are vegetarian: you eat no meat and no fish.'), e('You started eating fish again last month.')],
+    [t('You drive a red Volvo to work.'), e('You sold your Volvo and now cycle to work.')],
+    [t('You work as a teacher at Lakeside school.'), e('You quit your job at Lakeside school.')],
+    [t('You love green tea.'), t('You now prefer coffee over tea.')],
+    [t('Your sister Ana lives in Lisbon.'), e('Ana moved to Porto in May.')],
+    [t('You are training for a marathon.'), e('You stopped running after your knee injury.')],
+    [t('You are single.'), e('You got married to Sam in June.')],
+    [i('Keep your answers short.'), i('You can give long, detailed answers again.')],
+    [t('You play the cello in an orchestra.'), e('You left the orchestra to focus on your studies.')],
+  ];
+  const NOT_CHANGES: Array<[Side, Side]> = [
+    [t(OSLO), e('You visited the Munch museum in Oslo.')],
+    [t('You love green tea.'), e('You bought a teapot for your green tea.')],
+    [t('You are learning to play the cello.'), e('You started eating fish again last month.')],
+    [t('You love hiking in the mountains.'), t('You now hike every weekend with your dog.')],
+    [t('You have a dog called Rex.'), t('You take Rex to the vet every spring.')],
+    [t('You work as a nurse.'), t('You enjoy your night shifts as a nurse.')],
+    [t('Your sister Ana lives in Lisbon.'), e('You and Ana cooked dinner together.')],
+    [t('You drive a red Volvo.'), e('You drove your Volvo to the coast.')],
+    [t('You are vegetarian.'), e('You cooked a vegetarian lasagne for friends.')],
+    [i('Keep your answers short.'), i('Always answer in English.')],
+  ];
+  const decide = (pairs: Array<[Side, Side]>) => {
+    const count = { retire: 0, ask: 0, keep: 0, before: 0 };
+    for (const [a, b] of pairs) {
+      const older = mem('a', 1, a.text, a.kind, { subject: 'user' });
+      const newer = mem('b', 9, b.text, b.kind, { subject: 'user' });
+      count[changeDecision(older, newer, 'Changed')]++;
+      if (a.kind === 'user-trait' && b.kind === a.kind) count.before++;
+    }
+    return count;
+  };
+
+  it('measured: every label Changed, on 10 real changes and 10 non-changes', () => {
+    const real = decide(CHANGES);
+    const not = decide(NOT_CHANGES);
+    console.log(`[change rule] real changes: ${JSON.stringify(real)}; not changes: ${JSON.stringify(not)}`);
+    // Real changes: 8 retired, 2 asked (nothing shared: "training for a marathon" / "stopped running");
+    // before, 1 retired and 9 left current.
+    expect(real).toEqual({ retire: 8, ask: 2, keep: 0, before: 1 });
+    // Not changes: 2 retired wrongly (a trait into a trait sharing a word, as before), 8 asked;
+    // before, 3 retired wrongly.
+    expect(not).toEqual({ retire: 2, ask: 8, keep: 0, before: 3 });
   });
 
   it('the words it reads', () => {
