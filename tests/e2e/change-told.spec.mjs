@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { launch, serveApp, shot, tempProfile } from './harness.mjs';
-import { assertNoOffHost, endAndRemember, newChat as newChatWide, readDb, say, startImport } from './flows.mjs';
+import { assertNoOffHost, endAndRemember, newChat as newChatWide, openMemory, readDb, say, startImport } from './flows.mjs';
 import { startFakeOpenAiServer } from '../support/fake-openai-server.mjs';
 import { audit } from './axe.mjs';
 
@@ -182,9 +182,22 @@ test('a change the labeller is unsure of is asked in the memory notice and done 
       await question.scrollIntoViewIfNeeded();
       await shot(page, `change-question-${width}`);
       assert.deepEqual(await audit(page), [], 'axe: the question in the notice');
-      await question.getByTestId('answer-ended').focus();
-      await page.keyboard.press('Enter');
-      await question.waitFor({ state: 'detached' });
+      if (width === 1280) {
+        await question.getByTestId('answer-ended').focus();
+        await page.keyboard.press('Enter');
+        await question.waitFor({ state: 'detached' });
+      } else {
+        // The older memory's detail panel asks the same; answered there.
+        await openMemory(page, NURSE);
+        const ask = page.locator('aside[aria-label="Memory details"]').getByTestId('detail-ask');
+        await ask.waitFor();
+        assert.match(await ask.textContent(), /You quit your job at Haukeland hospital: is this no longer true\?/);
+        await shot(page, `change-question-detail-${width}`);
+        await ask.getByRole('button', { name: 'No longer true' }).focus();
+        await page.keyboard.press('Enter');
+        await ask.waitFor({ state: 'detached' });
+        await page.getByTestId('nav-chat').click();
+      }
       db = await readDb(page, ['memories', 'edges']);
       const ended = db.memories.find((m) => m.text === NURSE);
       assert.equal(ended.supersededBy, quit.id);
