@@ -202,8 +202,9 @@ export const MODES: Mode[] = [
   // --endpoint, and the model refines each turn's timelines (Phase II-2).
   {
     name: 'turn-refined',
-    describe: 'turn with the model at reply time: timelines refined into notes (and a weak retrieval re-queried)',
-    turn: productTurn('timelines', {}, { withModel: true }),
+    describe:
+      'turn with the model at reply time: timelines refined into notes (and a weak retrieval re-queried) on every turn (the app asks only when retrieval is unsure)',
+    turn: productTurn('timelines', { refineWhenUnsure: false }, { withModel: true }),
     product: true,
     model: true,
   },

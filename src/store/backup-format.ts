@@ -220,6 +220,9 @@ export function readableMemory(record: unknown): unknown {
   if (record === null || typeof record !== 'object' || Array.isArray(record)) return record;
   const kind = (record as { kind?: unknown }).kind;
   if (typeof kind !== 'string' || (BACKUP_MEMORY_KINDS as readonly string[]).includes(kind)) return record;
+  // Only what reads as a kind's name (lower-case words joined by dashes, as every kind is named):
+  // anything else is a damaged record, refused like any other bad field.
+  if (!/^[a-z]+(-[a-z]+)*$/.test(kind) || kind.length > 40) return record;
   return { ...record, kind: 'note' };
 }
 

@@ -121,18 +121,23 @@ export interface PromptContents {
   single: string[];
   /** Current traits every reply is told (the persona banks). */
   persona: string[];
+  /** Standing instructions every reply follows. */
+  instructions: string[];
   passages: number;
   /** Turns of this chat from before the reply's window, recalled into its prompt. */
   earlier: string[];
 }
 
-export function promptContents(used: UsedMemory): PromptContents {
+/** `kindOf`: a memory's kind now (instructions are stored among personaIds; a deleted one reads as a fact). */
+export function promptContents(used: UsedMemory, kindOf: (id: string) => string | undefined = () => undefined): PromptContents {
   const onTimeline = new Set(used.timelines.flatMap((t) => t.memoryIds));
+  const always = used.personaIds ?? [];
   return {
     timelines: used.timelines.length,
     memories: used.memoryIds.length,
     single: used.memoryIds.filter((id) => !onTimeline.has(id)),
-    persona: used.personaIds ?? [],
+    persona: always.filter((id) => kindOf(id) !== 'instruction'),
+    instructions: always.filter((id) => kindOf(id) === 'instruction'),
     passages: used.segmentIds.length,
     earlier: used.earlierTurnIds ?? [],
   };
@@ -142,7 +147,7 @@ export function promptContents(used: UsedMemory): PromptContents {
 export function toldAnything(used: UsedMemory | undefined): boolean {
   if (!used) return false;
   const c = promptContents(used);
-  return c.memories + c.persona.length + c.passages + c.earlier.length > 0;
+  return c.memories + c.persona.length + c.instructions.length + c.passages + c.earlier.length > 0;
 }
 
 const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
@@ -152,6 +157,7 @@ export function chipWords(c: PromptContents): string {
   const parts: string[] = [];
   if (c.memories > 0 || c.timelines > 0) parts.push(count(c.timelines, 'timeline', 'timelines'), count(c.memories, 'memory', 'memories'));
   if (c.persona.length) parts.push(count(c.persona.length, 'fact about you', 'facts about you'));
+  if (c.instructions.length) parts.push(count(c.instructions.length, 'instruction', 'instructions'));
   if (c.passages) parts.push(`${count(c.passages, 'passage', 'passages')} of past chats`);
   if (c.earlier.length) parts.push(`${count(c.earlier.length, 'earlier message', 'earlier messages')} of this chat`);
   return `remembered: ${parts.join(', ')}`;

@@ -121,3 +121,13 @@ describe('what the model was told (issue 29)', () => {
     expect(toldAnything(used({ memoryIds: [], segmentIds: [], timelines: [] }))).toBe(false);
   });
 });
+
+describe('instructions are listed apart from facts about the person', () => {
+  it('an instruction among personaIds counts as an instruction', () => {
+    const used: UsedMemory = { memoryIds: [], segmentIds: [], timelines: [], scores: [], personaIds: ['t1', 'i1'] };
+    const c = promptContents(used, (id) => (id === 'i1' ? 'instruction' : 'user-trait'));
+    expect(c.persona).toEqual(['t1']);
+    expect(c.instructions).toEqual(['i1']);
+    expect(chipWords(c)).toBe('remembered: 1 fact about you, 1 instruction');
+  });
+});
