@@ -6,7 +6,8 @@ import type { AppliedChange, ChangeSet, Repository } from '../../ports';
 import { type Bytes, concat, fromUtf8, utf8 } from './bytes';
 import { EnvelopeError, type Opened, ReplayGuard, Sealer } from './envelope';
 import { type Rotation, type SyncKey, roomOf } from './keys';
-import { type Epoch, type Kind, REMOTE, RecordDoc, type Touched, touchedBy } from './record-doc';
+import { type Admit, type Epoch, type Kind, REMOTE, RecordDoc, type Touched, touchedBy } from './record-doc';
+import { Quarantine, type Quarantined } from './record-gate';
 import type { RelayClient } from './relay-client';
 
 /** What a device keeps between runs (with its store; see SYNC.md for where). */
@@ -28,6 +29,8 @@ export interface SyncState {
   unapplied?: Array<[string, string[]]>;
   /** Pieces of a large update received so far, per sending device. */
   partial?: Record<string, Bytes[]>;
+  /** Records another device sent that did not pass the gate (record-gate.ts): not written. */
+  quarantine?: Quarantined[];
   /** The room in use. After a rotation the caller keeps the new key (from `onRotation`) and, on
    * the next start, passes that key's room and sealer: a state of another room is refused. */
   room?: string;
@@ -75,6 +78,7 @@ export class SyncEngine implements Repository {
   private partial: Record<string, Bytes[]>;
   private room: string;
   private sealer: Sealer;
+  private quarantine: Quarantine;
   /** This device was left out of a key rotation: it no longer syncs. */
   unpaired = false;
   refused = 0;
@@ -84,7 +88,7 @@ export class SyncEngine implements Repository {
   constructor(private readonly o: SyncEngineOptions) {
     const doc = new Y.Doc();
     if (o.state?.doc) Y.applyUpdate(doc, o.state.doc, REMOTE);
-    this.records = new RecordDoc(doc);
+    this.records = new RecordDoc(doc, o.state?.epoch);
     this.guard = new ReplayGuard({ ...(o.state?.marks ?? {}) });
     this.cursor = o.state?.cursor ?? 0;
     this.seq = o.state?.seq ?? 0;
@@ -96,11 +100,17 @@ export class SyncEngine implements Repository {
     });
     this.unapplied = new Map((o.state?.unapplied ?? []).map(([k, ids]) => [k as Kind, new Set(ids)]));
     this.partial = { ...(o.state?.partial ?? {}) };
+    this.quarantine = new Quarantine(o.state?.quarantine);
     if (o.state?.room !== undefined && o.state.room !== o.room) {
       throw new Error('The saved sync state belongs to another key: start with the key in use.');
     }
     this.room = o.room;
     this.sealer = o.sealer;
+  }
+
+  /** Records held back by the gate, the newest last. */
+  get quarantined(): Quarantined[] {
+    return this.quarantine.list();
   }
 
   /** The relay position read so far (the app's progress bar). */
@@ -125,6 +135,7 @@ export class SyncEngine implements Repository {
       epoch: this.epoch,
       unapplied: [...this.unapplied].map(([k, ids]) => [k, [...ids]]),
       partial: { ...this.partial },
+      quarantine: this.quarantine.list(),
       room: this.room,
     };
   }
@@ -283,7 +294,7 @@ export class SyncEngine implements Repository {
           this.cursor = m.seq;
           if (took) {
             applied++;
-            if (took !== 'reset') await this.catchUp(took);
+            if (took !== 'reset') await this.catchUp(took.touched, took.from);
           }
         }
       }
@@ -293,18 +304,25 @@ export class SyncEngine implements Repository {
   }
 
   /** Writes the touched keys (and any left from a failed write) to the store through `apply`. */
-  private async catchUp(touched: Touched): Promise<void> {
+  private async catchUp(touched: Touched, from?: string): Promise<void> {
     for (const [kind, ids] of touched) {
       const set = this.unapplied.get(kind) ?? new Set<string>();
       ids.forEach((id) => set.add(id));
       this.unapplied.set(kind, set);
     }
-    await this.o.store.apply(await this.records.changeFor(this.unapplied, this.o.store));
+    await this.o.store.apply(await this.records.changeFor(this.unapplied, this.o.store, this.gate(from)));
     this.unapplied = new Map();
   }
 
+  /** The gate for what `from` sent: a record that fails it is held back, named, and not written. */
+  private gate(from?: string): Admit {
+    const admit: Admit = (kind, key, value) => this.quarantine.admit(kind, key, value, from);
+    admit.release = (kind, key) => this.quarantine.release(kind, key);
+    return admit;
+  }
+
   /** Opens and merges one message; what it touched, `reset` for a delete-all, false if refused. */
-  private async take(seq: number, bytes: Bytes): Promise<Touched | 'reset' | false> {
+  private async take(seq: number, bytes: Bytes): Promise<{ touched: Touched; from: string } | 'reset' | false> {
     let opened: Opened;
     try {
       opened = await this.sealer.open(bytes, this.guard);
@@ -368,7 +386,7 @@ export class SyncEngine implements Repository {
       await this.resetTo(now);
       return 'reset';
     }
-    return touched;
+    return { touched, from };
   }
 
   /** Another device deleted everything: wipe here (or keep, if the user says so) and take the new epoch. */
@@ -378,7 +396,7 @@ export class SyncEngine implements Repository {
     const keep = choice === 'keep' ? await storeAsChange(this.o.store) : undefined;
     await this.o.wipe();
     this.epoch = epoch;
-    await this.o.store.apply(await this.records.changeFor(this.records.everything(), this.o.store));
+    await this.o.store.apply(await this.records.changeFor(this.records.everything(), this.o.store, this.gate()));
     if (keep) this.records.record(await this.o.store.apply(keep));
   }
 }

@@ -22,7 +22,7 @@ import { ProgressRelay, RelayClient, RelayError } from './relay-client';
 import { DocLog } from './doc-log';
 import { outboxKey, syncedPart, tellViews } from './outbox';
 import { assertRelayAllowed } from './relay-policy';
-import { OFF, type SyncStatus } from './sync-status';
+import { OFF, type SyncStatus, heldWords } from './sync-status';
 import { adoptOpenChats, takeOverChats } from './chat-owner';
 
 export interface SyncConfig {
@@ -263,6 +263,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
           pending: engine.pending,
           error: undefined,
           devices: this.config!.devices,
+          quarantined: heldWords(engine.quarantined, this.config!.devices),
         });
         backoff = 1000;
         const room = await this.room();
@@ -270,7 +271,13 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       } catch (e) {
         if (!this.running) return;
         const offline = e instanceof RelayError && e.status === undefined;
-        this.set({ phase: offline ? 'offline' : 'error', error: (e as Error).message, pending: engine.pending, progress: undefined });
+        this.set({
+          phase: offline ? 'offline' : 'error',
+          error: (e as Error).message,
+          pending: engine.pending,
+          progress: undefined,
+          quarantined: heldWords(engine.quarantined, this.config?.devices ?? []),
+        });
         await this.sleep(
           (signal) =>
             new Promise<void>((ok) => {

@@ -23,6 +23,38 @@ export interface SyncStatus {
   deletedBy?: { name: string; at: number };
   /** Another tab of this browser runs sync; this one shows its state and forwards answers. */
   elsewhere?: boolean;
+  /** Records another device sent that this one left out (record-gate.ts), in the user's words. */
+  quarantined?: HeldRecord[];
+}
+
+/** A record left out: what it is (`chat`, `message`, `memory`...), its id, who sent it and why. */
+export interface HeldRecord {
+  kind: string;
+  id: string;
+  from: string;
+  problem: string;
+}
+
+const RECORD_WORDS: Record<string, string> = {
+  sessions: 'chat',
+  turns: 'message',
+  memories: 'memory',
+  edges: 'link',
+  segments: 'passage',
+  tombstones: 'deletion',
+};
+
+/** The gate's list in words: the sender by its name in the device list. */
+export function heldWords(
+  held: ReadonlyArray<{ kind: string; id: string; from?: string; problem: string }>,
+  devices: readonly DeviceInfo[],
+): HeldRecord[] {
+  return held.map((q) => ({
+    kind: RECORD_WORDS[q.kind] ?? q.kind,
+    id: q.id,
+    from: q.from === undefined ? 'another device' : (devices.find((d) => d.id === q.from)?.name ?? 'a device not in your list'),
+    problem: q.problem,
+  }));
 }
 
 export const OFF: SyncStatus = { phase: 'off', devices: [], pending: false };
@@ -46,7 +78,13 @@ function ago(at: number | undefined, now: number): string {
 
 export function syncWords(s: SyncStatus, now = Date.now()): SyncWords {
   const w = phaseWords(s, now);
-  return s.elsewhere ? { ...w, detail: `${w.detail} Sync runs in another Tealeaf tab: pair or unpair devices there.`.trim() } : w;
+  const n = s.quarantined?.length ?? 0;
+  const held =
+    n === 0 || s.phase === 'off'
+      ? ''
+      : ` ${n} record${n === 1 ? '' : 's'} from another device ${n === 1 ? 'was' : 'were'} left out (listed below): this version cannot use ${n === 1 ? 'it' : 'them'}. The rest syncs.`;
+  const tabs = s.elsewhere ? ' Sync runs in another Tealeaf tab: pair or unpair devices there.' : '';
+  return { ...w, detail: `${w.detail}${held}${tabs}`.trim() };
 }
 
 function phaseWords(s: SyncStatus, now: number): SyncWords {
