@@ -89,7 +89,7 @@ export async function keyHolder(raw, relayUrl, deviceId = 'e'.repeat(32)) {
     return new Uint8Array([...header, ...nonce, ...ct]);
   };
   const open = async (bytes) => {
-    if (bytes[0] !== 1 || hex(bytes.subarray(1, 9)) !== hex(keyId)) return undefined;
+    if ((bytes[0] !== 1 && bytes[0] !== 2) || hex(bytes.subarray(1, 9)) !== hex(keyId)) return undefined;
     const ad = new Uint8Array([...roomAd, ...bytes.subarray(0, 33)]);
     try {
       const iv = bytes.subarray(33, 45);
@@ -123,7 +123,11 @@ export async function keyHolder(raw, relayUrl, deviceId = 'e'.repeat(32)) {
     read: async () => {
       for (const m of await messages()) {
         const plain = await open(m.bytes);
-        if (plain?.[0] === 1) Y.applyUpdate(doc, await pipe(plain.subarray(1), new DecompressionStream('gzip')));
+        if (plain?.[0] !== 1) continue;
+        // Version 2 plaintexts: the kind, then two varuints (the sender's previous message, its head).
+        let at = 1;
+        if (m.bytes[0] === 2) for (let n = 0; n < 2; n++) while (plain[at++] & 128);
+        Y.applyUpdate(doc, await pipe(plain.subarray(at), new DecompressionStream('gzip')));
       }
     },
     /** Writes `values` (map name -> key -> value) and posts the update as its next message. */

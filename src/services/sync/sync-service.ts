@@ -11,18 +11,28 @@ import type { AppliedChange, ChangeSet } from '../../ports';
 import type { IdbRepository } from '../../store/repository';
 import { clearSyncRows, readSyncRow, readSyncRows, readSyncRowsByPrefix, writeSyncRows, type SyncRows } from '../../store/sync-store';
 import { Emitter } from '../emitter';
-import { type Bytes, toBase64Url } from './bytes';
+import { type Bytes, toBase64Url, utf8 } from './bytes';
 import { SyncEngine, type SyncState } from './engine';
 import type { Epoch } from './record-doc';
 import { Sealer } from './envelope';
-import { type Device, type DeviceInfo, acceptRotation, generateDevice, generateSyncKey, keyFromRaw, roomOf, rotate } from './keys';
+import {
+  type Device,
+  type DeviceInfo,
+  type Rotation,
+  acceptRotation,
+  generateDevice,
+  generateSyncKey,
+  keyFromRaw,
+  roomOf,
+  rotate,
+} from './keys';
 import { newPairingCode } from './pairing';
 import { joinWithCode, offerPairing } from './pairing-session';
 import { ProgressRelay, RelayClient, RelayError } from './relay-client';
 import { DocLog } from './doc-log';
 import { outboxKey, syncedPart, tellViews } from './outbox';
 import { assertRelayAllowed } from './relay-policy';
-import { OFF, type SyncStatus, heldWords } from './sync-status';
+import { OFF, type RelayHistory, type SyncStatus, heldWords } from './sync-status';
 import { adoptOpenChats, takeOverChats } from './chat-owner';
 
 export interface SyncConfig {
@@ -35,6 +45,19 @@ export interface SyncConfig {
 /** Between the tabs of one profile, on the `tealeaf-sync` channel. */
 type TabMessage =
   { type: 'queued' | 'reset' | 'ask' | 'turn-off' } | { type: 'status'; status: SyncStatus } | { type: 'answer'; choice: 'wipe' | 'keep' };
+
+/** A key change this device started (unpair, or a new key for all), kept in a row before its first post. */
+export interface PendingRotation {
+  key: { raw: Bytes; createdAt: number };
+  rotation: Rotation;
+  /** The device to leave out, when the change unpairs one: made again in the winner's room if another rotation won. */
+  remove?: string;
+}
+
+export interface SyncServiceOptions {
+  /** The relay's fetch (tests wrap it to stop a tab at a post). */
+  fetch?: typeof fetch;
+}
 
 export class SyncService extends Emitter<{ status: SyncStatus }> {
   status: SyncStatus = OFF;
@@ -55,7 +78,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   /** Runs this device's wipe for another device's delete-all (Tealeaf stops its jobs around it). */
   wipeHere?: (wipe: () => Promise<unknown>) => Promise<unknown>;
 
-  constructor(private readonly repo: IdbRepository) {
+  constructor(
+    private readonly repo: IdbRepository,
+    private readonly options: SyncServiceOptions = {},
+  ) {
     super();
     // Every local write (any tab) leaves its synced part in the out-box, in its own transaction;
     // the repository keeps it only while sync is on (its config row exists), read in that transaction.
@@ -141,6 +167,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const state = saved || reserved ? { cursor: 0, marks: {}, ...saved, seq: Math.max(saved?.seq ?? 0, reserved) } : undefined;
     const { log, doc } = DocLog.fromRows(rows);
     this.log = log;
+    // A key change stopped half-way (a closed tab): the loop finishes it before anything else.
+    this.rotating = rows.get('rotation') as PendingRotation | undefined;
     // No state saved: the device stopped before its own records were taken in (turnOn, join): again.
     await this.begin(config, state ? { ...state, doc } : undefined, !saved);
   }
@@ -150,12 +178,12 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const key = await keyFromRaw(config.key.raw, config.key.createdAt);
     const room = await roomOf(key);
     this.config = config;
-    this.relay = new ProgressRelay(config.relayUrl);
+    this.relay = new ProgressRelay(config.relayUrl, this.options.fetch);
     const repo = this.repo;
     const store = Object.create(repo) as IdbRepository;
     // Remote writes: with the cursor and document rows, and not into the out-box again.
     store.apply = async (change: ChangeSet) => {
-      const applied = await repo.apply(change, { remote: true, rows: this.rows(true) });
+      const applied = await this.withRows((rows) => repo.apply(change, { remote: true, rows }));
       tellViews(applied, this.memoryChannel, this.chatChannel);
       return applied;
     };
@@ -169,12 +197,15 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       state: state?.room === room ? state : state ? { cursor: 0, marks: {}, seq: state.seq } : undefined,
       // Another device deleted everything: the user says whether this device follows (askReset).
       onReset: (epoch) => this.askReset(epoch),
-      wipe: async () => void (await (this.wipeHere ?? ((w) => w()))(() => repo.wipeAll({ dropOutbox: true }))),
+      // The wipe keeps the state that goes with it (the new epoch, what is left to write) in its own transaction.
+      wipe: async () =>
+        void (await (this.wipeHere ?? ((w) => w()))(() => this.withRows((rows) => repo.wipeAll({ dropOutbox: true, rows })))),
       reserve: (seq) => writeSyncRows(repo.db, { puts: [{ key: 'seq', value: seq }] }),
       onLeft: async (id) => this.dropDevice(id),
       onRotation: async (rotation) => {
         const next = await acceptRotation(config.device, rotation);
-        if (next !== 'unpaired') this.config = { ...config, key: { raw: next.raw, createdAt: next.createdAt }, devices: rotation.devices };
+        if (next !== 'unpaired')
+          this.config = { ...this.config!, key: { raw: next.raw, createdAt: next.createdAt }, devices: rotation.devices };
         return next;
       },
     });
@@ -199,12 +230,29 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     return { puts };
   }
 
-  private async save(): Promise<void> {
+  /** Runs a write with the rows that go with it; a write that fails gives the document's updates back for the next one. */
+  private async withRows<T>(write: (rows: SyncRows) => Promise<T>, extra: SyncRows = { puts: [] }): Promise<T> {
+    const rows = this.rows(true);
+    try {
+      return await write({ puts: [...extra.puts, ...rows.puts], deletes: extra.deletes });
+    } catch (e) {
+      this.log.putBack(rows.puts);
+      throw e;
+    }
+  }
+
+  private async save(extra: SyncRows = { puts: [] }): Promise<void> {
     if (!this.engine) return;
     // Now and then the log folds into one snapshot (first: the snapshot holds the updates not yet written).
     const fold = this.log.long ? this.log.snapshot(this.engine.records.doc) : undefined;
-    const rows = this.rows(true);
-    await writeSyncRows(this.repo.db, fold ? { puts: [...fold.puts, ...rows.puts], deletes: fold.deletes } : rows);
+    const rows = { puts: [...(fold?.puts ?? []), ...extra.puts], deletes: [...(fold?.deletes ?? []), ...(extra.deletes ?? [])] };
+    try {
+      await this.withRows((r) => writeSyncRows(this.repo.db, r), rows);
+    } catch (e) {
+      // The snapshot was not written: fold again next time, or the updates it held are lost.
+      if (fold) this.log.mustFold();
+      throw e;
+    }
   }
 
   kick(): void {
@@ -228,8 +276,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const out = await readSyncRowsByPrefix(this.repo.db, 'out:');
     if (out.length === 0) return;
     for (const [, change] of out) await this.engine!.recordLocal(change as AppliedChange);
-    const r = this.rows(true);
-    await writeSyncRows(this.repo.db, { puts: r.puts, deletes: out.map(([k]) => k) });
+    await this.withRows((r) => writeSyncRows(this.repo.db, r), { puts: [], deletes: out.map(([k]) => k) });
   }
 
   private async loop(): Promise<void> {
@@ -238,6 +285,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       const engine = this.engine;
       this.kicked = false;
       try {
+        // A key change this device started and did not finish (a crash, the relay away) comes first.
+        if (this.rotating) await this.finishRotation();
         // Before the out-box: what was written after the wipe belongs to the new epoch.
         await this.takeReset();
         await this.drainOutbox();
@@ -264,6 +313,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
           error: undefined,
           devices: this.config!.devices,
           quarantined: heldWords(engine.quarantined, this.config!.devices),
+          history: this.historyOf(engine),
         });
         backoff = 1000;
         const room = await this.room();
@@ -288,6 +338,17 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
         backoff = Math.min(backoff * 2, 15_000);
       }
     }
+  }
+
+  /** The relay's history as this device saw it, with senders by name; undefined when all was well. */
+  private historyOf(engine: SyncEngine): RelayHistory | undefined {
+    const h = engine.history;
+    const devices = this.config?.devices ?? [];
+    const missing = engine.book
+      .missing()
+      .map((m) => ({ from: devices.find((d) => d.id === m.device)?.name ?? 'a device not in your list', count: m.count }));
+    if (missing.length === 0 && !h.behind && !h.reordered && !h.refused) return undefined;
+    return { missing, behind: h.behind, reordered: h.reordered, refused: h.refused };
   }
 
   private async room(): Promise<string> {
@@ -352,24 +413,47 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       this.set({ devices: (this.config = { ...this.config, devices: this.config.devices.filter((d) => d.id !== id) }).devices });
   }
 
-  /** Unpairs a device (a new key for the others: keys.ts, rotate); `undefined` rotates the key for all. */
+  /**
+   * Unpairs a device (a new key for the others: keys.ts, rotate); `undefined` rotates the key for
+   * all. Crash-safe: the new key and its notice are kept in a `rotation` row before anything is
+   * posted, and the change is finished from that row (by the loop after a restart) until the
+   * config, the state and the row's removal are written together.
+   */
   async unpair(deviceId?: string): Promise<void> {
     const config = this.config;
     if (!config || !this.engine) throw new Error('Sync is off.');
     const keep = config.devices.filter((d) => d.id !== deviceId);
     if (deviceId) await takeOverChats(this.repo, deviceId, config.device.info.id);
     const { key, rotation } = await rotate(config.device, keep);
-    await this.engine.rekey(key, rotation);
-    this.config = { ...config, key: { raw: key.raw, createdAt: key.createdAt }, devices: rotation.devices };
-    await writeSyncRows(
-      this.repo.db,
-      this.log.snapshot(this.engine.records.doc, [
-        { key: 'state', value: this.engine.state(false) },
-        { key: 'config', value: this.config },
-      ]),
-    );
-    this.set({ devices: this.config.devices });
+    const pending: PendingRotation = { key: { raw: key.raw, createdAt: key.createdAt }, rotation, remove: deviceId };
+    await writeSyncRows(this.repo.db, { puts: [{ key: 'rotation', value: pending }] });
+    this.rotating = pending;
+    await this.finishRotation();
     this.kick();
+  }
+
+  /** A key change this device started, carried to its end (also again, after a crash at any step). */
+  private rotating?: PendingRotation;
+  private rotation?: Promise<void>;
+  /** One run at a time: the loop and the user's click may both ask. */
+  private finishRotation(): Promise<void> {
+    this.rotation ??= this.rotate().finally(() => (this.rotation = undefined));
+    return this.rotation;
+  }
+  private async rotate(): Promise<void> {
+    const engine = this.engine;
+    const p = this.rotating;
+    if (!engine || !p) return;
+    const key = await keyFromRaw(p.key.raw, p.key.createdAt);
+    const result = await engine.rekey(key, p.rotation, utf8(JSON.stringify(p.rotation)));
+    // Moved: this device's own key and ring. Lost: another device's change came first, and
+    // `onRotation` took its key and ring; an unpairing is made again there if it still matters.
+    if (result === 'moved') this.config = { ...this.config!, key: p.key, devices: p.rotation.devices };
+    const again = result === 'lost' && p.remove !== undefined && this.config!.devices.some((d) => d.id === p.remove);
+    this.rotating = undefined;
+    await this.save({ ...this.log.snapshot(engine.records.doc), deletes: ['doc:u:*', 'rotation'] });
+    this.set({ devices: this.config!.devices });
+    if (again) await this.unpair(p.remove);
   }
 
   /**
@@ -420,6 +504,21 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const r = this.rows(true);
     await writeSyncRows(this.repo.db, { puts: r.puts, deletes: ['reset'] });
     return true;
+  }
+
+  /**
+   * Stops the loop and forgets what it held in memory, leaving every row as it is: what a closed
+   * tab leaves behind (the crash tests start a new service on the same database after it).
+   */
+  stop(): void {
+    this.running = false;
+    this.asked?.fail(new Error('The tab closed.'));
+    this.asked = undefined;
+    this.pairing?.abort();
+    this.kick();
+    this.engine = undefined;
+    this.holdsLoop = false;
+    this.stopped?.();
   }
 
   /** Stops syncing on this device and forgets the key (its memory stays). */

@@ -25,6 +25,20 @@ export interface SyncStatus {
   elsewhere?: boolean;
   /** Records another device sent that this one left out (record-gate.ts), in the user's words. */
   quarantined?: HeldRecord[];
+  /** What the relay's history showed that it should not have (inbox.ts); absent when nothing. */
+  history?: RelayHistory;
+}
+
+/** What the relay did that it should not have, as this device saw it. */
+export interface RelayHistory {
+  /** Messages known to be missing, by sender's name. */
+  missing: Array<{ from: string; count: number }>;
+  /** The relay had fewer messages than this device had read. */
+  behind?: { had: number; now: number; at: number };
+  /** Messages that came before what their sender had read when it sent them. */
+  reordered?: number;
+  /** Messages refused, by reason. */
+  refused?: Partial<Record<'malformed' | 'wrong-key' | 'tampered' | 'replayed' | 'forged', number>>;
 }
 
 /** A record left out: what it is (`chat`, `message`, `memory`...), its id, who sent it and why. */

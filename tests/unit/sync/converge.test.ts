@@ -414,7 +414,7 @@ describe('unpairing and large updates', () => {
     expect(c.store.memories.size).toBe(4);
 
     const { key, rotation } = await rotate(laptop, [phone.info]);
-    await a.engine.rekey(key, rotation);
+    await a.engine.rekey(key, rotation, new TextEncoder().encode(JSON.stringify(rotation)));
     await exchange(a.engine, b.engine, c.engine);
     expect(b.engine.state().room).toBe(await roomOf(key));
     expect(c.engine.unpaired).toBe(true);

@@ -5,6 +5,7 @@ import type { Bytes } from '../../../src/services/sync/bytes';
 import { Sealer } from '../../../src/services/sync/envelope';
 import { keyFromRaw, roomOf } from '../../../src/services/sync/keys';
 import { RelayClient } from '../../../src/services/sync/relay-client';
+import { KIND, decodeBody, encodeBody } from '../../../src/services/sync/messages';
 import type { SyncConfig } from '../../../src/services/sync/sync-service';
 import type { TealeafDb } from '../../../src/store/db';
 import { readSyncRow } from '../../../src/store/sync-store';
@@ -31,12 +32,14 @@ export async function keyHolder(db: TealeafDb, relayUrl: string, deviceId = 'e'.
     relay,
     doc,
     /** A message of any kind (its first byte) as the next of this device's numbers. */
-    post: async (body: Bytes, at = ++seq) => relay.post(room, await sealer.seal(deviceId, at, body)),
+    post: async (kind: number, payload: Bytes, at = ++seq) =>
+      relay.post(room, await sealer.seal(deviceId, at, encodeBody(kind, at - 1, 0, payload))),
     /** Reads the room into its document first, so what it writes next wins over what is there. */
     read: async () => {
       for (const m of (await relay.read(room, 0)).messages) {
         const opened = await sealer.open(m.bytes).catch(() => undefined);
-        if (opened?.plaintext[0] === 1) Y.applyUpdate(doc, await gunzip(opened.plaintext.subarray(1)));
+        const body = opened && decodeBody(opened.plaintext, opened.version);
+        if (body?.kind === KIND.update) Y.applyUpdate(doc, await gunzip(body.payload));
       }
     },
     /** Writes `values` (map name -> key -> value) into its document and posts that update. */
@@ -50,8 +53,8 @@ export async function keyHolder(db: TealeafDb, relayUrl: string, deviceId = 'e'.
         }
       });
       doc.off('update', grab);
-      const body = new Uint8Array([1, ...(await gzip(update!))]);
-      return relay.post(room, await sealer.seal(deviceId, ++seq, body));
+      const at = ++seq;
+      return relay.post(room, await sealer.seal(deviceId, at, encodeBody(KIND.update, at - 1, 0, await gzip(update!))));
     },
   };
 }
