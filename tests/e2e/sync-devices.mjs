@@ -29,7 +29,10 @@ export async function pair(A, B, url, relayUrl) {
   await B.page.getByTestId('sync-code-input').fill(code);
   await B.page.getByTestId('sync-join').click();
   await statusIs(B.page, 'synced', 60_000);
-  await A.page.getByTestId('sync-device').filter({ hasText: 'Phone' }).waitFor({ timeout: 30_000 });
+  await A.page
+    .getByTestId('sync-device')
+    .filter({ hasText: /^\s*Phone/ })
+    .waitFor({ timeout: 30_000 });
 }
 
 /** The sync key a profile keeps (its `config` row), as bytes. */

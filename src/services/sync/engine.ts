@@ -6,7 +6,7 @@ import * as Y from 'yjs';
 import type { AppliedChange, ChangeSet, Repository } from '../../ports';
 import type { Bytes } from './bytes';
 import { type EnvelopeError, Sealer } from './envelope';
-import { type Rotation, type SyncKey, roomOf } from './keys';
+import { type SyncKey, roomOf } from './keys';
 import { KIND, encodeBody, encodeVector, gzip, toPieces } from './messages';
 import { type Admit, type Epoch, type Kind, REMOTE, RecordDoc, type Touched } from './record-doc';
 import { Quarantine, type Quarantined } from './record-gate';
@@ -56,15 +56,16 @@ export interface SyncEngineOptions {
   state?: SyncState;
   /** Called with every message that could not be applied (wrong key, tampered, replayed, malformed). */
   onRefused?: (seq: number, error: EnvelopeError) => void;
-  /** A device turned sync off: the others drop it from their device list; `refused` for a notice it did not sign. */
-  onLeft?: (deviceId: string, payload: Bytes) => Promise<void | 'refused'>;
+  /** A device turned sync off: the others drop it from their device list; refused when it did not sign the notice. */
+  onLeft?: (deviceId: string, payload: Bytes) => Promise<void | Refused>;
   /**
-   * A device rotated the key: the new key if this device kept it (keys.ts), `refused` for a notice
-   * no device of this ring signed. Throwing leaves the notice to be read again (a passing failure).
+   * A device rotated the key (its signed notice, ring.ts): the new key if this device kept it,
+   * `unpaired` if it was left out, refused (with why) for a notice this ring cannot verify.
+   * Throwing leaves the notice to be read again (a passing failure).
    */
-  onRotation?: (rotation: Rotation, payload: Bytes) => Promise<SyncKey | 'unpaired' | 'refused'>;
-  /** A change of the key ring from another device (ring.ts); `refused` when no device of the ring signed it. */
-  onRing?: (payload: Bytes, from: string) => Promise<void | 'refused'>;
+  onRotation?: (notice: Bytes) => Promise<SyncKey | 'unpaired' | Refused>;
+  /** A change of the key ring from another device (ring.ts); refused (with why) when no device of the ring signed it. */
+  onRing?: (payload: Bytes, from: string) => Promise<void | Refused>;
   /** Largest compressed update sent as one message (tests make it small). */
   pieceBytes?: number;
   /** How long after asking for what is missing (`need`) it asks again; default a minute. */
@@ -76,6 +77,11 @@ export interface SyncEngineOptions {
    * larger of it and `state.seq`.
    */
   reserve?: (seq: number) => Promise<void>;
+}
+
+/** A change of the ring this device would not take, and why (in words). */
+export interface Refused {
+  refused: string;
 }
 
 /** A compressed update larger than this goes in pieces (the relay takes at most 8 MiB a message). */
@@ -100,7 +106,7 @@ export class SyncEngine implements Repository {
   readonly quarantine: Quarantine;
   private readonly inbox: Inbox;
   /** A rotation this device started and has not finished: its own notice, read back, moves it. */
-  rotating?: { key: SyncKey; rotation: Rotation; uploaded?: Map<number, number> };
+  rotating?: { key: SyncKey; notice: Bytes; uploaded?: Map<number, number> };
   /** This device was left out of a key rotation: it no longer syncs. */
   unpaired = false;
   refused = 0;
@@ -303,13 +309,13 @@ export class SyncEngine implements Repository {
    * crash at any step (the caller keeps the key and the notice in a row before it starts): a
    * notice already posted is found on the way and not posted twice.
    */
-  rekey(key: SyncKey, rotation: Rotation, notice: Bytes): Promise<'moved' | 'lost'> {
+  rekey(key: SyncKey, notice: Bytes): Promise<'moved' | 'lost'> {
     return this.serial(async () => {
       const room = await roomOf(key);
       if (room === this.room) return 'moved'; // finished already
       const sealer = await Sealer.of(key, room);
       const old = this.room;
-      this.rotating = { key, rotation };
+      this.rotating = { key, notice };
       try {
         await this.inbox.readToEnd();
         if (this.room === old && !this.unpaired) {

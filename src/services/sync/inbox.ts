@@ -5,10 +5,10 @@
 // after: a swapped message still applies, a dropped one is asked for again (`need`), a relay that
 // went back is read again from its start and sent what it lost.
 import * as Y from 'yjs';
-import { type Bytes, concat, fromUtf8 } from './bytes';
+import { type Bytes, concat, equalBytes } from './bytes';
 import { EnvelopeError, type OpenFailure, type Opened, Sealer } from './envelope';
 import type { SyncEngine } from './engine';
-import { type Rotation, roomOf } from './keys';
+import { roomOf } from './keys';
 import { type Body, BodyError, KIND, decodeBody, decodeSnapshot, encodeSnapshot, gunzip, gzip, readPiece } from './messages';
 import { REMOTE, type Touched, touchedBy } from './record-doc';
 import type { RelayMessage } from './relay-client';
@@ -22,6 +22,8 @@ export interface HistoryNotes {
   reordered?: number;
   /** Messages refused, by reason. */
   refused?: Partial<Record<Refusal, number>>;
+  /** The last refusal, in words. */
+  lastRefused?: { reason: Refusal; why: string; at: number };
   /** When this device last asked the others for what it lacks. */
   needAt?: number;
 }
@@ -124,6 +126,7 @@ export class Inbox {
     e.cursor = m.seq;
     const refused = (this.notes.refused ??= {});
     refused[err.reason] = (refused[err.reason] ?? 0) + 1;
+    this.notes.lastRefused = { reason: err.reason, why: err.message, at: Date.now() };
     e.refuse(m.seq, err);
     return 0;
   }
@@ -159,10 +162,9 @@ export class Inbox {
         return this.merge(m, from, seq, body, await gunzip(gz), book);
       }
       case KIND.rotation: {
-        const rotation = parse<Rotation>(body.payload);
-        const key = (await e.o.onRotation?.(rotation, body.payload)) ?? 'unpaired';
+        const key = (await e.o.onRotation?.(body.payload)) ?? 'unpaired';
         this.done(m, from, seq, body);
-        if (key === 'refused') return this.refuse(m, new EnvelopeError('forged', 'a key change no device of this ring signed'));
+        if (typeof key === 'object' && 'refused' in key) return this.refuse(m, new EnvelopeError('forged', key.refused));
         if (key === 'unpaired') e.unpaired = true;
         else if (key.id !== e.sealer.key.id) {
           const room = await roomOf(key);
@@ -174,7 +176,7 @@ export class Inbox {
       case KIND.ring: {
         const said = body.kind === KIND.left ? await e.o.onLeft?.(from, body.payload) : await e.o.onRing?.(body.payload, from);
         this.done(m, from, seq, body);
-        if (said === 'refused') return this.refuse(m, new EnvelopeError('forged', 'a ring change no device of this ring signed'));
+        if (said) return this.refuse(m, new EnvelopeError('forged', said.refused));
         return 0;
       }
       case KIND.need: {
@@ -244,7 +246,7 @@ export class Inbox {
     e.cursor = m.seq;
     // Its own rotation notice: the move it was making (or had made, before a crash) happens now.
     const r = e.rotating;
-    if (body.kind === KIND.rotation && r && parse<Rotation>(body.payload).newKeyId === r.key.id) {
+    if (body.kind === KIND.rotation && r && equalBytes(body.payload, r.notice)) {
       const room = await roomOf(r.key);
       e.moveTo(room, await Sealer.of(r.key, room), r.uploaded);
     }
@@ -260,13 +262,5 @@ export class Inbox {
     if (this.notes.needAt !== undefined && Date.now() - this.notes.needAt < every) return;
     this.notes.needAt = Date.now();
     await e.send(e.room, e.sealer, KIND.need, Y.encodeStateVector(e.records.doc) as Bytes);
-  }
-}
-
-function parse<T>(payload: Uint8Array): T {
-  try {
-    return JSON.parse(fromUtf8(payload)) as T;
-  } catch {
-    throw new BodyError('a notice that does not parse');
   }
 }

@@ -39,6 +39,8 @@ export interface RelayHistory {
   reordered?: number;
   /** Messages refused, by reason. */
   refused?: Partial<Record<'malformed' | 'wrong-key' | 'tampered' | 'replayed' | 'forged', number>>;
+  /** The last refusal, in words. */
+  lastRefused?: string;
 }
 
 /** A record left out: what it is (`chat`, `message`, `memory`...), its id, who sent it and why. */
@@ -47,6 +49,17 @@ export interface HeldRecord {
   id: string;
   from: string;
   problem: string;
+}
+
+/** The relay's history as this device saw it (inbox.ts), senders by name; undefined when all was well. */
+export function historyOf(
+  h: { behind?: RelayHistory['behind']; reordered?: number; refused?: RelayHistory['refused']; lastRefused?: { why: string } },
+  missing: ReadonlyArray<{ device: string; count: number }>,
+  devices: readonly DeviceInfo[],
+): RelayHistory | undefined {
+  const named = missing.map((m) => ({ from: devices.find((d) => d.id === m.device)?.name ?? 'a device not in your list', count: m.count }));
+  if (named.length === 0 && !h.behind && !h.reordered && !h.refused) return undefined;
+  return { missing: named, behind: h.behind, reordered: h.reordered, refused: h.refused, lastRefused: h.lastRefused?.why };
 }
 
 const RECORD_WORDS: Record<string, string> = {

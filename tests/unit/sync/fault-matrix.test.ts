@@ -99,7 +99,7 @@ async function threeDevices() {
   closers.push(() => (tablet.sync.stop(), tablet.repo.close()));
   await tablet.sync.join(w.relay.url, await w.laptop.sync.offerCode(), 'Tablet');
   await until('the tablet’s first sync', async () => (await count(tablet)) === 20);
-  await until('the tablet in the laptop’s list', () => w.laptop.sync.status.devices.length === 3);
+  await until('the tablet in every list', () => [w.laptop, w.phone].every((d) => d.sync.status.devices.length === 3));
   await settled('all idle', w.laptop, w.phone, tablet);
   return { ...w, tablet };
 }

@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startRelay } from '../../../relay/relay.mjs';
 import { utf8 } from '../../../src/services/sync/bytes';
 import { Sealer } from '../../../src/services/sync/envelope';
-import { acceptRotation, generateDevice, generateSyncKey, roomOf, rotate } from '../../../src/services/sync/keys';
+import { generateDevice, generateSyncKey, roomOf } from '../../../src/services/sync/keys';
+import { onRotationOf, signedRotation } from './ring-helpers';
 import { KIND, encodeBody } from '../../../src/services/sync/messages';
 import { RelayClient } from '../../../src/services/sync/relay-client';
 import { SyncEngine, type SyncEngineOptions } from '../../../src/services/sync/engine';
@@ -32,7 +33,7 @@ async function world() {
     const store = new InMemoryRepository();
     return { store, engine: new SyncEngine({ store, relay: client, room, sealer, deviceId: id, wipe: async () => undefined, ...opts }) };
   };
-  return { client, room, sealer, engine };
+  return { client, key, room, sealer, engine };
 }
 
 describe('a message whose processing failed', () => {
@@ -40,18 +41,20 @@ describe('a message whose processing failed', () => {
     const w = await world();
     const [laptop, phone] = await Promise.all([generateDevice('Laptop'), generateDevice('Phone')]);
     let busy = 1;
+    const ring = [laptop.info, phone.info];
+    const accept = onRotationOf(phone, w.key, ring);
     const a = w.engine(laptop.info.id);
     const b = w.engine(phone.info.id, {
-      onRotation: async (r) => {
+      onRotation: async (notice) => {
         if (busy-- > 0) throw new Error('the key store is busy');
-        return acceptRotation(phone, r);
+        return accept(notice);
       },
     });
     await a.engine.apply({ sessions: [session], memories: [memory('m1', 'before the new key')] });
     await a.engine.push();
     await b.engine.pull();
-    const { key, rotation } = await rotate(laptop, [phone.info]);
-    await a.engine.rekey(key, rotation, utf8(JSON.stringify(rotation)));
+    const { key, notice } = await signedRotation(laptop, w.key, ring, ring);
+    await a.engine.rekey(key, notice);
     await expect(b.engine.pull()).rejects.toThrow('busy');
     await b.engine.pull();
     expect(b.engine.state().room).toBe(await roomOf(key));
