@@ -119,18 +119,44 @@ export async function keyHolder(raw, relayUrl, deviceId = 'e'.repeat(32)) {
     if (!res.ok) throw new Error(`the relay answered ${res.status}`);
     return (await res.json()).seq;
   };
+  /** A version 2 plaintext's kind and payload (the two varuints after the kind skipped). */
+  const body = (version, plain) => {
+    let at = 1;
+    if (version === 2) for (let n = 0; n < 2; n++) while (plain[at++] & 128);
+    return { kind: plain[0], payload: plain.subarray(at) };
+  };
+  const gunzip = (b) => pipe(b, new DecompressionStream('gzip'));
   return {
     room,
     messages,
+    /** Every message of the room opened and unzipped: what the relay would hand a device paired now. */
+    plaintexts: async () => {
+      const out = [];
+      for (const m of await messages()) {
+        const plain = await open(m.bytes);
+        if (!plain) continue;
+        const { kind, payload } = body(m.bytes[0], plain);
+        if (kind === 1) out.push(await gunzip(payload));
+        else if (kind === 8) {
+          // A snapshot: a varuint length, the sender's book as JSON, then the gzipped document.
+          let len = 0;
+          let at = 0;
+          for (let mult = 1; ; mult *= 128) {
+            const x = payload[at++];
+            len += (x & 127) * mult;
+            if (x < 128) break;
+          }
+          out.push(await gunzip(payload.subarray(at + len)));
+        } else out.push(payload);
+      }
+      return Buffer.concat(out);
+    },
     /** Reads the room into its document, so what it writes next wins over what is there. */
     read: async () => {
       for (const m of await messages()) {
         const plain = await open(m.bytes);
         if (plain?.[0] !== 1) continue;
-        // Version 2 plaintexts: the kind, then two varuints (the sender's previous message, its head).
-        let at = 1;
-        if (m.bytes[0] === 2) for (let n = 0; n < 2; n++) while (plain[at++] & 128);
-        Y.applyUpdate(doc, await pipe(plain.subarray(at), new DecompressionStream('gzip')));
+        Y.applyUpdate(doc, await gunzip(body(m.bytes[0], plain).payload));
       }
     },
     /** Writes `values` (map name -> key -> value) and posts the update as its next message. */
@@ -146,4 +172,37 @@ export async function keyHolder(raw, relayUrl, deviceId = 'e'.repeat(32)) {
       return post(await seal(new Uint8Array([1, ...gz]), ++seq));
     },
   };
+}
+
+/** Where in the profile's IndexedDB (any store, the `sync` rows included) `words` still are. */
+export async function whereInDb(page, words) {
+  return page.evaluate(
+    (words) =>
+      new Promise((resolve, reject) => {
+        const req = indexedDB.open('tealeaf');
+        req.onerror = () => reject(req.error);
+        req.onsuccess = () => {
+          const db = req.result;
+          const names = [...db.objectStoreNames];
+          const tx = db.transaction(names, 'readonly');
+          const found = new Set();
+          const latin = new TextDecoder('latin1');
+          const walk = (where, v) => {
+            if (v instanceof Uint8Array || v instanceof ArrayBuffer) {
+              if (latin.decode(v).includes(words)) found.add(where);
+            } else if (ArrayBuffer.isView(v)) return;
+            else if (Array.isArray(v)) v.forEach((x) => walk(where, x));
+            else if (v && typeof v === 'object') Object.values(v).forEach((x) => walk(where, x));
+            else if (typeof v === 'string' && v.includes(words)) found.add(where);
+          };
+          for (const n of names) {
+            const r = tx.objectStore(n).getAll();
+            r.onsuccess = () => r.result.forEach((row) => walk(n === 'sync' ? `sync ${row.key}` : n, row));
+          }
+          tx.oncomplete = () => (db.close(), resolve([...found]));
+          tx.onerror = () => (db.close(), reject(tx.error));
+        };
+      }),
+    words,
+  );
 }

@@ -7,7 +7,7 @@ import type { AppliedChange, ChangeSet, Repository } from '../../ports';
 import type { Bytes } from './bytes';
 import { type EnvelopeError, Sealer } from './envelope';
 import { type SyncKey, roomOf } from './keys';
-import { KIND, encodeBody, encodeVector, gzip, toPieces } from './messages';
+import { KIND, encodeBody, encodeSnapshot, encodeVector, gzip, toPieces } from './messages';
 import { type Admit, type Epoch, type Kind, REMOTE, RecordDoc, type Touched } from './record-doc';
 import { Quarantine, type Quarantined } from './record-gate';
 import type { RelayClient } from './relay-client';
@@ -38,6 +38,10 @@ export interface SyncState extends SavedBook {
   quarantine?: Quarantined[];
   /** What the relay's history showed that it should not have (inbox.ts). */
   history?: HistoryNotes;
+  /** Records deleted here since the relay was last compacted: `now` after a delete-all. */
+  compactDue?: false | 'soon' | 'now';
+  /** A deletion whose words the document's log may still hold: the log is folded into a fresh snapshot. */
+  foldDue?: boolean;
   /** The room in use. After a rotation the caller keeps the new key (from `onRotation`) and, on
    * the next start, passes that key's room and sealer: a state of another room is refused. */
   room?: string;
@@ -53,6 +57,8 @@ export interface SyncEngineOptions {
   wipe: () => Promise<void>;
   /** Asked when another device deleted everything; `keep` puts this device's data back. Default wipe. */
   onReset?: (epoch: Epoch) => Promise<'wipe' | 'keep'>;
+  /** When this device was paired: a delete-all made before it is not asked about (its own data is kept). */
+  joinedAt?: number;
   state?: SyncState;
   /** Called with every message that could not be applied (wrong key, tampered, replayed, malformed). */
   onRefused?: (seq: number, error: EnvelopeError) => void;
@@ -107,6 +113,10 @@ export class SyncEngine implements Repository {
   private readonly inbox: Inbox;
   /** A rotation this device started and has not finished: its own notice, read back, moves it. */
   rotating?: { key: SyncKey; notice: Bytes; uploaded?: Map<number, number> };
+  /** Records deleted here since the relay was last compacted (`now`: a delete-all). */
+  compactDue: false | 'soon' | 'now';
+  /** A deletion whose words the document's log may still hold (here or merged): fold the log. */
+  foldDue: boolean;
   /** This device was left out of a key rotation: it no longer syncs. */
   unpaired = false;
   refused = 0;
@@ -130,6 +140,8 @@ export class SyncEngine implements Repository {
     this.unapplied = new Map((o.state?.unapplied ?? []).map(([k, ids]) => [k as Kind, new Set(ids)]));
     this.partial = { ...(o.state?.partial ?? {}) };
     this.quarantine = new Quarantine(o.state?.quarantine);
+    this.compactDue = o.state?.compactDue ?? false;
+    this.foldDue = o.state?.foldDue ?? false;
     if (o.state?.room !== undefined && o.state.room !== o.room) {
       throw new Error('The saved sync state belongs to another key: start with the key in use.');
     }
@@ -169,7 +181,14 @@ export class SyncEngine implements Repository {
 
   /** A local write another path already stored (the app's out-box): into the document only. */
   recordLocal(applied: AppliedChange): Promise<void> {
-    return this.serial(async () => this.records.record(applied));
+    return this.serial(async () => this.recorded(this.records.record(applied)));
+  }
+
+  /** A local change that deleted records: the relay is to be compacted, and the log folded. */
+  private recorded(deleted: boolean): void {
+    if (!deleted) return;
+    this.foldDue = true;
+    if (this.compactDue !== 'now') this.compactDue = 'soon';
   }
 
   /** What to persist now (after a pull or a push); without the document where the caller keeps it as a log. */
@@ -187,6 +206,8 @@ export class SyncEngine implements Repository {
       partial: { ...this.partial },
       quarantine: this.quarantine.list(),
       history: this.inbox.notes,
+      compactDue: this.compactDue,
+      foldDue: this.foldDue,
       room: this.room,
     };
   }
@@ -202,7 +223,7 @@ export class SyncEngine implements Repository {
   apply(change: ChangeSet): Promise<AppliedChange> {
     return this.serial(async () => {
       const applied = await this.o.store.apply(change);
-      this.records.record(applied);
+      this.recorded(this.records.record(applied));
       return applied;
     });
   }
@@ -247,7 +268,34 @@ export class SyncEngine implements Repository {
 
   /** Delete-all on this device: the caller has wiped the store; the document starts a new epoch. */
   deleteAll(now = Date.now()): Promise<Epoch> {
-    return this.serial(async () => (this.epoch = this.records.reset(this.o.deviceId, now)));
+    return this.serial(async () => {
+      this.compactDue = 'now';
+      this.foldDue = true;
+      return (this.epoch = this.records.reset(this.o.deviceId, now));
+    });
+  }
+
+  /**
+   * Compaction (docs/SYNC.md, "Deleting deletes in sync too"): reads the room to its end, then
+   * posts the whole document as it is now (garbage-collected: what was deleted is no longer in it)
+   * and has the relay drop every message up to where it had read. A device paired later gets the
+   * snapshot, not the history. Not while something is missing (holes, changes waiting on a lost
+   * one): dropping those messages could lose what this device does not hold. True when done.
+   */
+  compact(): Promise<boolean> {
+    return this.serial(async () => {
+      await this.inbox.readToEnd();
+      const store = this.records.doc.store;
+      if (this.unpaired || this.book.missing().length > 0 || store.pendingStructs !== null || store.pendingDs !== null) return false;
+      const upTo = this.cursor;
+      const vector = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
+      const gz = await gzip(Y.encodeStateAsUpdate(this.records.doc));
+      await this.send(this.room, this.sealer, KIND.snapshot, encodeSnapshot(this.inbox.bookForOthers(), gz), upTo);
+      this.sent = vector;
+      this.unsent = false;
+      this.compactDue = false;
+      return true;
+    });
   }
 
   /** Whether local changes wait to be sent. */
@@ -275,21 +323,19 @@ export class SyncEngine implements Repository {
     return true;
   }
 
-  /** Posts one payload, in pieces when it is larger than one message may be. */
-  async send(room: string, sealer: Sealer, kind: number, payload: Bytes): Promise<void> {
+  /** Posts one payload, in pieces when it is larger than one message may be; `compact` goes with the last. */
+  async send(room: string, sealer: Sealer, kind: number, payload: Bytes, compact?: number): Promise<void> {
     const size = this.o.pieceBytes ?? PIECE;
     const bodies = payload.length > size ? toPieces(kind, payload, size).map((p) => ({ kind: KIND.piece, p })) : [{ kind, p: payload }];
     const here = room === this.room;
-    for (const { kind: k, p } of bodies) {
+    for (const [i, { kind: k, p }] of bodies.entries()) {
       // Used up before the post, kept first: a gap after a failed post is harmless, a reuse is not.
       const seq = ++this.seq;
       try {
         await this.o.reserve?.(seq);
         // A message names this device's last one the relay took in the room (none in a new room).
-        await this.o.relay.post(
-          room,
-          await sealer.seal(this.o.deviceId, seq, encodeBody(k, here ? this.prev : 0, here ? this.cursor : 0, p)),
-        );
+        const sealed = await sealer.seal(this.o.deviceId, seq, encodeBody(k, here ? this.prev : 0, here ? this.cursor : 0, p));
+        await this.o.relay.post(room, sealed, undefined, i === bodies.length - 1 ? compact : undefined);
       } catch (e) {
         this.lastError = (e as Error).message;
         throw e;
@@ -400,6 +446,7 @@ export class SyncEngine implements Repository {
    */
   async resetTo(epoch: Epoch, choice: 'wipe' | 'keep'): Promise<void> {
     this.epoch = epoch;
+    this.foldDue = true;
     if (choice === 'keep') {
       this.records.record(await storeAsChange(this.o.store));
       await this.catchUp(this.records.everything());
@@ -412,6 +459,8 @@ export class SyncEngine implements Repository {
 
   /** Asks how to follow another device's delete-all (default: wipe). */
   askReset(epoch: Epoch): Promise<'wipe' | 'keep'> {
+    // A delete-all from before this device was paired: it joins the epoch with what it brought.
+    if (epoch.at < (this.o.joinedAt ?? -Infinity)) return Promise.resolve('keep');
     return this.o.onReset?.(epoch) ?? Promise.resolve('wipe');
   }
 

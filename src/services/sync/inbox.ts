@@ -225,6 +225,8 @@ export class Inbox {
       if ((e.sent.get(client) ?? 0) < clock) e.sent.set(client, clock);
     }
     if (covers) e.book.cover(covers);
+    // A record deleted elsewhere: its words are still in this device's log of the document.
+    if ([...touched].some(([kind, keys]) => [...keys].some((k) => !e.records.map(kind).has(k)))) e.foldDue = true;
     const now = e.records.epoch;
     if (now.id !== before) {
       // Asked first: an answer not given (sync turned off) leaves the message unread.

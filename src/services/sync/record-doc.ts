@@ -86,8 +86,8 @@ export class RecordDoc {
     return this.doc.getMap<RecordOf[K]>(`${epoch}/${kind}`);
   }
 
-  /** Copies what the store wrote into the document (one Yjs transaction, one update). */
-  record(applied: AppliedChange): void {
+  /** Copies what the store wrote into the document (one Yjs transaction, one update). True when it deleted a record. */
+  record(applied: AppliedChange): boolean {
     this.doc.transact(() => {
       const del = (kind: Kind, ids: Id[] | undefined) => ids?.forEach((id) => this.map(kind).delete(id));
       const put = <K extends Kind>(kind: K, records: RecordOf[K][] | undefined, key: (r: RecordOf[K]) => string) =>
@@ -105,6 +105,8 @@ export class RecordDoc {
       put('segments', applied.segments, (r) => r.id);
       put('tombstones', applied.tombstones, (r) => tombKey(r.kind, r.id));
     }, LOCAL);
+    const deletes = [applied.deleteSessions, applied.deleteTurns, applied.deleteMemories, applied.deleteEdges, applied.deleteSegments];
+    return deletes.some((d) => (d?.length ?? 0) > 0);
   }
 
   /** Every record of the current epoch, as a change that puts them all (a first sync, a reset). */

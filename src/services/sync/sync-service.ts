@@ -35,6 +35,8 @@ export type { PendingRotation, SyncConfig } from './sync-config';
 export interface SyncServiceOptions {
   /** The relay's fetch (tests wrap it to stop a tab at a post). */
   fetch?: typeof fetch;
+  /** The least time between two compactions after deletes (a delete-all compacts at once); default a minute. */
+  compactEveryMs?: number;
 }
 
 export class SyncService extends Emitter<{ status: SyncStatus }> {
@@ -158,6 +160,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       room,
       sealer: await Sealer.of(key, room),
       deviceId: config.device.info.id,
+      joinedAt: config.device.info.pairedAt,
       // A state of another room is dropped, but not its sequence number: a higher one is harmless.
       state: state?.room === room ? state : state ? { cursor: 0, marks: {}, seq: state.seq } : undefined,
       // Another device deleted everything: the user says whether this device follows (askReset).
@@ -243,6 +246,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
         const applied = await engine.pull();
         if (!engine.unpaired) await engine.push();
         await this.rows.save();
+        if (!engine.unpaired) await this.tidy(engine);
         // A delete-all empties the store under the views: they read it again, not a part of it.
         if (applied > 0 && engine.records.epoch.id !== epoch) this.memoryChannel?.postMessage({ type: 'memory-changed' });
         if (engine.unpaired) continue;
@@ -278,6 +282,30 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
         );
         backoff = Math.min(backoff * 2, 15_000);
       }
+    }
+  }
+
+  private lastCompactAt = 0;
+  /**
+   * After deletes (docs/SYNC.md, "Deleting deletes in sync too"): this device's own deletes have the
+   * relay compacted (at once after a delete-all, else at most once a `compactEveryMs`), and any
+   * delete, here or merged, folds the document's log into a fresh snapshot, so the `sync` rows keep
+   * no words of what was deleted.
+   */
+  private async tidy(engine: SyncEngine): Promise<void> {
+    const every = this.options.compactEveryMs ?? 60_000;
+    const due = engine.compactDue;
+    if (due === 'now' || (due === 'soon' && Date.now() - this.lastCompactAt >= every)) {
+      if (await engine.compact()) this.lastCompactAt = Date.now();
+      engine.foldDue = true;
+    }
+    if (!engine.foldDue) return;
+    engine.foldDue = false;
+    try {
+      await this.rows.save({ puts: [] }, true);
+    } catch (e) {
+      engine.foldDue = true;
+      throw e;
     }
   }
 

@@ -7,6 +7,9 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Memory } from '../../../src/memory/types';
 import { readSyncRow } from '../../../src/store/sync-store';
+import { keyFromRaw, roomOf } from '../../../src/services/sync/keys';
+import { RelayClient } from '../../../src/services/sync/relay-client';
+import type { SyncConfig } from '../../../src/services/sync/sync-config';
 import { memory, session } from './records';
 import { until } from './devices';
 import { type Device, device, killedAt, relayFor, reopen, settled } from './faults';
@@ -272,6 +275,34 @@ describe('the fault matrix', () => {
         await phone.repo.apply({ memories: [memory('sent-2', 'the next change')] });
         await until('the next change on the laptop', async () => (await w.laptop.repo.getMemory('sent-2')) !== undefined);
         expect(w.laptop.sync.status.history).toBeUndefined();
+      },
+    );
+  });
+
+  it('a delete and the compaction after it: the relay ends compacted, the delete everywhere, sync goes on', async () => {
+    const compacted = async (w: { relay: { url: string }; laptop: Device }) => {
+      const relay = new RelayClient(w.relay.url);
+      const config = (await readSyncRow(w.laptop.repo.db, 'config')) as SyncConfig;
+      const room = await roomOf(await keyFromRaw(config.key.raw, config.key.createdAt));
+      return ((await relay.read(room, 0)).messages[0]?.seq ?? 0) > 1;
+    };
+    await matrix(
+      'Delete, then compact',
+      pairLaptopPhone,
+      (w) => w.laptop,
+      async (w) => w.laptop.repo.apply({ deleteMemories: ['l0', 'l1'], tombstones: [{ kind: 'memory', id: 'l0', deletedAt: Date.now() }] }),
+      async (w) => (await compacted(w)) && w.laptop.sync.status.phase === 'synced' && !w.laptop.sync.status.pending,
+      async () => undefined,
+      async (w, laptop) => {
+        closers.push(() => (laptop.sync.stop(), laptop.repo.close()));
+        // Killed before its own write: the delete was never made (the user sees it was not); again.
+        if ((await laptop.repo.getMemory('l0')) !== undefined) {
+          await laptop.repo.apply({ deleteMemories: ['l0', 'l1'], tombstones: [{ kind: 'memory', id: 'l0', deletedAt: Date.now() }] });
+        }
+        await until('the relay compacted', () => compacted({ relay: w.relay, laptop }));
+        await until('the phone deletes them', async () => (await w.phone.repo.getMemory('l1')) === undefined);
+        await w.phone.repo.apply({ memories: [memory('after-compaction', 'still syncing')] });
+        await until('sync goes on', async () => (await laptop.repo.getMemory('after-compaction')) !== undefined);
       },
     );
   });

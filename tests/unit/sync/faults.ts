@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IDBFactory } from 'fake-indexeddb';
 import { startRelay } from '../../../relay/relay.mjs';
-import { SyncService } from '../../../src/services/sync/sync-service';
+import { SyncService, type SyncServiceOptions } from '../../../src/services/sync/sync-service';
 import { type TealeafDb, openTealeafDb } from '../../../src/store/db';
 import { IdbRepository } from '../../../src/store/repository';
 import { freshFactory } from '../store/helpers';
@@ -75,18 +75,19 @@ export interface Device {
   repo: IdbRepository;
   sync: SyncService;
   killer: Killer;
+  options: SyncServiceOptions;
 }
 
-export async function device(name: string): Promise<Device> {
+export async function device(name: string, options: SyncServiceOptions = {}): Promise<Device> {
   const factory = freshFactory();
-  return open(name, factory);
+  return open(name, factory, options);
 }
 
-async function open(name: string, factory: IDBFactory): Promise<Device> {
+async function open(name: string, factory: IDBFactory, options: SyncServiceOptions = {}): Promise<Device> {
   const killer = new Killer();
   const repo = new IdbRepository(counted(await openTealeafDb({ factory }), killer));
-  const sync = onDevice(name, () => new SyncService(repo, { fetch: countedFetch(killer) }));
-  return { name, factory, repo, sync, killer };
+  const sync = onDevice(name, () => new SyncService(repo, { ...options, fetch: countedFetch(killer) }));
+  return { name, factory, repo, sync, killer, options };
 }
 
 /** The tab is gone (killed or closed): a new one opens the same database and resumes (unless `start` is false). */
@@ -96,7 +97,7 @@ export async function reopen(d: Device, start = true): Promise<Device> {
   // Whatever the dead tab still had in flight fails against the dead killer; let it settle.
   await new Promise((r) => setTimeout(r, 50));
   d.repo.close();
-  const again = await open(d.name, d.factory);
+  const again = await open(d.name, d.factory, d.options);
   if (start) await again.sync.start();
   return again;
 }

@@ -5,7 +5,7 @@ import type { Bytes } from '../../../src/services/sync/bytes';
 import { Sealer } from '../../../src/services/sync/envelope';
 import { keyFromRaw, roomOf } from '../../../src/services/sync/keys';
 import { RelayClient } from '../../../src/services/sync/relay-client';
-import { KIND, decodeBody, encodeBody } from '../../../src/services/sync/messages';
+import { KIND, decodeBody, decodeSnapshot, encodeBody, readPiece } from '../../../src/services/sync/messages';
 import type { SyncConfig } from '../../../src/services/sync/sync-service';
 import type { TealeafDb } from '../../../src/store/db';
 import { readSyncRow } from '../../../src/store/sync-store';
@@ -34,6 +34,20 @@ export async function keyHolder(db: TealeafDb, relayUrl: string, deviceId = 'e'.
     /** A message of any kind (its first byte) as the next of this device's numbers. */
     post: async (kind: number, payload: Bytes, at = ++seq) =>
       relay.post(room, await sealer.seal(deviceId, at, encodeBody(kind, at - 1, 0, payload))),
+    /** Every message of the room opened: what the relay would hand a device paired now, in plain bytes. */
+    plaintexts: async (): Promise<Buffer> => {
+      const out: Uint8Array[] = [];
+      for (const m of (await relay.read(room, 0, 10_000)).messages) {
+        const opened = await sealer.open(m.bytes).catch(() => undefined);
+        if (!opened) continue;
+        const body = decodeBody(opened.plaintext, opened.version);
+        if (body.kind === KIND.update) out.push(await gunzip(body.payload));
+        else if (body.kind === KIND.snapshot) out.push(await gunzip(decodeSnapshot(body.payload).gz));
+        else if (body.kind === KIND.piece) out.push(readPiece(body.payload).chunk);
+        else out.push(body.payload);
+      }
+      return Buffer.concat(out);
+    },
     /** Reads the room into its document first, so what it writes next wins over what is there. */
     read: async () => {
       for (const m of (await relay.read(room, 0)).messages) {
