@@ -14,8 +14,8 @@ export async function statusIs(page, phase, timeout = 30_000) {
   return (await page.getByTestId('sync-status').textContent()).trim();
 }
 
-/** A turns sync on as "Laptop" and shows a code; B types it as "Phone"; both say synced. */
-export async function pair(A, B, url, relayUrl) {
+/** A turns sync on as "Laptop" and shows a code; B types it as "Phone" (with its own relay address, if given); both say synced. */
+export async function pair(A, B, url, relayUrl, relayUrlB = relayUrl) {
   await settings(A.page, url);
   await A.page.getByTestId('sync-relay-url').fill(relayUrl);
   await A.page.getByTestId('sync-device-name').fill('Laptop');
@@ -24,7 +24,7 @@ export async function pair(A, B, url, relayUrl) {
   await A.page.getByTestId('sync-show-code').click();
   const code = (await A.page.getByTestId('sync-code').textContent()).trim();
   await settings(B.page, url);
-  await B.page.getByTestId('sync-relay-url').fill(relayUrl);
+  await B.page.getByTestId('sync-relay-url').fill(relayUrlB);
   await B.page.getByTestId('sync-device-name').fill('Phone');
   await B.page.getByTestId('sync-code-input').fill(code);
   await B.page.getByTestId('sync-join').click();
@@ -33,6 +33,23 @@ export async function pair(A, B, url, relayUrl) {
     .getByTestId('sync-device')
     .filter({ hasText: /^\s*Phone/ })
     .waitFor({ timeout: 30_000 });
+}
+
+/** This profile's device id (its `config` row). */
+export async function deviceIdOf(page) {
+  return page.evaluate(
+    () =>
+      new Promise((resolve, reject) => {
+        const req = indexedDB.open('tealeaf');
+        req.onerror = () => reject(req.error);
+        req.onsuccess = () => {
+          const db = req.result;
+          const get = db.transaction('sync').objectStore('sync').get('config');
+          get.onsuccess = () => (db.close(), resolve(get.result.value.device.info.id));
+          get.onerror = () => (db.close(), reject(get.error));
+        };
+      }),
+  );
 }
 
 /** The sync key a profile keeps (its `config` row), as bytes. */
@@ -129,6 +146,8 @@ export async function keyHolder(raw, relayUrl, deviceId = 'e'.repeat(32)) {
   return {
     room,
     messages,
+    /** Posts bytes as they are (a message copied from the room: a replay). */
+    post,
     /** Every message of the room opened and unzipped: what the relay would hand a device paired now. */
     plaintexts: async () => {
       const out = [];

@@ -34,6 +34,8 @@ export class KeyChange {
     const config = this.host.config();
     if (!config || !this.host.engine()) throw new Error('Sync is off.');
     const keep = config.devices.filter((d) => d.id !== deviceId);
+    // What the room holds first, so the chats taken over are written after everything read there.
+    if (deviceId) await this.host.engine()!.pull();
     if (deviceId) await takeOverChats(this.host.repo, deviceId, config.device.info.id);
     const { key, rotation } = await rotate(
       config.device,
@@ -58,6 +60,9 @@ export class KeyChange {
     const engine = this.host.engine();
     const p = this.pending;
     if (!engine || !p) return;
+    // What this device wrote (a chat taken over) goes into the document before the old room is read
+    // to its end: a change read there then merges with it, instead of overwriting it in the store.
+    await this.host.rows.drainOutbox(engine);
     const result = await engine.rekey(await keyFromRaw(p.key.raw, p.key.createdAt), p.notice);
     // Moved: this device's own key and ring. Lost: another device's change came first, and the
     // service took its key and ring as for any rotation read.

@@ -272,6 +272,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
           pending: engine.pending,
           progress: undefined,
           quarantined: heldWords(engine.quarantined, this.config?.devices ?? []),
+          history: historyOf(engine.history, engine.book.missing(), this.config?.devices ?? []),
         });
         await this.sleep(
           (signal) =>

@@ -111,7 +111,46 @@ export function syncWords(s: SyncStatus, now = Date.now()): SyncWords {
       ? ''
       : ` ${n} record${n === 1 ? '' : 's'} from another device ${n === 1 ? 'was' : 'were'} left out (listed below): this version cannot use ${n === 1 ? 'it' : 'them'}. The rest syncs.`;
   const tabs = s.elsewhere ? ' Sync runs in another Tealeaf tab: pair or unpair devices there.' : '';
-  return { ...w, detail: `${w.detail}${held}${tabs}`.trim() };
+  const history = s.history && s.phase !== 'off' ? ` ${historyWords(s.history, now).join(' ')}` : '';
+  const headline = w.headline === 'Synced' && s.history?.missing.length ? 'Synced, but messages are missing' : w.headline;
+  return { headline, detail: `${w.detail}${history}${held}${tabs}`.trim() };
+}
+
+const REFUSALS: Record<string, string> = {
+  replayed: 'replayed (sent again by the relay)',
+  tampered: 'altered on the way',
+  'wrong-key': 'sealed with another key (a key change this device missed)',
+  malformed: 'not readable by this version',
+  forged: 'changes of the device list that no paired device signed',
+};
+
+const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
+
+/** What the relay did that it should not have, and what it means for the user, one sentence each. */
+export function historyWords(h: RelayHistory, now = Date.now()): string[] {
+  const out: string[] = [];
+  for (const m of h.missing) {
+    out.push(
+      `${m.count} ${plural(m.count, 'message', 'messages')} from ${m.from} ${plural(m.count, 'is', 'are')} missing: the relay dropped or is holding ${plural(m.count, 'it', 'them')} back. Your other devices were asked to send what they hold again; if this stays, do not trust this relay.`,
+    );
+  }
+  if (h.behind && now - h.behind.at < 7 * 24 * 3600_000) {
+    out.push(
+      `On ${new Date(h.behind.at).toLocaleString()} the relay had lost messages (it had ${h.behind.now}, this device had read ${h.behind.had}): it was restarted empty or from an older copy. This device sent what it holds again; nothing is needed from you.`,
+    );
+  }
+  if (h.reordered)
+    out.push(
+      `${h.reordered} ${plural(h.reordered, 'message', 'messages')} came out of order (the relay reordered them); applied all the same.`,
+    );
+  const refused = Object.entries(h.refused ?? {}).filter(([, n]) => (n ?? 0) > 0);
+  const total = refused.reduce((sum, [, n]) => sum + (n ?? 0), 0);
+  if (total > 0) {
+    const reasons = refused.map(([why, n]) => `${refused.length > 1 ? `${n} ` : ''}${REFUSALS[why] ?? why}`).join(', ');
+    const last = h.refused?.forged && h.lastRefused ? ` The last: ${h.lastRefused}.` : '';
+    out.push(`${total} ${plural(total, 'message was', 'messages were')} refused: ${reasons}.${last}`);
+  }
+  return out;
 }
 
 function phaseWords(s: SyncStatus, now: number): SyncWords {
