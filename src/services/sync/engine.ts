@@ -266,6 +266,20 @@ export class SyncEngine implements Repository {
     }
   }
 
+  /**
+   * The store was written around the document (a backup import): what differs goes into the
+   * document, in parts, so it reaches the other devices; `replace` also deletes there what the
+   * store no longer holds.
+   */
+  async reconcile(replace: boolean, part = 500): Promise<void> {
+    const diff = this.records.differences(await storeAsChange(this.o.store), replace);
+    const { sessions, turns, memories, edges, segments, tombstones, ...deletes } = diff;
+    for (const piece of inParts({ dropped: [], sessions, turns, memories, edges, segments, tombstones }, part)) {
+      await this.serial(async () => this.recorded(this.records.record(piece)));
+    }
+    await this.serial(async () => this.recorded(this.records.record({ ...deletes, dropped: [] })));
+  }
+
   /** Delete-all on this device: the caller has wiped the store; the document starts a new epoch. */
   deleteAll(now = Date.now()): Promise<Epoch> {
     return this.serial(async () => {

@@ -109,6 +109,39 @@ export class RecordDoc {
     return deletes.some((d) => (d?.length ?? 0) > 0);
   }
 
+  /**
+   * What of `store` (everything a store holds, as a change) the document does not hold as it is:
+   * the records that differ, and with `replace` the deletes of what the store no longer has. For a
+   * store written around the document (a backup import).
+   */
+  differences(store: AppliedChange, replace: boolean): AppliedChange {
+    const out: AppliedChange = { dropped: [] };
+    const same = (a: unknown, b: unknown) => a !== undefined && canonical(a) === canonical(b);
+    const kinds = [
+      ['sessions', 'deleteSessions'],
+      ['turns', 'deleteTurns'],
+      ['memories', 'deleteMemories'],
+      ['edges', 'deleteEdges'],
+      ['segments', 'deleteSegments'],
+    ] as const;
+    for (const [kind, del] of kinds) {
+      const map = this.map(kind);
+      const records = (store[kind] ?? []) as Array<{ id: Id }>;
+      (out[kind] as unknown[]) = records.filter((r) => !same(map.get(r.id), r));
+      if (replace) {
+        const kept = new Set(records.map((r) => r.id));
+        out[del] = [...map.keys()].filter((k) => !kept.has(k));
+      }
+    }
+    const tombs = this.map('tombstones');
+    out.tombstones = (store.tombstones ?? []).filter((t) => !same(tombs.get(tombKey(t.kind, t.id)), t));
+    if (replace) {
+      const kept = new Set((store.tombstones ?? []).map((t) => tombKey(t.kind, t.id)));
+      out.deleteTombstones = [...tombs.entries()].filter(([k]) => !kept.has(k)).map(([, t]) => [t.kind, t.id]);
+    }
+    return out;
+  }
+
   /** Every record of the current epoch, as a change that puts them all (a first sync, a reset). */
   everything(): Touched {
     return new Map(KINDS.map((k) => [k, new Set(this.map(k).keys())]));
@@ -229,4 +262,11 @@ export function touchedBy(rd: RecordDoc, tr: Y.Transaction, epoch: string): Touc
     out.set(kind, set);
   }
   return out;
+}
+
+/** JSON with keys in order: the same record reads the same whichever way it was written. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x,
+  );
 }

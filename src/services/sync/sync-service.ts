@@ -232,6 +232,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
         if (this.keyChange.pending) await this.keyChange.finish();
         // Before the out-box: what was written after the wipe belongs to the new epoch.
         await this.takeReset();
+        await this.takeImport(engine);
         await this.rows.drainOutbox(engine);
         await this.introduce(engine);
         if (engine.unpaired) {
@@ -433,6 +434,20 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.asked = undefined;
     this.set({ phase: 'syncing', deletedBy: undefined });
     asked.answer(choice);
+  }
+
+  /** A backup imported in any tab (its `reconcile` row): into the document, and the row's removal with the document rows. */
+  private async takeImport(engine: SyncEngine): Promise<void> {
+    const row = (await readSyncRow(this.repo.db, 'reconcile')) as { mode: 'merge' | 'replace' } | undefined;
+    if (!row) return;
+    await engine.reconcile(row.mode === 'replace');
+    await this.rows.with((r) => writeSyncRows(this.repo.db, r), { puts: [], deletes: ['reconcile'] });
+  }
+
+  /** The store was written around the out-box (a backup import): the loop, here or in the tab that runs it, takes it in. */
+  imported(): void {
+    this.kick();
+    this.tabs.post({ type: 'queued' });
   }
 
   /** A delete-all made in any tab: the new epoch and the `reset` row's removal in one transaction. */

@@ -7,6 +7,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Memory } from '../../../src/memory/types';
 import { readSyncRow } from '../../../src/store/sync-store';
+import { importBackup } from '../../../src/store/backup';
 import { keyFromRaw, roomOf } from '../../../src/services/sync/keys';
 import { RelayClient } from '../../../src/services/sync/relay-client';
 import type { SyncConfig } from '../../../src/services/sync/sync-config';
@@ -303,6 +304,39 @@ describe('the fault matrix', () => {
         await until('the phone deletes them', async () => (await w.phone.repo.getMemory('l1')) === undefined);
         await w.phone.repo.apply({ memories: [memory('after-compaction', 'still syncing')] });
         await until('sync goes on', async () => (await laptop.repo.getMemory('after-compaction')) !== undefined);
+      },
+    );
+  });
+
+  it('a backup imported with sync on: it reaches the phone whole', async () => {
+    const backup = JSON.stringify({
+      format: 'tealeaf-backup',
+      version: 1,
+      exportedAt: Date.now(),
+      data: { sessions: [], turns: [], memories: many(8, 'b').map((m) => ({ ...m })), edges: [], segments: [], settings: [] },
+    });
+    const imported = async (d: Device) => (await d.repo.listMemories()).filter((m) => m.id.startsWith('b')).length;
+    await matrix(
+      'Import a backup',
+      pairLaptopPhone,
+      (w) => w.laptop,
+      async (w) => {
+        await importBackup(w.laptop.repo.db, backup, { mode: 'merge' });
+        w.laptop.sync.imported();
+      },
+      async (w) => (await imported(w.phone)) === 8 && (await readSyncRow(w.laptop.repo.db, 'reconcile')) === undefined,
+      async (w) => {
+        // The import is all or nothing.
+        expect([0, 8]).toContain(await imported(w.laptop));
+      },
+      async (w, laptop) => {
+        closers.push(() => (laptop.sync.stop(), laptop.repo.close()));
+        // Killed before the import's own write: nothing was imported (the user is told), so again.
+        if ((await imported(laptop)) === 0) {
+          await importBackup(laptop.repo.db, backup, { mode: 'merge' });
+          laptop.sync.imported();
+        }
+        await until('the import on the phone', async () => (await imported(w.phone)) === 8);
       },
     );
   });
