@@ -14,6 +14,7 @@ import type { RelayClient } from './relay-client';
 import { type SavedBook, SeqBook } from './seq-book';
 import { inParts, storeAsChange } from './store-records';
 import { Inbox, type HistoryNotes } from './inbox';
+import { breathe } from './update-parts';
 
 /** What a device keeps between runs (with its store; see SYNC.md for where). */
 export interface SyncState extends SavedBook {
@@ -83,6 +84,36 @@ export interface SyncEngineOptions {
    * larger of it and `state.seq`.
    */
   reserve?: (seq: number) => Promise<void>;
+}
+
+/** Records written to the store in one transaction when a message brought many (defect 11 of issue 30). */
+const PART = 500;
+const KIND_ORDER: Kind[] = ['tombstones', 'sessions', 'turns', 'memories', 'edges', 'segments'];
+
+/** Touched keys in parts of at most `size`, in the order others refer to them (a chat before its turns). */
+function inKeyParts(keys: Touched, size: number): Touched[] {
+  const parts: Touched[] = [];
+  let part: Touched = new Map();
+  let n = 0;
+  for (const kind of KIND_ORDER) {
+    for (const id of keys.get(kind) ?? []) {
+      if (n === size) {
+        parts.push(part);
+        part = new Map();
+        n = 0;
+      }
+      (part.get(kind) ?? part.set(kind, new Set()).get(kind)!).add(id);
+      n++;
+    }
+  }
+  if (n > 0 || parts.length === 0) parts.push(part);
+  return parts;
+}
+
+function unionOf(parts: Touched[]): Touched {
+  const out: Touched = new Map();
+  for (const p of parts) for (const [kind, ids] of p) ids.forEach((id) => (out.get(kind) ?? out.set(kind, new Set()).get(kind)!).add(id));
+  return out;
 }
 
 /** A change of the ring this device would not take, and why (in words). */
@@ -427,7 +458,12 @@ export class SyncEngine implements Repository {
     });
   }
 
-  /** Writes the touched keys (and any left from a failed write) to the store through `apply`. */
+  /**
+   * Writes the touched keys (and any left from a failed write) to the store through `apply`, in
+   * parts of at most PART records (what others refer to first), letting the page breathe between
+   * them. Each part's write keeps the state with what is still left to write, so a tab closed
+   * half-way resumes with the rest.
+   */
   async catchUp(touched: Touched, from?: string): Promise<void> {
     const keys: Touched = this.unapplied;
     for (const [kind, ids] of touched) {
@@ -435,14 +471,19 @@ export class SyncEngine implements Repository {
       ids.forEach((id) => set.add(id));
       keys.set(kind, set);
     }
-    // Out of `unapplied` while written: the state saved with the records no longer lists them.
-    this.unapplied = new Map();
-    try {
-      await this.o.store.apply(await this.records.changeFor(keys, this.o.store, this.gate(from)));
-    } catch (e) {
-      this.unapplied = keys;
-      throw e;
+    const parts = inKeyParts(keys, PART);
+    for (let i = 0; i < parts.length; i++) {
+      // Out of `unapplied` while written: the state saved with the records lists only the rest.
+      this.unapplied = unionOf(parts.slice(i + 1));
+      try {
+        await this.o.store.apply(await this.records.changeFor(parts[i], this.o.store, this.gate(from)));
+      } catch (e) {
+        this.unapplied = unionOf(parts.slice(i));
+        throw e;
+      }
+      if (i + 1 < parts.length) await breathe();
     }
+    this.unapplied = new Map();
   }
 
   /** The gate for what `from` sent: a record that fails it is held back, named, and not written. */

@@ -11,6 +11,7 @@ import type { SyncEngine } from './engine';
 import { roomOf } from './keys';
 import { type Body, BodyError, KIND, decodeBody, decodeSnapshot, encodeSnapshot, gunzip, gzip, readPiece } from './messages';
 import { REMOTE, type Touched, touchedBy } from './record-doc';
+import { breathe, updateParts } from './update-parts';
 import type { RelayMessage } from './relay-client';
 import type { SavedBook } from './seq-book';
 
@@ -29,6 +30,9 @@ export interface HistoryNotes {
 }
 
 export type Refusal = OpenFailure;
+
+/** An update larger than this is merged in parts (20,000 records in one made a task of 2.4 s). */
+const LARGE = 64 * 1024;
 
 /** Kinds whose repeat changes nothing (a merge): read again when the relay went back. */
 const IDEMPOTENT = new Set<number>([KIND.update, KIND.piece, KIND.snapshot]);
@@ -207,22 +211,17 @@ export class Inbox {
   private async merge(m: RelayMessage, from: string, seq: number, body: Body, update: Uint8Array, covers?: SavedBook): Promise<number> {
     const e = this.e;
     const before = e.epoch.id;
-    let touched: Touched = new Map();
+    const touched: Touched = new Map();
     const listen = (tr: Y.Transaction) => {
-      if (tr.origin === REMOTE) touched = touchedBy(e.records, tr, before);
+      if (tr.origin !== REMOTE) return;
+      for (const [kind, keys] of touchedBy(e.records, tr, before))
+        keys.forEach((k) => (touched.get(kind) ?? touched.set(kind, new Set()).get(kind)!).add(k));
     };
     e.records.doc.on('afterTransaction', listen);
     try {
-      Y.applyUpdate(e.records.doc, update, REMOTE);
-    } catch (err) {
-      throw new BodyError(`not a Yjs update (${(err as Error).message})`);
+      await this.apply(update);
     } finally {
       e.records.doc.off('afterTransaction', listen);
-    }
-    // The relay has what it brought: not sent back. (Its end clocks: a state vector read from an
-    // update that does not start at a client's first clock says 0 for that client.)
-    for (const [client, clock] of Y.parseUpdateMeta(update).to) {
-      if ((e.sent.get(client) ?? 0) < clock) e.sent.set(client, clock);
     }
     if (covers) e.book.cover(covers);
     // A record deleted elsewhere: its words are still in this device's log of the document.
@@ -238,6 +237,38 @@ export class Inbox {
     this.done(m, from, seq, body);
     await e.catchUp(touched, from);
     return 1;
+  }
+
+  /**
+   * Merges an update, a large one in parts with the page let breathe between them (update-parts.ts);
+   * counts what it brought as on the relay (its end clocks: a state vector read from an update
+   * that does not start at a client's first clock says 0 for that client).
+   */
+  private async apply(update: Uint8Array): Promise<void> {
+    const e = this.e;
+    const sent = (u: Uint8Array) => {
+      for (const [client, clock] of Y.parseUpdateMeta(u).to) if ((e.sent.get(client) ?? 0) < clock) e.sent.set(client, clock);
+    };
+    try {
+      if (update.length <= LARGE) {
+        Y.applyUpdate(e.records.doc, update, REMOTE);
+        sent(update);
+        return;
+      }
+      try {
+        for (const part of updateParts(update)) {
+          Y.applyUpdate(e.records.doc, part, REMOTE);
+          sent(part);
+          await breathe();
+        }
+      } catch {
+        // A struct Tealeaf never writes: the update whole (merging again what was merged is a no-op).
+        Y.applyUpdate(e.records.doc, update, REMOTE);
+        sent(update);
+      }
+    } catch (err) {
+      throw new BodyError(`not a Yjs update (${(err as Error).message})`);
+    }
   }
 
   /** This device's own message, read back. */
