@@ -102,7 +102,7 @@ for (let r = 0; r < runs; r++) {
     const got = await once(d);
     results[d].push(got);
     log(
-      `${d} run ${r + 1}: longest task ${got.longest} ms (processor time of the longest: ${got.cpu} ms), ${got.over200} over 200 ms, ${got.seconds.toFixed(1)} s until all ${N} were stored`,
+      `${d} run ${r + 1}: longest task ${got.longest} ms (the most processor time one task took: ${got.cpu} ms), ${got.over200} over 200 ms, ${got.seconds.toFixed(1)} s until all ${N} were stored`,
     );
   }
 }
@@ -123,5 +123,5 @@ if (asJson) console.log(JSON.stringify({ n: N, runs, summary }, null, 2));
 else
   for (const [d, s] of Object.entries(summary))
     log(
-      `${d}: longest task, median ${s.longestMedian} ms (${s.longest.join(', ')}); its processor time, median ${s.cpuMedian} ms (${s.cpu.join(', ')}); over 200 ms: ${s.over200.join(', ')}; seconds: ${s.seconds.join(', ')}`,
+      `${d}: longest task, median ${s.longestMedian} ms (${s.longest.join(', ')}); most processor time in one task, median ${s.cpuMedian} ms (${s.cpu.join(', ')}); over 200 ms: ${s.over200.join(', ')}; seconds: ${s.seconds.join(', ')}`,
     );

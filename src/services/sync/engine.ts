@@ -6,120 +6,20 @@ import * as Y from 'yjs';
 import type { AppliedChange, ChangeSet, Repository } from '../../ports';
 import type { Bytes } from './bytes';
 import { type EnvelopeError, Sealer } from './envelope';
-import { type SyncKey, roomOf } from './keys';
-import { KIND, encodeBody, encodeSnapshot, encodeVector, gzip, toPieces } from './messages';
+import type { SyncKey } from './keys';
+import { KIND, encodeBody, encodeVector, gzip, toPieces } from './messages';
 import { type Admit, type Epoch, type Kind, REMOTE, RecordDoc, type Touched } from './record-doc';
 import { Quarantine, type Quarantined } from './record-gate';
-import type { RelayClient } from './relay-client';
-import { type SavedBook, SeqBook } from './seq-book';
+import { SeqBook } from './seq-book';
 import { inParts, storeAsChange } from './store-records';
 import { Inbox, type HistoryNotes } from './inbox';
+import type { SyncEngineOptions, SyncState } from './engine-types';
+import { compactNow } from './compaction';
+import { rekeyNow } from './rotation';
+import { PART, inKeyParts, unionOf } from './touched';
 import { breathe } from './update-parts';
 
-/** What a device keeps between runs (with its store; see SYNC.md for where). */
-export interface SyncState extends SavedBook {
-  /** The last relay position read. */
-  cursor: number;
-  /** This device's last sequence number sent. */
-  seq: number;
-  /** This device's last message in this room that the relay took (the next one names it). */
-  prev?: number;
-  /** The Yjs document, encoded. */
-  doc?: Bytes;
-  /** The state vector of what the relay already has (sent or received), encoded. */
-  sent?: Bytes;
-  /** A local change not sent yet. Deletions move no clock, so the vector alone would miss them. */
-  unsent?: boolean;
-  epoch?: Epoch;
-  /** Keys merged into the document whose write to the store failed: written at the next pull. */
-  unapplied?: Array<[string, string[]]>;
-  /** Pieces of a large message received so far, per sending device. */
-  partial?: Record<string, Bytes[]>;
-  /** Records another device sent that did not pass the gate (record-gate.ts): not written. */
-  quarantine?: Quarantined[];
-  /** What the relay's history showed that it should not have (inbox.ts). */
-  history?: HistoryNotes;
-  /** Records deleted here since the relay was last compacted: `now` after a delete-all. */
-  compactDue?: false | 'soon' | 'now';
-  /** A deletion whose words the document's log may still hold: the log is folded into a fresh snapshot. */
-  foldDue?: boolean;
-  /** The room in use. After a rotation the caller keeps the new key (from `onRotation`) and, on
-   * the next start, passes that key's room and sealer: a state of another room is refused. */
-  room?: string;
-}
-
-export interface SyncEngineOptions {
-  store: Repository;
-  relay: RelayClient;
-  room: string;
-  sealer: Sealer;
-  deviceId: string;
-  /** Empties this device's store (delete-all heard from another device). */
-  wipe: () => Promise<void>;
-  /** Asked when another device deleted everything; `keep` puts this device's data back. Default wipe. */
-  onReset?: (epoch: Epoch) => Promise<'wipe' | 'keep'>;
-  /** When this device was paired: a delete-all made before it is not asked about (its own data is kept). */
-  joinedAt?: number;
-  state?: SyncState;
-  /** Called with every message that could not be applied (wrong key, tampered, replayed, malformed). */
-  onRefused?: (seq: number, error: EnvelopeError) => void;
-  /** A device turned sync off: the others drop it from their device list; refused when it did not sign the notice. */
-  onLeft?: (deviceId: string, payload: Bytes) => Promise<void | Refused>;
-  /**
-   * A device rotated the key (its signed notice, ring.ts): the new key if this device kept it,
-   * `unpaired` if it was left out, refused (with why) for a notice this ring cannot verify.
-   * Throwing leaves the notice to be read again (a passing failure).
-   */
-  onRotation?: (notice: Bytes) => Promise<SyncKey | 'unpaired' | Refused>;
-  /** A change of the key ring from another device (ring.ts); refused (with why) when no device of the ring signed it. */
-  onRing?: (payload: Bytes, from: string) => Promise<void | Refused>;
-  /** Largest compressed update sent as one message (tests make it small). */
-  pieceBytes?: number;
-  /** How long after asking for what is missing (`need`) it asks again; default a minute. */
-  needEveryMs?: number;
-  /**
-   * Keeps a sequence number before the message that uses it is posted: a tab killed after the
-   * relay took the message but before the state was saved must not number its next one the same
-   * (the other devices would refuse it as a replay). The caller persists it; a start takes the
-   * larger of it and `state.seq`.
-   */
-  reserve?: (seq: number) => Promise<void>;
-}
-
-/** Records written to the store in one transaction when a message brought many (defect 11 of issue 30). */
-const PART = 500;
-const KIND_ORDER: Kind[] = ['tombstones', 'sessions', 'turns', 'memories', 'edges', 'segments'];
-
-/** Touched keys in parts of at most `size`, in the order others refer to them (a chat before its turns). */
-function inKeyParts(keys: Touched, size: number): Touched[] {
-  const parts: Touched[] = [];
-  let part: Touched = new Map();
-  let n = 0;
-  for (const kind of KIND_ORDER) {
-    for (const id of keys.get(kind) ?? []) {
-      if (n === size) {
-        parts.push(part);
-        part = new Map();
-        n = 0;
-      }
-      (part.get(kind) ?? part.set(kind, new Set()).get(kind)!).add(id);
-      n++;
-    }
-  }
-  if (n > 0 || parts.length === 0) parts.push(part);
-  return parts;
-}
-
-function unionOf(parts: Touched[]): Touched {
-  const out: Touched = new Map();
-  for (const p of parts) for (const [kind, ids] of p) ids.forEach((id) => (out.get(kind) ?? out.set(kind, new Set()).get(kind)!).add(id));
-  return out;
-}
-
-/** A change of the ring this device would not take, and why (in words). */
-export interface Refused {
-  refused: string;
-}
+export type { Refused, SyncEngineOptions, SyncState } from './engine-types';
 
 /** A compressed update larger than this goes in pieces (the relay takes at most 8 MiB a message). */
 const PIECE = 4 * 1024 * 1024;
@@ -141,7 +41,7 @@ export class SyncEngine implements Repository {
   room: string;
   sealer: Sealer;
   readonly quarantine: Quarantine;
-  private readonly inbox: Inbox;
+  readonly inbox: Inbox;
   /** A rotation this device started and has not finished: its own notice, read back, moves it. */
   rotating?: { key: SyncKey; notice: Bytes; uploaded?: Map<number, number> };
   /** Records deleted here since the relay was last compacted (`now`: a delete-all). */
@@ -320,27 +220,20 @@ export class SyncEngine implements Repository {
     });
   }
 
-  /**
-   * Compaction (docs/SYNC.md, "Deleting deletes in sync too"): reads the room to its end, then
-   * posts the whole document as it is now (garbage-collected: what was deleted is no longer in it)
-   * and has the relay drop every message up to where it had read. A device paired later gets the
-   * snapshot, not the history. Not while something is missing (holes, changes waiting on a lost
-   * one): dropping those messages could lose what this device does not hold. True when done.
-   */
+  /** Compaction (compaction.ts): the relay drops what came before a snapshot of the document as it is. */
   compact(): Promise<boolean> {
-    return this.serial(async () => {
-      await this.inbox.readToEnd();
-      const store = this.records.doc.store;
-      if (this.unpaired || this.book.missing().length > 0 || store.pendingStructs !== null || store.pendingDs !== null) return false;
-      const upTo = this.cursor;
-      const vector = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
-      const gz = await gzip(Y.encodeStateAsUpdate(this.records.doc));
-      await this.send(this.room, this.sealer, KIND.snapshot, encodeSnapshot(this.inbox.bookForOthers(), gz), upTo);
-      this.sent = vector;
-      this.unsent = false;
-      this.compactDue = false;
-      return true;
-    });
+    return this.serial(() => compactNow(this));
+  }
+
+  /** A key rotation this device makes (rotation.ts): 'moved' to its own new room, or 'lost' to another device's. */
+  rekey(key: SyncKey, notice: Bytes): Promise<'moved' | 'lost'> {
+    return this.serial(() => rekeyNow(this, key, notice));
+  }
+
+  /** The relay holds the document up to `vector` (a whole upload or snapshot taken), and nothing local waits. */
+  allSent(vector: Map<number, number>): void {
+    this.sent = new Map(vector);
+    this.unsent = false;
   }
 
   /** Whether local changes wait to be sent. */
@@ -389,39 +282,6 @@ export class SyncEngine implements Repository {
     }
     this.lastError = undefined;
     this.lastSyncAt = Date.now();
-  }
-
-  /**
-   * This device rotates the key (to unpair a device, or for a new key): it reads the old room to
-   * its end, uploads the whole document to the new key's room, posts the notice in the old one,
-   * and reads the old room to its end again. The first notice in the old room's order wins: its
-   * own moves it to the new room ('moved'); another device's, read first, moves it to that
-   * device's room ('lost': the caller makes its change again there). Safe to run again after a
-   * crash at any step (the caller keeps the key and the notice in a row before it starts): a
-   * notice already posted is found on the way and not posted twice.
-   */
-  rekey(key: SyncKey, notice: Bytes): Promise<'moved' | 'lost'> {
-    return this.serial(async () => {
-      const room = await roomOf(key);
-      if (room === this.room) return 'moved'; // finished already
-      const sealer = await Sealer.of(key, room);
-      const old = this.room;
-      this.rotating = { key, notice };
-      try {
-        await this.inbox.readToEnd();
-        if (this.room === old && !this.unpaired) {
-          const uploaded = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
-          await this.send(room, sealer, KIND.update, await gzip(Y.encodeStateAsUpdate(this.records.doc)));
-          this.rotating.uploaded = uploaded;
-          await this.send(old, this.sealer, KIND.rotation, notice);
-          await this.inbox.readToEnd();
-        }
-        if (this.room === old && !this.unpaired) throw new Error('The relay has not shown the new key’s notice yet: trying again.');
-        return this.room === room ? 'moved' : 'lost';
-      } finally {
-        this.rotating = undefined;
-      }
-    });
   }
 
   /** This device turns sync off: tells the others (best effort; the relay may be away). */

@@ -4,7 +4,8 @@
 // the document's updates back, so the next write carries them.
 import type { AppliedChange } from '../../ports';
 import type { TealeafDb } from '../../store/db';
-import { readSyncRowsByPrefix, writeSyncRows, type SyncRows } from '../../store/sync-store';
+import { readSyncRow, readSyncRowsByPrefix, writeSyncRows, type SyncRows } from '../../store/sync-store';
+import type { Bytes } from './bytes';
 import { DocLog } from './doc-log';
 import type { SyncEngine } from './engine';
 import type { SyncConfig } from './sync-config';
@@ -57,5 +58,29 @@ export class StateRows {
     if (out.length === 0) return;
     for (const [, change] of out) await engine.recordLocal(change as AppliedChange);
     await this.with((r) => writeSyncRows(this.db, r), { puts: [], deletes: out.map(([k]) => k) });
+  }
+
+  /** A delete-all made in any tab (its `reset` row): the new epoch, and the row's removal with the document rows. */
+  async takeReset(engine: SyncEngine): Promise<boolean> {
+    if ((await readSyncRow(this.db, 'reset')) === undefined) return false;
+    await engine.deleteAll();
+    await this.with((r) => writeSyncRows(this.db, r), { puts: [], deletes: ['reset'] });
+    return true;
+  }
+
+  /** A backup imported in any tab (its `reconcile` row): into the document, and the row's removal with the document rows. */
+  async takeImport(engine: SyncEngine): Promise<void> {
+    const row = (await readSyncRow(this.db, 'reconcile')) as { mode: 'merge' | 'replace' } | undefined;
+    if (!row) return;
+    await engine.reconcile(row.mode === 'replace');
+    await this.with((r) => writeSyncRows(this.db, r), { puts: [], deletes: ['reconcile'] });
+  }
+
+  /** A signing key made at a start (a device paired before signatures) is told to the others once. */
+  async introduce(engine: SyncEngine): Promise<void> {
+    const statement = (await readSyncRow(this.db, 'introduce')) as Bytes | undefined;
+    if (!statement) return;
+    await engine.postRing(statement);
+    await this.save({ puts: [], deletes: ['introduce'] });
   }
 }

@@ -9,20 +9,20 @@
 // rows they came with; anything after (a refused message) is saved at the end of the pull.
 import type { ChangeSet } from '../../ports';
 import type { IdbRepository } from '../../store/repository';
-import { clearSyncRows, readSyncRow, readSyncRows, writeSyncRows } from '../../store/sync-store';
+import { clearSyncRows, readSyncRows, writeSyncRows } from '../../store/sync-store';
 import { Emitter } from '../emitter';
-import { type Bytes, toBase64Url } from './bytes';
 import { type Refused, SyncEngine, type SyncState } from './engine';
 import type { Epoch } from './record-doc';
 import { Sealer } from './envelope';
-import { generateDevice, generateSyncKey, keyFromRaw, roomOf } from './keys';
+import { keyFromRaw, roomOf } from './keys';
 import { KeyChange } from './key-change';
+import { Compactor } from './compaction';
+import { firstDevice, joinedDevice, payloadFor } from './pair-flows';
 import { newPairingCode } from './pairing';
-import { joinWithCode, offerPairing } from './pairing-session';
+import { offerPairing } from './pairing-session';
 import { ProgressRelay, RelayClient, RelayError } from './relay-client';
 import { DocLog } from './doc-log';
 import { outboxKey, syncedPart, tellViews } from './outbox';
-import { assertRelayAllowed } from './relay-policy';
 import { RingRefusal } from './ring';
 import { type PendingRotation, type RingOutcome, type SyncConfig, sign, takeRotation, takeStatement, withSigningKey } from './sync-config';
 import { StateRows } from './sync-rows';
@@ -50,6 +50,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   private kicked = false;
   private readonly rows: StateRows;
   private readonly keyChange: KeyChange;
+  private readonly compactor: Compactor;
   private outSeq = 0;
   private readonly tabs = new TabLink((m) => this.heard(m));
   private readonly memoryChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-memory') : undefined;
@@ -65,6 +66,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   ) {
     super();
     this.rows = new StateRows(repo.db, () => ({ engine: this.engine, config: this.config }));
+    this.compactor = new Compactor(this.rows, options.compactEveryMs);
     this.keyChange = new KeyChange({
       db: repo.db,
       repo,
@@ -231,10 +233,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
         // A key change this device started and did not finish (a crash, the relay away) comes first.
         if (this.keyChange.pending) await this.keyChange.finish();
         // Before the out-box: what was written after the wipe belongs to the new epoch.
-        await this.takeReset();
-        await this.takeImport(engine);
+        await this.rows.takeReset(engine);
+        await this.rows.takeImport(engine);
         await this.rows.drainOutbox(engine);
-        await this.introduce(engine);
+        await this.rows.introduce(engine);
         if (engine.unpaired) {
           this.set({ phase: 'unpaired', pending: false });
           return;
@@ -247,7 +249,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
         const applied = await engine.pull();
         if (!engine.unpaired) await engine.push();
         await this.rows.save();
-        if (!engine.unpaired) await this.tidy(engine);
+        if (!engine.unpaired) await this.compactor.after(engine);
         // A delete-all empties the store under the views: they read it again, not a part of it.
         if (applied > 0 && engine.records.epoch.id !== epoch) this.memoryChannel?.postMessage({ type: 'memory-changed' });
         if (engine.unpaired) continue;
@@ -287,65 +289,24 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     }
   }
 
-  private lastCompactAt = 0;
-  /**
-   * After deletes (docs/SYNC.md, "Deleting deletes in sync too"): this device's own deletes have the
-   * relay compacted (at once after a delete-all, else at most once a `compactEveryMs`), and any
-   * delete, here or merged, folds the document's log into a fresh snapshot, so the `sync` rows keep
-   * no words of what was deleted.
-   */
-  private async tidy(engine: SyncEngine): Promise<void> {
-    const every = this.options.compactEveryMs ?? 60_000;
-    const due = engine.compactDue;
-    if (due === 'now' || (due === 'soon' && Date.now() - this.lastCompactAt >= every)) {
-      if (await engine.compact()) this.lastCompactAt = Date.now();
-      engine.foldDue = true;
-    }
-    if (!engine.foldDue) return;
-    engine.foldDue = false;
-    try {
-      await this.rows.save({ puts: [] }, true);
-    } catch (e) {
-      engine.foldDue = true;
-      throw e;
-    }
-  }
-
-  /** A signing key made at this start (a device paired before signatures) is told to the others once. */
-  private async introduce(engine: SyncEngine): Promise<void> {
-    const statement = (await readSyncRow(this.repo.db, 'introduce')) as Bytes | undefined;
-    if (!statement) return;
-    await engine.postRing(statement);
-    await this.rows.save({ puts: [], deletes: ['introduce'] });
-  }
-
   private async room(): Promise<string> {
     return roomOf(await keyFromRaw(this.config!.key.raw, this.config!.key.createdAt));
   }
 
   /** The first device: makes the key and sends everything this device holds. */
   async turnOn(relayUrl: string, name: string): Promise<void> {
-    assertRelayAllowed(relayUrl);
-    const key = await generateSyncKey();
-    const device = await generateDevice(name);
-    const config: SyncConfig = { relayUrl, device, key: { raw: key.raw, createdAt: key.createdAt }, devices: [device.info] };
-    await writeSyncRows(this.repo.db, { puts: [{ key: 'config', value: config }] });
-    await adoptOpenChats(this.repo, device.info.id);
-    this.hold(() => this.begin(config, undefined, true));
+    await this.begun(await firstDevice(relayUrl, name));
   }
 
   /** A new device: takes the key ring from the device showing `code`; its own memory joins the rest. */
   async join(relayUrl: string, code: string, name: string): Promise<void> {
-    assertRelayAllowed(relayUrl);
-    const got = await joinWithCode(new RelayClient(relayUrl), code.trim().toUpperCase(), name);
-    const config: SyncConfig = {
-      relayUrl,
-      device: got.device,
-      key: { raw: got.key.raw, createdAt: got.key.createdAt },
-      devices: got.devices,
-    };
+    await this.begun(await joinedDevice(relayUrl, code, name, this.options.fetch));
+  }
+
+  /** Sync on with a new config: kept first, this device's open chats named, then the loop with its records taken in. */
+  private async begun(config: SyncConfig): Promise<void> {
     await writeSyncRows(this.repo.db, { puts: [{ key: 'config', value: config }] });
-    await adoptOpenChats(this.repo, got.device.info.id);
+    await adoptOpenChats(this.repo, config.device.info.id);
     this.hold(() => this.begin(config, undefined, true));
   }
 
@@ -358,18 +319,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const ctl = (this.pairing = new AbortController());
     this.set({ code });
     const self = config.device.info.id;
-    offerPairing(
-      new RelayClient(config.relayUrl, this.options.fetch),
-      code,
-      {
-        key: toBase64Url(config.key.raw),
-        keyCreatedAt: config.key.createdAt,
-        devices: config.devices,
-        relayUrl: config.relayUrl,
-        addedBy: self,
-      },
-      { signal: ctl.signal },
-    ).then(
+    offerPairing(new RelayClient(config.relayUrl, this.options.fetch), code, payloadFor(config), { signal: ctl.signal }).then(
       async (info) => {
         const joined = { ...info, addedBy: self };
         this.config = { ...this.config!, devices: [...this.config!.devices.filter((d) => d.id !== joined.id), joined] };
@@ -405,7 +355,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       this.tabs.post({ type: 'reset' });
       return;
     }
-    if (!(await this.takeReset())) return;
+    if (!(await this.rows.takeReset(this.engine))) return;
     try {
       await this.engine.push();
       await this.rows.save();
@@ -436,26 +386,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     asked.answer(choice);
   }
 
-  /** A backup imported in any tab (its `reconcile` row): into the document, and the row's removal with the document rows. */
-  private async takeImport(engine: SyncEngine): Promise<void> {
-    const row = (await readSyncRow(this.repo.db, 'reconcile')) as { mode: 'merge' | 'replace' } | undefined;
-    if (!row) return;
-    await engine.reconcile(row.mode === 'replace');
-    await this.rows.with((r) => writeSyncRows(this.repo.db, r), { puts: [], deletes: ['reconcile'] });
-  }
-
   /** The store was written around the out-box (a backup import): the loop, here or in the tab that runs it, takes it in. */
   imported(): void {
     this.kick();
     this.tabs.post({ type: 'queued' });
-  }
-
-  /** A delete-all made in any tab: the new epoch and the `reset` row's removal in one transaction. */
-  private async takeReset(): Promise<boolean> {
-    if (!this.engine || (await readSyncRow(this.repo.db, 'reset')) === undefined) return false;
-    await this.engine.deleteAll();
-    await this.rows.with((r) => writeSyncRows(this.repo.db, r), { puts: [], deletes: ['reset'] });
-    return true;
   }
 
   /**

@@ -13,7 +13,7 @@ import { RelayClient } from '../../../src/services/sync/relay-client';
 import type { SyncConfig } from '../../../src/services/sync/sync-config';
 import { memory, session } from './records';
 import { until } from './devices';
-import { type Device, device, killedAt, relayFor, reopen, settled } from './faults';
+import { type Device, device, killedAt, relayFor, reopen, settled, wroteWords } from './faults';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -71,6 +71,8 @@ async function matrix<W>(
   // Every step of the action, the last saves after it included.
   await new Promise((r) => setTimeout(r, 300));
   const steps = [...victim(first).killer.steps];
+  const wrote = [...victim(first).killer.wrote];
+  const named = (k: number) => (steps[k - 1] === 'a write' ? `the write of ${wroteWords(wrote[k - 1])}` : steps[k - 1]);
   while (closers.length) await closers.pop()!();
   expect(steps.length).toBeGreaterThan(1);
   for (let k = 1; k <= steps.length; k++) {
@@ -91,7 +93,7 @@ async function matrix<W>(
     }
     await afterKill(w);
     await resume(w, await reopen(victim(w)));
-    table.push(`| ${name} | ${k} of ${steps.length} | before ${victim(w).killer.steps.at(-1)} | ok |`);
+    table.push(`| ${name} | ${k} of ${steps.length} | before ${named(k)} | ok |`);
     while (closers.length) await closers.pop()!();
   }
 }

@@ -22,31 +22,58 @@ export class Killed extends Error {
 /** Counts the steps of one device; throws at step `at` and at every step after it. */
 export class Killer {
   readonly steps: string[] = [];
+  /** What each step wrote (store names, and the keys of the sync rows), once it ran. */
+  readonly wrote: Array<Set<string>> = [];
   at = Infinity;
   dead = false;
   /** Counting starts here (the action's first step is 1). */
   arm(at = Infinity): void {
     this.steps.length = 0;
+    this.wrote.length = 0;
     this.at = at;
   }
-  step(name: string): void {
+  step(name: string): Set<string> {
     if (this.dead) throw new Killed(`${name} (the tab is gone)`);
     this.steps.push(name);
+    const wrote = new Set<string>();
+    this.wrote.push(wrote);
     if (this.steps.length === this.at) {
       this.dead = true;
       throw new Killed(`killed before ${name}`);
     }
+    return wrote;
   }
 }
 
-/** The database with every write transaction counted as a step. */
+/** The database with every write transaction counted as a step, and what it writes noted. */
 function counted(db: TealeafDb, killer: Killer): TealeafDb {
   return new Proxy(db, {
     get(target, prop) {
       if (prop === 'transaction') {
         return (stores: string | string[], mode?: IDBTransactionMode, opts?: IDBTransactionOptions) => {
-          if (mode === 'readwrite') killer.step(writeName([stores].flat()));
-          return target.transaction(stores as never, mode, opts);
+          const tx = target.transaction(stores as never, mode, opts);
+          if (mode !== 'readwrite') return tx;
+          const wrote = killer.step('a write');
+          return new Proxy(tx, {
+            get(t, p) {
+              if (p !== 'objectStore') return Reflect.get(t, p, t);
+              return (name: string) => {
+                const store = t.objectStore(name as never);
+                return new Proxy(store, {
+                  get(st, q) {
+                    const v: unknown = Reflect.get(st, q, st);
+                    if (q !== 'put' && q !== 'delete' && q !== 'clear')
+                      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(st) : v;
+                    return (...args: unknown[]) => {
+                      if (name === 'sync') wrote.add(rowWords(q, args[0]));
+                      else wrote.add(q === 'clear' ? 'a wipe' : 'records');
+                      return (v as (...a: unknown[]) => unknown).apply(st, args);
+                    };
+                  },
+                });
+              };
+            },
+          });
         };
       }
       const v: unknown = Reflect.get(target, prop, target);
@@ -55,16 +82,33 @@ function counted(db: TealeafDb, killer: Killer): TealeafDb {
   });
 }
 
-function writeName(stores: string[]): string {
-  if (stores.length === 1 && stores[0] === 'sync') return 'a write of sync rows';
-  if (stores.includes('sessions') && stores.includes('sync')) return 'a write of records with sync rows';
-  return `a write of ${stores.join('+')}`;
+/** A sync row written or deleted, by its key (numbered keys shortened: `doc:u:…`, `out:…`). */
+function rowWords(op: string | symbol, arg: unknown): string {
+  const short = (k: string) => k.replace(/:[0-9][^:]*$/, ':…');
+  if (op === 'put') return short(String((arg as { key?: unknown }).key));
+  if (op === 'clear') return 'every sync row cleared';
+  const key = typeof arg === 'string' ? short(arg) : `${String((arg as IDBKeyRange).lower)}*`;
+  return `${key} deleted`;
+}
+
+/** What a step wrote, in words: "records, state, config" (sync rows by their key). */
+export function wroteWords(wrote: Set<string> | undefined): string {
+  if (!wrote || wrote.size === 0) return 'a write';
+  const order = (x: string) => (x === 'records' || x === 'a wipe' ? 0 : 1);
+  return [...wrote].sort((a, b) => order(a) - order(b) || (a < b ? -1 : 1)).join(', ');
 }
 
 /** fetch with every post to the relay counted as a step. */
 function countedFetch(killer: Killer): typeof fetch {
   return (input, init) => {
-    if (init?.method === 'POST') killer.step(String(input).includes('/pair-') ? 'a post to the pairing mailbox' : 'a post to the relay');
+    if (init?.method === 'POST')
+      killer.step(
+        String(input).includes('/pair-')
+          ? 'a post to the pairing mailbox'
+          : String(input).includes('compact=')
+            ? 'the post of a snapshot (compact)'
+            : 'a post to the relay',
+      );
     return fetch(input, init);
   };
 }
