@@ -116,12 +116,12 @@ export function syncWords(s: SyncStatus, now = Date.now()): SyncWords {
   return { headline, detail: `${w.detail}${history}${held}${tabs}`.trim() };
 }
 
-const REFUSALS: Record<string, string> = {
-  replayed: 'replayed (sent again by the relay)',
-  tampered: 'altered on the way',
-  'wrong-key': 'sealed with another key (a key change this device missed)',
-  malformed: 'not readable by this version',
-  forged: 'changes of the device list that no paired device signed',
+const REFUSALS: Record<string, (n: number) => string> = {
+  replayed: () => 'replayed (sent again by the relay)',
+  tampered: () => 'altered on the way',
+  'wrong-key': () => 'sealed with another key (a key change this device missed)',
+  malformed: () => 'not readable by this version',
+  forged: (n) => `signed by no paired device (${n === 1 ? 'a change' : 'changes'} of the device list)`,
 };
 
 const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
@@ -146,7 +146,7 @@ export function historyWords(h: RelayHistory, now = Date.now()): string[] {
   const refused = Object.entries(h.refused ?? {}).filter(([, n]) => (n ?? 0) > 0);
   const total = refused.reduce((sum, [, n]) => sum + (n ?? 0), 0);
   if (total > 0) {
-    const reasons = refused.map(([why, n]) => `${refused.length > 1 ? `${n} ` : ''}${REFUSALS[why] ?? why}`).join(', ');
+    const reasons = refused.map(([why, n = 0]) => `${refused.length > 1 ? `${n} ` : ''}${REFUSALS[why]?.(n) ?? why}`).join(', ');
     const last = h.refused?.forged && h.lastRefused ? ` The last: ${h.lastRefused}.` : '';
     out.push(`${total} ${plural(total, 'message was', 'messages were')} refused: ${reasons}.${last}`);
   }

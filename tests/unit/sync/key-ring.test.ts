@@ -7,11 +7,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { KIND } from '../../../src/services/sync/messages';
 import { acceptRotation, generateDevice, rotate } from '../../../src/services/sync/keys';
 import { type SyncConfig, sign } from '../../../src/services/sync/sync-config';
-import { readSyncRow } from '../../../src/store/sync-store';
+import { readSyncRow, writeSyncRows } from '../../../src/store/sync-store';
 import { memory, session } from './records';
-import { onDevice, until } from './devices';
+import { until } from './devices';
 import { keyHolder } from './hostile';
-import { device, relayFor, settled } from './faults';
+import { device, relayFor, reopen, settled } from './faults';
 import type { Device as TestDevice } from './faults';
 
 const closers: Array<() => Promise<void> | void> = [];
@@ -109,6 +109,31 @@ describe('the key ring', () => {
     expect(phone.sync.status.phase).toBe('synced');
     // Its key is the one it had.
     expect(Buffer.from((await configOf(phone)).key.raw).equals(Buffer.from(lc.key.raw))).toBe(true);
-    void onDevice;
+  });
+});
+
+describe('devices paired before signatures', () => {
+  it('introduce their signing key once at their next start; their later changes of the ring are taken', async () => {
+    const { relay, laptop, phone } = await paired();
+    // As a ring made before issue 30: no signing keys anywhere.
+    for (const d of [laptop, phone]) {
+      d.sync.stop();
+      const c = await configOf(d);
+      const bare = (x: { signingKey?: string }) => ({ ...x, signingKey: undefined });
+      const old = { ...c, device: { ...c.device, info: bare(c.device.info), signingPrivate: undefined }, devices: c.devices.map(bare) };
+      await writeSyncRows(d.repo.db, { puts: [{ key: 'config', value: old }] });
+    }
+    const [l2, p2] = [await reopen(laptop), await reopen(phone)];
+    for (const d of [l2, p2]) closers.push(() => (d.sync.stop(), d.repo.close()));
+    await until('each knows the other’s new key', async () => {
+      const [lc, pc] = [await configOf(l2), await configOf(p2)];
+      return lc.devices.every((d) => d.signingKey) && pc.devices.every((d) => d.signingKey);
+    });
+    // The laptop pairs a tablet: its signed statement is taken by the phone.
+    const tablet = await device('tablet');
+    closers.push(() => (tablet.sync.stop(), tablet.repo.close()));
+    await tablet.sync.join(relay.url, await l2.sync.offerCode(), 'Tablet');
+    await until('the phone hears of the tablet', () => names(p2).length === 3);
+    expect(p2.sync.status.history?.refused).toBeUndefined();
   });
 });
