@@ -7,15 +7,20 @@
 //
 // HTTP, CORS open (the app may be served from anywhere; the room id is the capability):
 //   POST   /v1/rooms/:room/messages          body: one sealed message -> 201 {"seq":n}
+//          ...?compact=n                    the same, then every message at or before position n
+//                                           is dropped (a device's snapshot replaces them; issue 30);
+//                                           positions are kept, so cursors stay valid
 //   GET    /v1/rooms/:room/messages?after=n  -> frames [u32 seq][u32 length][bytes]..., header x-last-seq
 //   GET    /v1/rooms/:room/wait?after=n      long poll: answers {"last":n} once last > n, or after 25 s
 //   DELETE /v1/rooms/:room                   forgets the room (after a key rotation)
 // Rooms named pair-... are pairing mailboxes: at most 16 messages, forgotten 15 minutes after
 // their first message (a pairing code lives 10).
 // On disk: <dir>/<room>.log, records [u32 length][bytes], appended; a torn last record is cut at start.
+// A compacted log starts with [u32 0xFFFFFFFF][u32 n]: the first n positions were dropped. It is
+// written whole to a new file and renamed over the old one, so a crash leaves one or the other.
 import { createServer } from 'node:http';
 import { mkdirSync, openSync, readSync, fstatSync, closeSync, truncateSync, rmSync, existsSync, readdirSync, statSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
+import { appendFile, open as openFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -26,6 +31,7 @@ const WAIT_MS = 25_000;
 export const PAIR_TTL_MS = 15 * 60 * 1000;
 const PAIR_MAX_MESSAGES = 16;
 const isPairing = (id) => id.startsWith('pair-');
+const BASE_MARK = 0xffffffff;
 
 /** One room's log: offsets in memory, bytes on disk. */
 class Room {
@@ -34,6 +40,8 @@ class Room {
     this.offsets = [];
     this.lengths = [];
     this.size = 0;
+    /** Positions dropped before the first record kept (compaction). */
+    this.base = 0;
     this.waiters = new Set();
     this.tail = Promise.resolve();
     if (existsSync(path)) this.#load();
@@ -44,6 +52,14 @@ class Room {
     const total = fstatSync(fd).size;
     const head = Buffer.alloc(4);
     let at = 0;
+    if (total >= 8) {
+      readSync(fd, head, 0, 4, 0);
+      if (head.readUInt32BE(0) === BASE_MARK) {
+        readSync(fd, head, 0, 4, 4);
+        this.base = head.readUInt32BE(0);
+        at = 8;
+      }
+    }
     while (at + 4 <= total) {
       readSync(fd, head, 0, 4, at);
       const len = head.readUInt32BE(0);
@@ -58,7 +74,7 @@ class Room {
   }
 
   get last() {
-    return this.offsets.length;
+    return this.base + this.offsets.length;
   }
 
   /** Appends in arrival order; one write at a time, so seq and file order agree. */
@@ -70,9 +86,47 @@ class Room {
       this.offsets.push(this.size + 4);
       this.lengths.push(bytes.length);
       this.size += 4 + bytes.length;
-      const seq = this.offsets.length;
+      const seq = this.last;
       for (const wake of this.waiters) wake(seq);
       return seq;
+    });
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Drops every message at or before position `upTo`: the kept ones are written to a new file that replaces the log. */
+  compact(upTo) {
+    const run = this.tail.then(async () => {
+      if (upTo <= this.base) return;
+      const keepFrom = upTo - this.base;
+      const tmp = `${this.path}.compact`;
+      const out = await openFile(tmp, 'w');
+      const src = openSync(this.path, 'r');
+      try {
+        const head = Buffer.alloc(8);
+        head.writeUInt32BE(BASE_MARK, 0);
+        head.writeUInt32BE(upTo, 4);
+        await out.write(head);
+        const offsets = [];
+        let size = 8;
+        for (let i = keepFrom; i < this.offsets.length; i++) {
+          const rec = Buffer.alloc(4 + this.lengths[i]);
+          rec.writeUInt32BE(this.lengths[i], 0);
+          readSync(src, rec, 4, this.lengths[i], this.offsets[i]);
+          await out.write(rec);
+          offsets.push(size + 4);
+          size += rec.length;
+        }
+        await out.sync();
+        this.lengths = this.lengths.slice(keepFrom);
+        this.offsets = offsets;
+        this.size = size;
+        this.base = upTo;
+      } finally {
+        closeSync(src);
+        await out.close();
+      }
+      await rename(tmp, this.path);
     });
     this.tail = run.catch(() => undefined);
     return run;
@@ -81,11 +135,12 @@ class Room {
   read(after, limit) {
     const frames = [];
     let bytes = 0;
-    const fd = this.offsets.length > after ? openSync(this.path, 'r') : null;
-    for (let i = after; i < this.offsets.length && frames.length < limit; i++) {
+    const from = Math.max(0, after - this.base);
+    const fd = this.offsets.length > from ? openSync(this.path, 'r') : null;
+    for (let i = from; i < this.offsets.length && frames.length < limit; i++) {
       if (bytes > 0 && bytes + this.lengths[i] > MAX_BATCH_BYTES) break;
       const frame = Buffer.alloc(8 + this.lengths[i]);
-      frame.writeUInt32BE(i + 1, 0);
+      frame.writeUInt32BE(this.base + i + 1, 0);
       frame.writeUInt32BE(this.lengths[i], 4);
       readSync(fd, frame, 8, this.lengths[i], this.offsets[i]);
       frames.push(frame);
@@ -196,7 +251,14 @@ async function handle(req, res, room, rooms, dir, waitMs) {
     if (body.length === 0) return send(res, 400, { error: 'empty message' });
     const r = room(id);
     if (isPairing(id) && r.last >= PAIR_MAX_MESSAGES) return send(res, 429, { error: 'this pairing mailbox is full' });
-    return send(res, 201, { seq: await r.append(body) });
+    const compact = url.searchParams.get('compact');
+    const upTo = compact === null ? undefined : Number(compact);
+    if (upTo !== undefined && (!Number.isSafeInteger(upTo) || upTo < 0 || upTo > r.last || isPairing(id))) {
+      return send(res, 400, { error: 'compact names a position this room does not have' });
+    }
+    const seq = await r.append(body);
+    if (upTo !== undefined) await r.compact(upTo);
+    return send(res, 201, { seq });
   }
   if (m[2] === '/messages' && req.method === 'GET') {
     const limit = Math.min(10_000, Math.max(1, Number.parseInt(url.searchParams.get('limit') ?? '1000', 10) || 1000));

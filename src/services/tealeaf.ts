@@ -238,6 +238,8 @@ export class Tealeaf {
     this.refuseInDemo();
     const { importBackupInWorker } = await import('../store/backup-client');
     const summary = await this.memory.exclusive(() => importBackupInWorker(file, mode, { ...options, db: this.dbName }));
+    // With sync on, the import left a row for the sync loop: it goes out to the paired devices.
+    if (this.space === 'own') this.sync.imported();
     // The rebuild below runs on this page; the progress bar says so instead of looking stuck.
     options.onProgress?.({ phase: 'reloading', done: 0, total: 1 });
     await this.settings.load();

@@ -207,6 +207,17 @@ function* validationSteps(root: unknown, data: FrameValue['data']): Generator<nu
   return { backup, vectors };
 }
 
+/**
+ * One record against the backup's rules (its limits, then its schema), with no file around it:
+ * the gate synced records pass (src/services/sync/record-gate.ts). Problems are named by field.
+ */
+export function recordIssues(collection: (typeof BACKUP_COLLECTIONS)[number], record: unknown): string[] {
+  const limitIssues = checkLimits(record, null);
+  const parsed = limitIssues.length > 0 ? undefined : recordSchemas[collection].safeParse(record);
+  const issues = parsed ? (parsed.error?.issues.slice(0, 3).map((issue) => formatIssue(issue, record)) ?? []) : limitIssues;
+  return issues.map((s) => s.replace(/^the file/, 'the record'));
+}
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
   const proto: unknown = Object.getPrototypeOf(v);
@@ -249,6 +260,7 @@ function checkLimits(root: unknown, at: WalkEntry | null, skipItems?: (entry: Wa
       if (!Number.isFinite(value)) return [`${where()}: expected a finite number`];
       continue;
     }
+    if (value === undefined) return [`${where()}: missing (undefined is not a JSON value)`];
     if (typeof value !== 'object') return [`${where()}: ${typeof value} is not allowed in a backup`];
     if (depth >= BACKUP_LIMITS.maxDepth) return [`${where()}: nested too deeply`];
     if (Array.isArray(value)) {

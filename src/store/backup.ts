@@ -9,6 +9,7 @@ import { turnSources } from '../memory/derived';
 import { isForgotten, rebuildSegment } from '../memory/forget/lines';
 import type { TealeafDb } from './db';
 import { runWrite, tracked } from './repository';
+import { putSyncRows } from './sync-store';
 import { DEMO_DB_NAME, STORE_NAMES } from './schema';
 import { BACKUP_COLLECTIONS, type BackupControl, type BackupCounts, type ImportMode, type ImportSummary } from './backup-messages';
 import { BACKUP_FORMAT, BACKUP_VERSION, encodeVector, type BackupData, type TealeafBackup } from './backup-format';
@@ -260,8 +261,13 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
   const added = zeroCounts();
   const skipped = zeroCounts();
 
-  return runWrite(db, STORE_NAMES, async (tx) => {
+  return runWrite(db, [...STORE_NAMES, 'sync'], async (tx) => {
     const store = <N extends (typeof STORE_NAMES)[number]>(name: N) => tx.objectStore(name);
+    // With sync on, the import goes out to the paired devices too (issue 30): a `reconcile` row in
+    // this same transaction tells the sync loop to take the store into its document.
+    const sync = tx.objectStore('sync');
+    if ((await sync.count('config')) > 0)
+      await putSyncRows(sync, { puts: [{ key: 'reconcile', value: { mode: options.mode, at: Date.now() } }] });
     let existing: Record<keyof BackupCounts, Set<string>>;
     if (options.mode === 'replace') {
       // The wipe is part of this transaction: a failed or cancelled import leaves the old data.

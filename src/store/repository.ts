@@ -332,7 +332,7 @@ export class IdbRepository implements Repository, LineReads {
    * Empties every store (settings and jobs included) in one transaction. Returns how many records
    * each store held, counted in that transaction: what the user is told was deleted.
    */
-  async wipeAll(opts: { syncReset?: boolean; dropOutbox?: boolean } = {}): Promise<Record<StoreName, number>> {
+  async wipeAll(opts: { syncReset?: boolean; dropOutbox?: boolean; rows?: SyncRows } = {}): Promise<Record<StoreName, number>> {
     const stores = opts.syncReset || opts.dropOutbox ? [...STORE_NAMES, 'sync' as const] : STORE_NAMES;
     return this.write(stores, async (tx) => {
       const counts = await Promise.all(STORE_NAMES.map((name) => tx.objectStore(name).count()));
@@ -343,8 +343,10 @@ export class IdbRepository implements Repository, LineReads {
       if (sync && (await sync.count('config')) > 0) {
         await putSyncRows(sync, { puts: [{ key: 'reset', value: { at: Date.now() } }], deletes: ['out:*'] });
       }
-      // Another device's delete-all, accepted here: what waited to sync goes with the rest.
-      if (opts.dropOutbox) await putSyncRows(tx.objectStore('sync'), { puts: [], deletes: ['out:*'] });
+      // Another device's delete-all, accepted here: what waited to sync goes with the rest, and the
+      // sync state that says so (the new epoch, what is left to write) is kept in the same transaction.
+      if (opts.dropOutbox)
+        await putSyncRows(tx.objectStore('sync'), { puts: opts.rows?.puts ?? [], deletes: ['out:*', ...(opts.rows?.deletes ?? [])] });
       return Object.fromEntries(STORE_NAMES.map((name, i) => [name, counts[i]])) as Record<StoreName, number>;
     });
   }

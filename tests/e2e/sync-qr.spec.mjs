@@ -162,8 +162,14 @@ test('pair by QR code: B opens the link the QR holds, filled in and nothing sent
     assert.ok(toRelay.length > 0, 'Pair reached the relay');
     const b0 = await pollDb(B.page, (db) => db.memories.length === a0.memories.length, { what: "A's memories on B" });
     assert.deepEqual(b0.memories.map((m) => m.text).sort(), a0.memories.map((m) => m.text).sort());
-    await B.page.getByTestId('sync-device').filter({ hasText: 'Laptop' }).waitFor();
-    await A.page.getByTestId('sync-device').filter({ hasText: 'Phone' }).waitFor();
+    await B.page
+      .getByTestId('sync-device')
+      .filter({ hasText: /^\s*Laptop/ })
+      .waitFor();
+    await A.page
+      .getByTestId('sync-device')
+      .filter({ hasText: /^\s*Phone/ })
+      .waitFor();
     assert.equal(await note.count(), 0, 'the note goes once paired');
 
     // After a restart B is still paired, with A's memory, and the link is not back.
@@ -171,7 +177,10 @@ test('pair by QR code: B opens the link the QR holds, filled in and nothing sent
     B = await launch({ profile: profB });
     await B.page.goto(`${server.url}/#/settings`);
     await B.page.locator('[data-testid="sync-status"][data-phase="synced"]').waitFor({ timeout: 20_000 });
-    await B.page.getByTestId('sync-device').filter({ hasText: 'Laptop' }).waitFor();
+    await B.page
+      .getByTestId('sync-device')
+      .filter({ hasText: /^\s*Laptop/ })
+      .waitFor();
     assert.equal(await B.page.getByTestId('sync-pair-link').count(), 0);
     const bR = await readDb(B.page, ['memories']);
     assert.deepEqual(bR.memories.map((m) => m.text).sort(), a0.memories.map((m) => m.text).sort());

@@ -105,8 +105,14 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
     assert.deepEqual(b0.memories.map((m) => m.text).sort(), a0.memories.map((m) => m.text).sort());
     assert.ok(b0.turns.some((t) => t.text.includes(CANARY)));
     // A's device list gains B.
-    await A.page.getByTestId('sync-device').filter({ hasText: 'Phone' }).waitFor();
-    await B.page.getByTestId('sync-device').filter({ hasText: 'Laptop' }).waitFor();
+    await A.page
+      .getByTestId('sync-device')
+      .filter({ hasText: /^\s*Phone/ })
+      .waitFor();
+    await B.page
+      .getByTestId('sync-device')
+      .filter({ hasText: /^\s*Laptop/ })
+      .waitFor();
     assert.match(await B.page.getByTestId('sync-detail').textContent(), /With 1 other device/);
     await shot(B.page, 'sync-synced-b');
 
@@ -294,9 +300,16 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
 
     // Unpair B from A: B says so.
     await settings(A.page, server.url);
-    await A.page.getByTestId('sync-device').filter({ hasText: 'Phone' }).getByTestId('sync-unpair').click();
+    await A.page
+      .getByTestId('sync-device')
+      .filter({ hasText: /^\s*Phone/ })
+      .getByTestId('sync-unpair')
+      .click();
     await A.page.getByTestId('confirm-ok').click();
-    await A.page.getByTestId('sync-device').filter({ hasText: 'Phone' }).waitFor({ state: 'detached' });
+    await A.page
+      .getByTestId('sync-device')
+      .filter({ hasText: /^\s*Phone/ })
+      .waitFor({ state: 'detached' });
     assert.equal(await statusIs(B.page, 'unpaired', 45_000), 'This device was unpaired');
     await shot(B.page, 'sync-unpaired');
 

@@ -1,6 +1,6 @@
 // What "Delete all my data" says it will do, from the one sync state: with sync on, paired devices
-// are asked to empty too and the relay keeps encrypted copies, so "nothing is stored anywhere else" is said
-// only while sync is off.
+// are asked to empty too and the relay is told to drop its encrypted copies (compaction, issue 30),
+// so "nothing is stored anywhere else" is said only while sync is off.
 import type { SyncStatus } from '../../services/sync/sync-status';
 
 export interface DeleteAllWords {
@@ -11,7 +11,7 @@ export interface DeleteAllWords {
 }
 
 const BACKUP = 'Export a backup first if you may want them later.';
-const RELAY = 'The relay keeps encrypted copies of past changes, which it cannot read.';
+const RELAY = 'The relay is told to drop its encrypted copies of past changes (it could not read them), once this device reaches it.';
 
 export function deleteAllWords(s: SyncStatus): DeleteAllWords {
   if (s.phase === 'off')

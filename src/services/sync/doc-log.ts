@@ -39,6 +39,18 @@ export class DocLog {
     return puts;
   }
 
+  /** Rows `take` gave out for a write that failed: written with the next one instead. */
+  putBack(puts: SyncRows['puts']): void {
+    const updates = puts.filter((p) => p.key.startsWith(PREFIX)).map((p) => p.value as Bytes);
+    this.count -= updates.length;
+    this.fresh = [...updates, ...this.fresh];
+  }
+
+  /** A snapshot was not written: the next save folds again. */
+  mustFold(): void {
+    this.count = LIMIT + 1;
+  }
+
   /** Long enough to fold (`snapshot`). */
   get long(): boolean {
     return this.count > LIMIT;

@@ -1,93 +1,67 @@
 // One device's sync (docs/SYNC.md, "Engine"): local writes go into the record document and out
 // to the relay as sealed Yjs updates; sealed updates from the relay are opened, merged into the
-// document and written to the store through the same `apply` as a local change.
+// document and written to the store through the same `apply` as a local change. What a message
+// means (its kinds, pieces, the relay's history) is read in inbox.ts.
 import * as Y from 'yjs';
 import type { AppliedChange, ChangeSet, Repository } from '../../ports';
-import { type Bytes, concat, fromUtf8, utf8 } from './bytes';
-import { EnvelopeError, type Opened, ReplayGuard, Sealer } from './envelope';
-import { type Rotation, type SyncKey, roomOf } from './keys';
-import { type Epoch, type Kind, REMOTE, RecordDoc, type Touched, touchedBy } from './record-doc';
-import type { RelayClient } from './relay-client';
+import type { Bytes } from './bytes';
+import { type EnvelopeError, Sealer } from './envelope';
+import type { SyncKey } from './keys';
+import { KIND, encodeBody, encodeVector, gzip, toPieces } from './messages';
+import { type Admit, type Epoch, type Kind, REMOTE, RecordDoc, type Touched } from './record-doc';
+import { Quarantine, type Quarantined } from './record-gate';
+import { SeqBook } from './seq-book';
+import { inParts, storeAsChange } from './store-records';
+import { Inbox, type HistoryNotes } from './inbox';
+import type { SyncEngineOptions, SyncState } from './engine-types';
+import { compactNow } from './compaction';
+import { rekeyNow } from './rotation';
+import { PART, inKeyParts, unionOf } from './touched';
+import { breathe } from './update-parts';
 
-/** What a device keeps between runs (with its store; see SYNC.md for where). */
-export interface SyncState {
-  /** The last relay position read. */
-  cursor: number;
-  /** This device's last sequence number sent. */
-  seq: number;
-  /** The replay guard's marks in the current room: the last sequence number applied per device. */
-  marks: Record<string, number>;
-  /** The Yjs document, encoded. */
-  doc?: Bytes;
-  /** The state vector of what the relay already has (sent or received), encoded. */
-  sent?: Bytes;
-  /** A local change not sent yet. Deletions move no clock, so the vector alone would miss them. */
-  unsent?: boolean;
-  epoch?: Epoch;
-  /** Keys merged into the document whose write to the store failed: written at the next pull. */
-  unapplied?: Array<[string, string[]]>;
-  /** Pieces of a large update received so far, per sending device. */
-  partial?: Record<string, Bytes[]>;
-  /** The room in use. After a rotation the caller keeps the new key (from `onRotation`) and, on
-   * the next start, passes that key's room and sealer: a state of another room is refused. */
-  room?: string;
-}
+export type { Refused, SyncEngineOptions, SyncState } from './engine-types';
 
-export interface SyncEngineOptions {
-  store: Repository;
-  relay: RelayClient;
-  room: string;
-  sealer: Sealer;
-  deviceId: string;
-  /** Empties this device's store (delete-all heard from another device). */
-  wipe: () => Promise<void>;
-  /** Asked when another device deleted everything; `keep` puts this device's data back. Default wipe. */
-  onReset?: (epoch: Epoch) => Promise<'wipe' | 'keep'>;
-  state?: SyncState;
-  /** Called with every message that could not be applied (wrong key, tampered, replayed). */
-  onRefused?: (seq: number, error: EnvelopeError) => void;
-  /** A device turned sync off (it forgot the key): the others drop it from their device list. */
-  onLeft?: (deviceId: string) => Promise<void>;
-  /** A device rotated the key: the new key if this device kept it (keys.ts, acceptRotation). */
-  onRotation?: (rotation: Rotation) => Promise<SyncKey | 'unpaired'>;
-  /** Largest compressed update sent as one message (tests make it small). */
-  pieceBytes?: number;
-  /**
-   * Keeps a sequence number before the message that uses it is posted: a tab killed after the
-   * relay took the message but before the state was saved must not number its next one the same
-   * (the other devices would refuse it as a replay). The caller persists it; a start takes the
-   * larger of it and `state.seq`.
-   */
-  reserve?: (seq: number) => Promise<void>;
-}
+/** A compressed update larger than this goes in pieces (the relay takes at most 8 MiB a message). */
+const PIECE = 4 * 1024 * 1024;
 
 export class SyncEngine implements Repository {
   readonly records: RecordDoc;
-  private guard: ReplayGuard;
-  private cursor: number;
+  /** Per device, what was seen of its messages in this room (seq-book.ts). */
+  book: SeqBook;
+  cursor: number;
   private seq: number;
-  private epoch: Epoch;
+  private prev: number;
+  epoch: Epoch;
   /** What the relay has, per Yjs client: nothing below it needs sending. */
-  private sent: Map<number, number>;
+  sent: Map<number, number>;
   private unsent: boolean;
   private queue: Promise<unknown> = Promise.resolve();
-  private unapplied: Touched;
-  private partial: Record<string, Bytes[]>;
-  private room: string;
-  private sealer: Sealer;
+  unapplied: Touched;
+  partial: Record<string, Bytes[]>;
+  room: string;
+  sealer: Sealer;
+  readonly quarantine: Quarantine;
+  readonly inbox: Inbox;
+  /** A rotation this device started and has not finished: its own notice, read back, moves it. */
+  rotating?: { key: SyncKey; notice: Bytes; uploaded?: Map<number, number> };
+  /** Records deleted here since the relay was last compacted (`now`: a delete-all). */
+  compactDue: false | 'soon' | 'now';
+  /** A deletion whose words the document's log may still hold (here or merged): fold the log. */
+  foldDue: boolean;
   /** This device was left out of a key rotation: it no longer syncs. */
   unpaired = false;
   refused = 0;
   lastError: string | undefined;
   lastSyncAt: number | undefined;
 
-  constructor(private readonly o: SyncEngineOptions) {
+  constructor(readonly o: SyncEngineOptions) {
     const doc = new Y.Doc();
     if (o.state?.doc) Y.applyUpdate(doc, o.state.doc, REMOTE);
-    this.records = new RecordDoc(doc);
-    this.guard = new ReplayGuard({ ...(o.state?.marks ?? {}) });
+    this.records = new RecordDoc(doc, o.state?.epoch);
+    this.book = new SeqBook(o.state ?? { marks: {} });
     this.cursor = o.state?.cursor ?? 0;
     this.seq = o.state?.seq ?? 0;
+    this.prev = o.state?.prev ?? 0;
     this.epoch = o.state?.epoch ?? this.records.epoch;
     this.sent = o.state?.sent ? Y.decodeStateVector(o.state.sent) : new Map();
     this.unsent = o.state?.unsent ?? false;
@@ -96,11 +70,39 @@ export class SyncEngine implements Repository {
     });
     this.unapplied = new Map((o.state?.unapplied ?? []).map(([k, ids]) => [k as Kind, new Set(ids)]));
     this.partial = { ...(o.state?.partial ?? {}) };
+    this.quarantine = new Quarantine(o.state?.quarantine);
+    this.compactDue = o.state?.compactDue ?? false;
+    this.foldDue = o.state?.foldDue ?? false;
     if (o.state?.room !== undefined && o.state.room !== o.room) {
       throw new Error('The saved sync state belongs to another key: start with the key in use.');
     }
     this.room = o.room;
     this.sealer = o.sealer;
+    this.inbox = new Inbox(this, o.state?.history);
+  }
+
+  get deviceId(): string {
+    return this.o.deviceId;
+  }
+
+  /** This device's last sequence number used. */
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  /** A number of this device's read back from the relay: used, whatever the saved state says. */
+  bump(seq: number): void {
+    this.seq = Math.max(this.seq, seq);
+  }
+
+  /** Records held back by the gate, the newest last. */
+  get quarantined(): Quarantined[] {
+    return this.quarantine.list();
+  }
+
+  /** What the relay's history showed: messages missing, the relay gone back, messages out of order. */
+  get history(): HistoryNotes {
+    return this.inbox.notes;
   }
 
   /** The relay position read so far (the app's progress bar). */
@@ -110,27 +112,39 @@ export class SyncEngine implements Repository {
 
   /** A local write another path already stored (the app's out-box): into the document only. */
   recordLocal(applied: AppliedChange): Promise<void> {
-    return this.serial(async () => this.records.record(applied));
+    return this.serial(async () => this.recorded(this.records.record(applied)));
+  }
+
+  /** A local change that deleted records: the relay is to be compacted, and the log folded. */
+  private recorded(deleted: boolean): void {
+    if (!deleted) return;
+    this.foldDue = true;
+    if (this.compactDue !== 'now') this.compactDue = 'soon';
   }
 
   /** What to persist now (after a pull or a push); without the document where the caller keeps it as a log. */
   state(withDoc = true): SyncState {
     return {
+      ...this.book.saved(),
       cursor: this.cursor,
       seq: this.seq,
-      marks: { ...this.guard.marks },
+      prev: this.prev,
       doc: withDoc ? (Y.encodeStateAsUpdate(this.records.doc) as Bytes) : undefined,
       sent: encodeVector(this.sent),
       unsent: this.unsent,
       epoch: this.epoch,
       unapplied: [...this.unapplied].map(([k, ids]) => [k, [...ids]]),
       partial: { ...this.partial },
+      quarantine: this.quarantine.list(),
+      history: this.inbox.notes,
+      compactDue: this.compactDue,
+      foldDue: this.foldDue,
       room: this.room,
     };
   }
 
   /** One at a time: a pull, a push and a local write never interleave their document edits. */
-  private serial<T>(fn: () => Promise<T>): Promise<T> {
+  serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.queue.then(fn);
     this.queue = run.catch(() => undefined);
     return run;
@@ -140,7 +154,7 @@ export class SyncEngine implements Repository {
   apply(change: ChangeSet): Promise<AppliedChange> {
     return this.serial(async () => {
       const applied = await this.o.store.apply(change);
-      this.records.record(applied);
+      this.recorded(this.records.record(applied));
       return applied;
     });
   }
@@ -183,9 +197,43 @@ export class SyncEngine implements Repository {
     }
   }
 
+  /**
+   * The store was written around the document (a backup import): what differs goes into the
+   * document, in parts, so it reaches the other devices; `replace` also deletes there what the
+   * store no longer holds.
+   */
+  async reconcile(replace: boolean, part = 500): Promise<void> {
+    const diff = this.records.differences(await storeAsChange(this.o.store), replace);
+    const { sessions, turns, memories, edges, segments, tombstones, ...deletes } = diff;
+    for (const piece of inParts({ dropped: [], sessions, turns, memories, edges, segments, tombstones }, part)) {
+      await this.serial(async () => this.recorded(this.records.record(piece)));
+    }
+    await this.serial(async () => this.recorded(this.records.record({ ...deletes, dropped: [] })));
+  }
+
   /** Delete-all on this device: the caller has wiped the store; the document starts a new epoch. */
   deleteAll(now = Date.now()): Promise<Epoch> {
-    return this.serial(async () => (this.epoch = this.records.reset(this.o.deviceId, now)));
+    return this.serial(async () => {
+      this.compactDue = 'now';
+      this.foldDue = true;
+      return (this.epoch = this.records.reset(this.o.deviceId, now));
+    });
+  }
+
+  /** Compaction (compaction.ts): the relay drops what came before a snapshot of the document as it is. */
+  compact(): Promise<boolean> {
+    return this.serial(() => compactNow(this));
+  }
+
+  /** A key rotation this device makes (rotation.ts): 'moved' to its own new room, or 'lost' to another device's. */
+  rekey(key: SyncKey, notice: Bytes): Promise<'moved' | 'lost'> {
+    return this.serial(() => rekeyNow(this, key, notice));
+  }
+
+  /** The relay holds the document up to `vector` (a whole upload or snapshot taken), and nothing local waits. */
+  allSent(vector: Map<number, number>): void {
+    this.sent = new Map(vector);
+    this.unsent = false;
   }
 
   /** Whether local changes wait to be sent. */
@@ -198,248 +246,142 @@ export class SyncEngine implements Repository {
 
   /** Sends what the relay does not have yet, as one sealed update. Throws if the relay is away. */
   push(): Promise<boolean> {
-    return this.serial(async () => {
-      if (this.unpaired) throw new Error('This device was unpaired: it no longer syncs.');
-      if (!this.pending) return false;
-      const update = Y.encodeStateAsUpdate(this.records.doc, encodeVector(this.sent));
-      const vector = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
-      await this.send(this.room, this.sealer, await gzip(update));
-      // Only now: a message the relay never took keeps its changes pending.
-      this.sent = vector;
-      this.unsent = false;
-      return true;
-    });
+    return this.serial(() => this.pushNow());
   }
 
-  /** Posts a compressed update, in pieces when it is larger than one message may be. */
-  private async send(room: string, sealer: Sealer, gz: Bytes, kind: number = KIND_UPDATE): Promise<void> {
-    const piece = this.o.pieceBytes ?? PIECE;
-    const pieces = kind === KIND_UPDATE && gz.length > piece ? Math.ceil(gz.length / piece) : 1;
-    for (let i = 0; i < pieces; i++) {
-      const body =
-        pieces === 1
-          ? concat(Uint8Array.of(kind), gz)
-          : concat(Uint8Array.of(KIND_PIECE, i >> 8, i & 255, pieces >> 8, pieces & 255), gz.subarray(i * piece, (i + 1) * piece));
+  async pushNow(): Promise<boolean> {
+    if (this.unpaired) throw new Error('This device was unpaired: it no longer syncs.');
+    if (!this.pending) return false;
+    const update = Y.encodeStateAsUpdate(this.records.doc, encodeVector(this.sent));
+    const vector = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
+    await this.send(this.room, this.sealer, KIND.update, await gzip(update));
+    // Only now: a message the relay never took keeps its changes pending.
+    for (const [client, clock] of vector) if ((this.sent.get(client) ?? 0) < clock) this.sent.set(client, clock);
+    this.unsent = false;
+    return true;
+  }
+
+  /** Posts one payload, in pieces when it is larger than one message may be; `compact` goes with the last. */
+  async send(room: string, sealer: Sealer, kind: number, payload: Bytes, compact?: number): Promise<void> {
+    const size = this.o.pieceBytes ?? PIECE;
+    const bodies = payload.length > size ? toPieces(kind, payload, size).map((p) => ({ kind: KIND.piece, p })) : [{ kind, p: payload }];
+    const here = room === this.room;
+    for (const [i, { kind: k, p }] of bodies.entries()) {
       // Used up before the post, kept first: a gap after a failed post is harmless, a reuse is not.
       const seq = ++this.seq;
       try {
         await this.o.reserve?.(seq);
-        await this.o.relay.post(room, await sealer.seal(this.o.deviceId, seq, body));
+        // A message names this device's last one the relay took in the room (none in a new room).
+        const sealed = await sealer.seal(this.o.deviceId, seq, encodeBody(k, here ? this.prev : 0, here ? this.cursor : 0, p));
+        await this.o.relay.post(room, sealed, undefined, i === bodies.length - 1 ? compact : undefined);
       } catch (e) {
         this.lastError = (e as Error).message;
         throw e;
       }
+      if (here) this.prev = seq;
     }
     this.lastError = undefined;
     this.lastSyncAt = Date.now();
   }
 
-  /**
-   * This device rotates the key (to unpair a device, or after delete-all): the whole document goes
-   * to the new key's room first, then the notice, sealed under the old key, to the old room, where
-   * every device still reading it finds it (keys.ts, rotate).
-   */
-  rekey(key: SyncKey, rotation: Rotation): Promise<void> {
-    return this.serial(async () => {
-      const room = await roomOf(key);
-      const sealer = await Sealer.of(key, room);
-      await this.send(room, sealer, await gzip(Y.encodeStateAsUpdate(this.records.doc)));
-      await this.send(this.room, this.sealer, utf8(JSON.stringify(rotation)), KIND_ROTATION);
-      this.moveTo(room, sealer);
-      this.sent = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
-      this.unsent = false;
-    });
-  }
-
   /** This device turns sync off: tells the others (best effort; the relay may be away). */
-  leave(): Promise<void> {
-    return this.serial(() => this.send(this.room, this.sealer, Uint8Array.of(0) as Bytes, KIND_LEFT));
+  leave(payload: Bytes = Uint8Array.of(0)): Promise<void> {
+    return this.serial(() => this.send(this.room, this.sealer, KIND.left, payload));
   }
 
-  private moveTo(room: string, sealer: Sealer): void {
+  /** Posts a change of the key ring (ring.ts) in the room. */
+  postRing(payload: Bytes): Promise<void> {
+    return this.serial(() => this.send(this.room, this.sealer, KIND.ring, payload));
+  }
+
+  /** Into another room (a rotation): read from its start; `sent` is what it is known to hold. */
+  moveTo(room: string, sealer: Sealer, sent: Map<number, number> = new Map()): void {
     this.room = room;
     this.sealer = sealer;
     this.cursor = 0;
+    this.prev = 0;
     this.partial = {};
+    this.sent = new Map(sent);
     // Marks are per room: the room and key are in every message's authenticated data, so nothing
-    // of the old room replays into the new one (and the rotator's upload precedes its notice).
-    this.guard = new ReplayGuard();
+    // of the old room replays into the new one.
+    this.book = new SeqBook();
+    this.inbox.movedRoom();
   }
 
   /** Reads, opens and applies everything the relay has after the cursor. Returns how many applied. */
   pull(): Promise<number> {
     return this.serial(async () => {
-      let applied = 0;
       if (this.unapplied.size > 0) await this.catchUp(new Map());
-      for (;;) {
-        if (this.unpaired) break;
-        const { messages } = await this.o.relay.read(this.room, this.cursor);
-        if (messages.length === 0) break;
-        for (const m of messages) {
-          const room = this.room;
-          const took = await this.take(m.seq, m.bytes);
-          if (this.room !== room || this.unpaired) break; // moved to a new room, or left out
-          // The document has the message now; if the store write below fails, `unapplied` retries it.
-          this.cursor = m.seq;
-          if (took) {
-            applied++;
-            if (took !== 'reset') await this.catchUp(took);
-          }
-        }
-      }
+      const applied = await this.inbox.readToEnd();
       this.lastSyncAt = Date.now();
       return applied;
     });
   }
 
-  /** Writes the touched keys (and any left from a failed write) to the store through `apply`. */
-  private async catchUp(touched: Touched): Promise<void> {
+  /**
+   * Writes the touched keys (and any left from a failed write) to the store through `apply`, in
+   * parts of at most PART records (what others refer to first), letting the page breathe between
+   * them. Each part's write keeps the state with what is still left to write, so a tab closed
+   * half-way resumes with the rest.
+   */
+  async catchUp(touched: Touched, from?: string): Promise<void> {
+    const keys: Touched = this.unapplied;
     for (const [kind, ids] of touched) {
-      const set = this.unapplied.get(kind) ?? new Set<string>();
+      const set = keys.get(kind) ?? new Set<string>();
       ids.forEach((id) => set.add(id));
-      this.unapplied.set(kind, set);
+      keys.set(kind, set);
     }
-    await this.o.store.apply(await this.records.changeFor(this.unapplied, this.o.store));
-    this.unapplied = new Map();
-  }
-
-  /** Opens and merges one message; what it touched, `reset` for a delete-all, false if refused. */
-  private async take(seq: number, bytes: Bytes): Promise<Touched | 'reset' | false> {
-    let opened: Opened;
-    try {
-      opened = await this.sealer.open(bytes, this.guard);
-    } catch (e) {
-      if (!(e instanceof EnvelopeError)) throw e;
-      this.refused++;
-      this.o.onRefused?.(seq, e);
-      return false;
-    }
-    const from = opened.deviceId;
-    const body = opened.plaintext;
-    if (from === this.o.deviceId) {
-      // Our own message: its number was used, whatever the saved state says (a second guard).
-      this.seq = Math.max(this.seq, opened.seq);
-      return false;
-    }
-    if (body[0] === KIND_LEFT) {
-      await this.o.onLeft?.(from);
-      return false;
-    }
-    if (body[0] === KIND_ROTATION) {
-      const key = (await this.o.onRotation?.(JSON.parse(fromUtf8(body.subarray(1))) as Rotation)) ?? 'unpaired';
-      if (key === 'unpaired') this.unpaired = true;
-      else {
-        const room = await roomOf(key);
-        this.moveTo(room, await Sealer.of(key, room));
+    const parts = inKeyParts(keys, PART);
+    for (let i = 0; i < parts.length; i++) {
+      // Out of `unapplied` while written: the state saved with the records lists only the rest.
+      this.unapplied = unionOf(parts.slice(i + 1));
+      try {
+        await this.o.store.apply(await this.records.changeFor(parts[i], this.o.store, this.gate(from)));
+      } catch (e) {
+        this.unapplied = unionOf(parts.slice(i));
+        throw e;
       }
-      return false;
+      if (i + 1 < parts.length) await breathe();
     }
-    let gz: Bytes;
-    if (body[0] === KIND_PIECE) {
-      const index = (body[1] << 8) | body[2];
-      const count = (body[3] << 8) | body[4];
-      const have = index === 0 ? [] : (this.partial[from] ?? []);
-      if (have.length !== index) return false; // a piece out of order: a lost start, nothing to join it to
-      have.push(body.slice(5));
-      this.partial[from] = have;
-      if (index + 1 < count) return false;
-      delete this.partial[from];
-      gz = concat(...have);
-    } else gz = body.slice(1);
-    const update = await gunzip(gz);
-    const before = this.epoch.id;
-    let touched: Touched = new Map();
-    const listen = (tr: Y.Transaction) => {
-      if (tr.origin === REMOTE) touched = touchedBy(this.records, tr, before);
-    };
-    this.records.doc.on('afterTransaction', listen);
-    try {
-      Y.applyUpdate(this.records.doc, update, REMOTE);
-    } finally {
-      this.records.doc.off('afterTransaction', listen);
-    }
-    // The relay has what it brought: not sent back. (Its end clocks: a state vector read from an
-    // update that does not start at a client's first clock says 0 for that client.)
-    for (const [client, clock] of Y.parseUpdateMeta(update).to) {
-      if ((this.sent.get(client) ?? 0) < clock) this.sent.set(client, clock);
-    }
-    const now = this.records.epoch;
-    if (now.id !== before) {
-      await this.resetTo(now);
-      return 'reset';
-    }
-    return touched;
-  }
-
-  /** Another device deleted everything: wipe here (or keep, if the user says so) and take the new epoch. */
-  private async resetTo(epoch: Epoch): Promise<void> {
-    const choice = (await this.o.onReset?.(epoch)) ?? 'wipe';
     this.unapplied = new Map();
-    const keep = choice === 'keep' ? await storeAsChange(this.o.store) : undefined;
-    await this.o.wipe();
+  }
+
+  /** The gate for what `from` sent: a record that fails it is held back, named, and not written. */
+  gate(from?: string): Admit {
+    const admit: Admit = (kind, key, value) => this.quarantine.admit(kind, key, value, from);
+    admit.release = (kind, key) => this.quarantine.release(kind, key);
+    return admit;
+  }
+
+  /**
+   * Another device deleted everything: wipe here, or keep this device's data and write it into
+   * the new epoch. Either way in as few transactions as can be, each with the state that says
+   * where it stands: "keep" wipes nothing (its data and the new epoch's records are written
+   * together); "wipe" writes the new epoch and what is left to write with the wipe itself.
+   */
+  async resetTo(epoch: Epoch, choice: 'wipe' | 'keep'): Promise<void> {
     this.epoch = epoch;
-    await this.o.store.apply(await this.records.changeFor(this.records.everything(), this.o.store));
-    if (keep) this.records.record(await this.o.store.apply(keep));
-  }
-}
-
-/** Everything a store holds that syncs, as one change that puts it. */
-async function storeAsChange(store: Repository): Promise<AppliedChange> {
-  const sessions = await store.listSessions();
-  const turns = (await Promise.all(sessions.map((s) => store.listTurns(s.id)))).flat();
-  return {
-    dropped: [],
-    sessions,
-    turns,
-    memories: await store.listMemories(),
-    edges: await store.listEdges(),
-    segments: await store.listSegments(),
-    tombstones: [...(await store.listTombstones('session')), ...(await store.listTombstones('memory'))],
-  };
-}
-
-// The first byte of every message's plaintext says what it holds.
-const KIND_UPDATE = 1;
-const KIND_ROTATION = 2;
-const KIND_LEFT = 4;
-const KIND_PIECE = 3;
-/** A compressed update larger than this goes in pieces (the relay takes at most 8 MiB a message). */
-const PIECE = 4 * 1024 * 1024;
-
-const ORDER = ['tombstones', 'sessions', 'turns', 'memories', 'edges', 'segments'] as const;
-
-function* inParts(all: AppliedChange, part: number): Generator<AppliedChange> {
-  for (const kind of ORDER) {
-    const list = (all[kind] ?? []) as unknown[];
-    for (let i = 0; i < list.length; i += part) yield { dropped: [], [kind]: list.slice(i, i + part) };
-  }
-}
-
-function encodeVector(v: Map<number, number>): Bytes {
-  // A state vector is encoded as a count, then (client, clock) pairs, all as varuints.
-  const out: number[] = [];
-  const varuint = (n: number) => {
-    while (n > 127) {
-      out.push((n & 127) | 128);
-      n = Math.floor(n / 128);
+    this.foldDue = true;
+    if (choice === 'keep') {
+      this.records.record(await storeAsChange(this.o.store));
+      await this.catchUp(this.records.everything());
+      return;
     }
-    out.push(n);
-  };
-  varuint(v.size);
-  for (const [client, clock] of v) {
-    varuint(client);
-    varuint(clock);
+    this.unapplied = this.records.everything();
+    await this.o.wipe();
+    await this.catchUp(new Map());
   }
-  return Uint8Array.from(out) as Bytes;
-}
 
-async function gzip(b: Uint8Array): Promise<Bytes> {
-  return pipe(b, new CompressionStream('gzip'));
-}
-async function gunzip(b: Uint8Array): Promise<Bytes> {
-  return pipe(b, new DecompressionStream('gzip'));
-}
-async function pipe(b: Uint8Array, stream: CompressionStream | DecompressionStream): Promise<Bytes> {
-  const out = new Response(new Blob([b as Bytes]).stream().pipeThrough(stream));
-  return new Uint8Array(await out.arrayBuffer());
+  /** Asks how to follow another device's delete-all (default: wipe). */
+  askReset(epoch: Epoch): Promise<'wipe' | 'keep'> {
+    // A delete-all from before this device was paired: it joins the epoch with what it brought.
+    if (epoch.at < (this.o.joinedAt ?? -Infinity)) return Promise.resolve('keep');
+    return this.o.onReset?.(epoch) ?? Promise.resolve('wipe');
+  }
+
+  /** Counts and reports a refused message. */
+  refuse(seq: number, error: EnvelopeError): void {
+    this.refused++;
+    this.o.onRefused?.(seq, error);
+  }
 }

@@ -4,16 +4,22 @@
 // alter, move to another room, nor replay a message unnoticed.
 //
 //   0      1         9            25        33      45
-//   | v=1 | key id 8 | device 16 | seq u64 | nonce 12 | ciphertext + 16-byte tag |
+//   | v=2 | key id 8 | device 16 | seq u64 | nonce 12 | ciphertext + 16-byte tag |
+//
+// Version 2 (issue 30) seals the same header; only the plaintext's layout differs (messages.ts:
+// each body names the sender's previous message in the room and how far it had read). Version 1
+// messages still open, so a room written before reads to its end.
 import { type Bytes, concat, fromHex, randomBytes, toHex, utf8 } from './bytes';
 import { type SyncKey, sealingKey } from './keys';
 
-const VERSION = 1;
+const VERSION = 2;
+const VERSIONS = new Set([1, 2]);
 const HEADER = 33;
 const NONCE = 12;
 const TAG = 16;
 
-export type OpenFailure = 'malformed' | 'wrong-key' | 'tampered' | 'replayed';
+/** `forged`: a change of the key ring (a rotation, a device added or leaving) that no device of the ring signed. */
+export type OpenFailure = 'malformed' | 'wrong-key' | 'tampered' | 'replayed' | 'forged';
 
 export class EnvelopeError extends Error {
   override readonly name = 'EnvelopeError';
@@ -29,6 +35,8 @@ export interface Opened {
   deviceId: string;
   seq: number;
   plaintext: Bytes;
+  /** The envelope's version: 1 for a message sealed before issue 30 (its plaintext has no preamble). */
+  version: number;
 }
 
 /** Seals and opens envelopes of one key in one room. */
@@ -55,7 +63,7 @@ export class Sealer {
 
   /** Decrypts; a replay guard, when given, refuses a sequence number it has seen from that device. */
   async open(envelope: Uint8Array, guard?: ReplayGuard): Promise<Opened> {
-    if (envelope.length < HEADER + NONCE + TAG || envelope[0] !== VERSION) {
+    if (envelope.length < HEADER + NONCE + TAG || !VERSIONS.has(envelope[0])) {
       throw new EnvelopeError('malformed', 'not a sync message of this version');
     }
     const header = envelope.slice(0, HEADER);
@@ -76,7 +84,7 @@ export class Sealer {
     if (guard && !guard.accept(deviceId, seq)) {
       throw new EnvelopeError('replayed', `message ${seq} of device ${deviceId.slice(0, 8)} was seen before`);
     }
-    return { deviceId, seq, plaintext };
+    return { deviceId, seq, plaintext, version: header[0] };
   }
 }
 

@@ -20,12 +20,18 @@ export interface DeviceInfo {
   /** The device's ECDH P-256 public key, raw, base64url. */
   publicKey: string;
   pairedAt: number;
+  /** Its ECDSA P-256 public key, raw, base64url: it signs every change of the ring it makes (ring.ts). Absent on devices paired before issue 30, until they introduce one. */
+  signingKey?: string;
+  /** The device that paired it (and said so to the others); absent for the first device. */
+  addedBy?: string;
 }
 
 export interface Device {
   info: DeviceInfo;
   /** Non-extractable where the caller stores it (IndexedDB keeps CryptoKeys as they are). */
   privateKey: CryptoKey;
+  /** Signs this device's changes of the ring (ring.ts); non-extractable. */
+  signingPrivate?: CryptoKey;
 }
 
 const ECDH = { name: 'ECDH', namedCurve: 'P-256' } as const;
@@ -59,7 +65,20 @@ export async function sealingKey(key: SyncKey): Promise<CryptoKey> {
 export async function generateDevice(name: string, now = Date.now()): Promise<Device> {
   const pair = await crypto.subtle.generateKey(ECDH, false, ['deriveBits']);
   const pub = new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey));
-  return { info: { id: toHex(randomBytes(16)), name, publicKey: toBase64Url(pub), pairedAt: now }, privateKey: pair.privateKey };
+  const signing = await generateSigningKey();
+  return {
+    info: { id: toHex(randomBytes(16)), name, publicKey: toBase64Url(pub), pairedAt: now, signingKey: signing.publicKey },
+    privateKey: pair.privateKey,
+    signingPrivate: signing.privateKey,
+  };
+}
+
+export const ECDSA = { name: 'ECDSA', namedCurve: 'P-256' } as const;
+
+/** A device's signing key pair: the private half non-extractable, the public half raw, base64url. */
+export async function generateSigningKey(): Promise<{ privateKey: CryptoKey; publicKey: string }> {
+  const pair = await crypto.subtle.generateKey(ECDSA, false, ['sign', 'verify']);
+  return { privateKey: pair.privateKey, publicKey: toBase64Url(new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey))) };
 }
 
 /** An AES-GCM key two ECDH key pairs agree on, bound to `context` (so it serves one purpose only). */
@@ -77,6 +96,8 @@ export interface Rotation {
   from: DeviceInfo;
   /** The devices that keep the key, the rotating one included: the new device list. */
   devices: DeviceInfo[];
+  /** Every device the rotating one had in its ring: a device not named here was unknown to it, not left out. */
+  known?: string[];
   wraps: Array<{ deviceId: string; nonce: string; wrapped: string }>;
 }
 
@@ -86,7 +107,12 @@ const wrapContext = (keyId: string, deviceId: string) => utf8(`tealeaf-sync wrap
  * Makes a new key for `keep` (the rotating device is always kept). Send the result sealed under
  * the OLD key: a removed device still reads it, but finds no copy of the key for itself.
  */
-export async function rotate(self: Device, keep: DeviceInfo[], now = Date.now()): Promise<{ key: SyncKey; rotation: Rotation }> {
+export async function rotate(
+  self: Device,
+  keep: DeviceInfo[],
+  now = Date.now(),
+  known: string[] = keep.map((d) => d.id),
+): Promise<{ key: SyncKey; rotation: Rotation }> {
   const key = await generateSyncKey(now);
   const devices = [self.info, ...keep.filter((d) => d.id !== self.info.id)];
   const wraps = [];
@@ -98,7 +124,10 @@ export async function rotate(self: Device, keep: DeviceInfo[], now = Date.now())
     const wrapped = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: ad }, k, key.raw));
     wraps.push({ deviceId: d.id, nonce: toBase64Url(nonce), wrapped: toBase64Url(wrapped) });
   }
-  return { key, rotation: { newKeyId: key.id, createdAt: now, from: self.info, devices, wraps } };
+  return {
+    key,
+    rotation: { newKeyId: key.id, createdAt: now, from: self.info, devices, wraps, known: [...new Set([self.info.id, ...known])] },
+  };
 }
 
 /** The new key from a rotation, or `unpaired` when this device was left out. Throws on a forged copy. */

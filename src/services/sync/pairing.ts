@@ -2,12 +2,14 @@
 // types it (or scans it); the sync key then travels between them through the relay, encrypted.
 //
 // The code is 120 random bits, 24 letters of Crockford base32 in groups of four. From it both sides
-// derive a mailbox (a relay room, one way, so the relay does not learn the code) and a MAC key.
-// The new device posts its ECDH public key with a MAC; the first device answers with its own
-// public key and MAC and the key ring, encrypted under ECDH(both) salted with the code's secret.
-// So: the relay sees only public keys, MACs and ciphertext; it cannot fake either side without
-// the code (120 bits: no guessing within the code's lifetime, online or offline); and a code
-// photographed later opens nothing, because the ECDH key pairs were thrown away after pairing.
+// derive a mailbox (a relay room, one way, so the relay does not learn the code), a MAC key and a
+// request key. The new device posts its identity (id, name, public keys) sealed under the request
+// key (issue 30: before, the relay read the joining device's name and id in the clear); the first
+// device answers with a fresh public key and MAC and the key ring, encrypted under ECDH(both)
+// salted with the code's secret. So: the relay sees only an ephemeral public key, a MAC and
+// ciphertext; it cannot fake either side without the code (120 bits: no guessing within the
+// code's lifetime, online or offline); and a code photographed later opens nothing, because the
+// ECDH key pairs were thrown away after pairing.
 import { type Bytes, fromBase32, fromBase64Url, fromUtf8, randomBytes, toBase32, toBase64Url, utf8 } from './bytes';
 import { type Device, type DeviceInfo, type SyncKey, agreedKey, generateDevice, keyFromRaw } from './keys';
 
@@ -19,6 +21,8 @@ export interface PairingSecrets {
   /** The relay room both sides use as a mailbox. */
   mailbox: string;
   macKey: CryptoKey;
+  /** Seals the joining device's identity (AES-GCM). */
+  requestKey: CryptoKey;
   salt: Bytes;
 }
 
@@ -28,11 +32,14 @@ export interface PairingPayload {
   keyCreatedAt: number;
   devices: DeviceInfo[];
   relayUrl?: string;
+  /** The device answering: the new device is listed as added by it. */
+  addedBy?: string;
 }
 
+/** The joining device's identity, sealed under the code's request key: the relay reads none of it. */
 export interface JoinRequest {
-  device: DeviceInfo;
-  mac: string;
+  nonce: string;
+  sealed: string;
 }
 
 export interface JoinReply {
@@ -73,8 +80,38 @@ export async function pairingSecrets(code: string): Promise<PairingSecrets> {
   return {
     mailbox: 'pair-' + toBase64Url(await derive('tealeaf-pair mailbox')),
     macKey: await crypto.subtle.importKey('raw', macRaw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']),
+    requestKey: await crypto.subtle.importKey('raw', await derive('tealeaf-pair request'), 'AES-GCM', false, ['encrypt', 'decrypt']),
     salt: await derive('tealeaf-pair salt'),
   };
+}
+
+const JOIN_AD = utf8('tealeaf-pair join');
+
+/** The joining device's identity; a request not sealed with the code (or altered) ends the pairing. */
+async function openRequest(secrets: PairingSecrets, request: JoinRequest): Promise<DeviceInfo> {
+  let info: Partial<DeviceInfo>;
+  try {
+    const plain = await crypto.subtle.decrypt(
+      { name: 'AES-GCM', iv: fromBase64Url(request.nonce), additionalData: JOIN_AD },
+      secrets.requestKey,
+      fromBase64Url(request.sealed),
+    );
+    info = JSON.parse(fromUtf8(new Uint8Array(plain))) as Partial<DeviceInfo>;
+  } catch {
+    throw new PairingError('A device tried to pair without the right code.');
+  }
+  if (
+    typeof info.id !== 'string' ||
+    !/^[0-9a-f]{32}$/.test(info.id) ||
+    typeof info.name !== 'string' ||
+    typeof info.publicKey !== 'string' ||
+    typeof info.pairedAt !== 'number' ||
+    (info.signingKey !== undefined && typeof info.signingKey !== 'string')
+  ) {
+    throw new PairingError('The other device sent an identity this one cannot read: update Tealeaf on both.');
+  }
+  const { id, name, publicKey, pairedAt, signingKey } = info;
+  return { id, name: name.slice(0, 200), publicKey, pairedAt, signingKey };
 }
 
 const mac = async (k: CryptoKey, parts: string[]) =>
@@ -88,10 +125,13 @@ export async function requestToJoin(
 ): Promise<{ device: Device; request: JoinRequest; secrets: PairingSecrets }> {
   const secrets = await pairingSecrets(code);
   const device = await generateDevice(name);
-  const request = {
-    device: device.info,
-    mac: await mac(secrets.macKey, ['join', device.info.id, device.info.name, device.info.publicKey]),
-  };
+  const nonce = randomBytes(12);
+  const sealed = await crypto.subtle.encrypt(
+    { name: 'AES-GCM', iv: nonce, additionalData: JOIN_AD },
+    secrets.requestKey,
+    utf8(JSON.stringify(device.info)),
+  );
+  const request = { nonce: toBase64Url(nonce), sealed: toBase64Url(new Uint8Array(sealed)) };
   return { device, request, secrets };
 }
 
@@ -104,16 +144,13 @@ export async function answerJoin(
   request: JoinRequest,
   payload: PairingPayload,
 ): Promise<{ reply: JoinReply; joined: DeviceInfo }> {
-  const d = request.device;
-  if (!(await verify(secrets.macKey, ['join', d.id, d.name, d.publicKey], request.mac))) {
-    throw new PairingError('A device tried to pair without the right code.');
-  }
+  const d = await openRequest(secrets, request);
   // A fresh key pair for this exchange only (the device's own key is for rotations).
   const mine = await crypto.subtle.generateKey({ name: 'ECDH', namedCurve: 'P-256' }, false, ['deriveBits']);
   const publicKey = toBase64Url(new Uint8Array(await crypto.subtle.exportKey('raw', mine.publicKey)));
   const aes = await agreedKey(mine.privateKey, fromBase64Url(d.publicKey), 'tealeaf-pair payload', secrets.salt);
   const nonce = randomBytes(12);
-  const body = utf8(JSON.stringify({ ...payload, devices: [...payload.devices, d] }));
+  const body = utf8(JSON.stringify({ ...payload, devices: [...payload.devices, { ...d, addedBy: payload.addedBy }] }));
   const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: utf8(d.id) }, aes, body));
   const reply = {
     publicKey,

@@ -17,6 +17,8 @@
 import * as Y from 'yjs';
 import type { AppliedChange, ChangeSet, Repository } from '../../ports';
 import type { Edge, Id, Memory, Segment, Session, Tombstone, Turn } from '../../memory/types';
+import { isValidTime } from '../../memory/limits';
+import { recordProblem } from './record-gate';
 import { placeTurns } from './turn-positions';
 
 /** The origin of transactions that apply what came from the relay (never sent back out). */
@@ -37,24 +39,55 @@ export interface Epoch {
 
 export const FIRST_EPOCH: Epoch = { id: 'e0', at: 0, by: '' };
 
+function isEpoch(e: unknown): e is Epoch {
+  const x = e as Partial<Epoch> | null;
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    typeof x.id === 'string' &&
+    /^[\w-]{1,80}$/.test(x.id) &&
+    typeof x.at === 'number' &&
+    isValidTime(x.at) &&
+    typeof x.by === 'string' &&
+    x.by.length <= 64
+  );
+}
+
 const tombKey = (kind: Tombstone['kind'], id: Id) => `${kind}:${id}`;
+
+/** The gate (record-gate.ts): whether a value may be written; `release` when its key is gone. */
+export interface Admit {
+  (kind: Kind, key: string, value: unknown): boolean;
+  release?: (kind: Kind, key: string) => void;
+}
 
 /** The keys of each map that a transaction changed. */
 export type Touched = Map<Kind, Set<string>>;
 
 export class RecordDoc {
-  constructor(readonly doc: Y.Doc = new Y.Doc()) {}
+  /** The last epoch that was well formed: a malformed one another device wrote changes nothing. */
+  private known: Epoch;
+
+  constructor(
+    readonly doc: Y.Doc = new Y.Doc(),
+    known: Epoch = FIRST_EPOCH,
+  ) {
+    this.known = known;
+  }
 
   get epoch(): Epoch {
-    return (this.doc.getMap<Epoch>('meta').get('epoch') as Epoch | undefined) ?? FIRST_EPOCH;
+    const e: unknown = this.doc.getMap('meta').get('epoch');
+    if (e === undefined) return FIRST_EPOCH;
+    if (isEpoch(e)) this.known = e;
+    return this.known;
   }
 
   map<K extends Kind>(kind: K, epoch = this.epoch.id): Y.Map<RecordOf[K]> {
     return this.doc.getMap<RecordOf[K]>(`${epoch}/${kind}`);
   }
 
-  /** Copies what the store wrote into the document (one Yjs transaction, one update). */
-  record(applied: AppliedChange): void {
+  /** Copies what the store wrote into the document (one Yjs transaction, one update). True when it deleted a record. */
+  record(applied: AppliedChange): boolean {
     this.doc.transact(() => {
       const del = (kind: Kind, ids: Id[] | undefined) => ids?.forEach((id) => this.map(kind).delete(id));
       const put = <K extends Kind>(kind: K, records: RecordOf[K][] | undefined, key: (r: RecordOf[K]) => string) =>
@@ -72,6 +105,41 @@ export class RecordDoc {
       put('segments', applied.segments, (r) => r.id);
       put('tombstones', applied.tombstones, (r) => tombKey(r.kind, r.id));
     }, LOCAL);
+    const deletes = [applied.deleteSessions, applied.deleteTurns, applied.deleteMemories, applied.deleteEdges, applied.deleteSegments];
+    return deletes.some((d) => (d?.length ?? 0) > 0);
+  }
+
+  /**
+   * What of `store` (everything a store holds, as a change) the document does not hold as it is:
+   * the records that differ, and with `replace` the deletes of what the store no longer has. For a
+   * store written around the document (a backup import).
+   */
+  differences(store: AppliedChange, replace: boolean): AppliedChange {
+    const out: AppliedChange = { dropped: [] };
+    const same = (a: unknown, b: unknown) => a !== undefined && canonical(a) === canonical(b);
+    const kinds = [
+      ['sessions', 'deleteSessions'],
+      ['turns', 'deleteTurns'],
+      ['memories', 'deleteMemories'],
+      ['edges', 'deleteEdges'],
+      ['segments', 'deleteSegments'],
+    ] as const;
+    for (const [kind, del] of kinds) {
+      const map = this.map(kind);
+      const records = (store[kind] ?? []) as Array<{ id: Id }>;
+      (out[kind] as unknown[]) = records.filter((r) => !same(map.get(r.id), r));
+      if (replace) {
+        const kept = new Set(records.map((r) => r.id));
+        out[del] = [...map.keys()].filter((k) => !kept.has(k));
+      }
+    }
+    const tombs = this.map('tombstones');
+    out.tombstones = (store.tombstones ?? []).filter((t) => !same(tombs.get(tombKey(t.kind, t.id)), t));
+    if (replace) {
+      const kept = new Set((store.tombstones ?? []).map((t) => tombKey(t.kind, t.id)));
+      out.deleteTombstones = [...tombs.entries()].filter(([k]) => !kept.has(k)).map(([, t]) => [t.kind, t.id]);
+    }
+    return out;
   }
 
   /** Every record of the current epoch, as a change that puts them all (a first sync, a reset). */
@@ -82,11 +150,17 @@ export class RecordDoc {
   /**
    * The change that brings a store in line with the document for the touched keys. Reads the
    * store for the cascades `settle` does not do (a chat deleted elsewhere takes the turns and
-   * passages this device added to it meanwhile).
+   * passages this device added to it meanwhile). `admit` is the gate (record-gate.ts): a value it
+   * refuses is neither written nor deleted here, so the store keeps what it had.
    */
-  async changeFor(touched: Touched, store: Repository): Promise<ChangeSet> {
+  async changeFor(touched: Touched, store: Repository, admit: Admit = () => true): Promise<ChangeSet> {
     const tombs = this.map('tombstones');
-    const dead = (kind: Tombstone['kind'], id: Id) => tombs.has(tombKey(kind, id));
+    const good = new Map<string, boolean>();
+    const validTomb = (key: string) => {
+      if (!good.has(key)) good.set(key, tombs.has(key) && recordProblem('tombstones', key, tombs.get(key)) === undefined);
+      return good.get(key)!;
+    };
+    const dead = (kind: Tombstone['kind'], id: Id) => validTomb(tombKey(kind, id));
     const c: Required<Pick<ChangeSet, 'sessions' | 'turns' | 'memories' | 'edges' | 'segments' | 'tombstones'>> & {
       deleteSessions: Id[];
       deleteTurns: Id[];
@@ -111,34 +185,32 @@ export class RecordDoc {
     const sessionKeys = new Set(touched.get('sessions'));
     const memoryKeys = new Set(touched.get('memories'));
     for (const key of touched.get('tombstones') ?? []) {
-      const t = tombs.get(key);
       const [kind, ...rest] = key.split(':');
       const id = rest.join(':');
-      if (t) c.tombstones.push(t);
-      else c.deleteTombstones.push([kind as Tombstone['kind'], id]);
+      if (!tombs.has(key)) {
+        admit.release?.('tombstones', key);
+        if (kind === 'session' || kind === 'memory') c.deleteTombstones.push([kind, id]);
+      } else if (admit('tombstones', key, tombs.get(key))) c.tombstones.push(tombs.get(key)!);
+      else continue;
       // A tombstone come or gone decides whether its record is there: look at it again.
-      (kind === 'session' ? sessionKeys : memoryKeys).add(id);
+      if (kind === 'session') sessionKeys.add(id);
+      else if (kind === 'memory') memoryKeys.add(id);
     }
-    for (const id of sessionKeys) {
-      const s = this.map('sessions').get(id);
-      if (s && !dead('session', id)) c.sessions.push(s);
-      else c.deleteSessions.push(id);
-    }
-    for (const id of memoryKeys) {
-      const m = this.map('memories').get(id);
-      if (m && !dead('memory', id)) c.memories.push(m);
-      else c.deleteMemories.push(id);
-    }
-    const simple = <K extends 'turns' | 'edges' | 'segments'>(kind: K, puts: RecordOf[K][], deletes: Id[]) => {
-      for (const id of touched.get(kind) ?? []) {
-        const r = this.map(kind).get(id);
-        if (r) puts.push(r);
-        else deletes.push(id);
+    // Present and admitted: put; gone (or under a tombstone): delete; refused: left as it is.
+    const each = <K extends Kind>(kind: K, keys: Iterable<string>, puts: RecordOf[K][], deletes: Id[], isDead = (_: Id) => false) => {
+      const map = this.map(kind);
+      for (const id of keys) {
+        if (!map.has(id) || isDead(id)) {
+          admit.release?.(kind, id);
+          deletes.push(id);
+        } else if (admit(kind, id, map.get(id))) puts.push(map.get(id)!);
       }
     };
-    simple('turns', c.turns, c.deleteTurns);
-    simple('edges', c.edges, c.deleteEdges);
-    simple('segments', c.segments, c.deleteSegments);
+    each('sessions', sessionKeys, c.sessions, c.deleteSessions, (id) => dead('session', id));
+    each('memories', memoryKeys, c.memories, c.deleteMemories, (id) => dead('memory', id));
+    each('turns', touched.get('turns') ?? [], c.turns, c.deleteTurns);
+    each('edges', touched.get('edges') ?? [], c.edges, c.deleteEdges);
+    each('segments', touched.get('segments') ?? [], c.segments, c.deleteSegments);
     // Deleting a chat here takes everything of it this store holds, known to the document or not.
     const gone = new Set(c.deleteSessions);
     for (const id of gone) {
@@ -147,8 +219,13 @@ export class RecordDoc {
     }
     c.turns = c.turns.filter((t) => !gone.has(t.sessionId));
     c.segments = c.segments.filter((s) => !gone.has(s.sessionId));
-    // Two devices appended to one chat apart: number its turns again, the same on every device.
-    const moved = await placeTurns(c, store, (sessionId) => [...this.map('turns').values()].filter((t) => t.sessionId === sessionId));
+    // Two devices appended to one chat apart: number its turns again, the same on every device
+    // (from the turns that pass the gate: a refused one holds no position).
+    const inDoc = (sessionId: Id) =>
+      [...this.map('turns').entries()]
+        .filter(([id, t]) => (t as Partial<Turn> | null)?.sessionId === sessionId && recordProblem('turns', id, t) === undefined)
+        .map(([, t]) => t);
+    const moved = await placeTurns(c, store, inDoc);
     if (moved.length > 0) this.doc.transact(() => moved.forEach((t) => this.map('turns').set(t.id, t)), LOCAL);
     return c;
   }
@@ -185,4 +262,11 @@ export function touchedBy(rd: RecordDoc, tr: Y.Transaction, epoch: string): Touc
     out.set(kind, set);
   }
   return out;
+}
+
+/** JSON with keys in order: the same record reads the same whichever way it was written. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x,
+  );
 }

@@ -38,8 +38,9 @@ export class RelayClient {
     return res;
   }
 
-  async post(room: string, bytes: Bytes, signal?: AbortSignal): Promise<number> {
-    const res = await this.call(this.roomUrl(room, '/messages'), {
+  /** Posts one message; with `compact`, the relay then drops every message at or before that position (a snapshot replaces them). */
+  async post(room: string, bytes: Bytes, signal?: AbortSignal, compact?: number): Promise<number> {
+    const res = await this.call(this.roomUrl(room, compact === undefined ? '/messages' : `/messages?compact=${compact}`), {
       method: 'POST',
       body: bytes,
       headers: { 'content-type': 'application/octet-stream' },

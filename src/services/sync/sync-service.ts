@@ -7,34 +7,37 @@
 // its own transaction (IdbRepository.syncHook), so no tab and no crash loses a change to sync.
 // A remote message's records are written in one transaction with the cursor and the document
 // rows they came with; anything after (a refused message) is saved at the end of the pull.
-import type { AppliedChange, ChangeSet } from '../../ports';
+import type { ChangeSet } from '../../ports';
 import type { IdbRepository } from '../../store/repository';
-import { clearSyncRows, readSyncRow, readSyncRows, readSyncRowsByPrefix, writeSyncRows, type SyncRows } from '../../store/sync-store';
+import { clearSyncRows, readSyncRows, writeSyncRows } from '../../store/sync-store';
 import { Emitter } from '../emitter';
-import { type Bytes, toBase64Url } from './bytes';
-import { SyncEngine, type SyncState } from './engine';
+import { type Refused, SyncEngine, type SyncState } from './engine';
 import type { Epoch } from './record-doc';
 import { Sealer } from './envelope';
-import { type Device, type DeviceInfo, acceptRotation, generateDevice, generateSyncKey, keyFromRaw, roomOf, rotate } from './keys';
+import { keyFromRaw, roomOf } from './keys';
+import { KeyChange } from './key-change';
+import { Compactor } from './compaction';
+import { firstDevice, joinedDevice, payloadFor } from './pair-flows';
 import { newPairingCode } from './pairing';
-import { joinWithCode, offerPairing } from './pairing-session';
+import { offerPairing } from './pairing-session';
 import { ProgressRelay, RelayClient, RelayError } from './relay-client';
 import { DocLog } from './doc-log';
 import { outboxKey, syncedPart, tellViews } from './outbox';
-import { assertRelayAllowed } from './relay-policy';
-import { OFF, type SyncStatus } from './sync-status';
-import { adoptOpenChats, takeOverChats } from './chat-owner';
+import { RingRefusal } from './ring';
+import { type PendingRotation, type RingOutcome, type SyncConfig, sign, takeRotation, takeStatement, withSigningKey } from './sync-config';
+import { StateRows } from './sync-rows';
+import { TabLink, type TabMessage } from './sync-tabs';
+import { OFF, type SyncStatus, heldWords, historyOf } from './sync-status';
+import { adoptOpenChats } from './chat-owner';
 
-export interface SyncConfig {
-  relayUrl: string;
-  device: Device;
-  key: { raw: Bytes; createdAt: number };
-  devices: DeviceInfo[];
+export type { PendingRotation, SyncConfig } from './sync-config';
+
+export interface SyncServiceOptions {
+  /** The relay's fetch (tests wrap it to stop a tab at a post). */
+  fetch?: typeof fetch;
+  /** The least time between two compactions after deletes (a delete-all compacts at once); default a minute. */
+  compactEveryMs?: number;
 }
-
-/** Between the tabs of one profile, on the `tealeaf-sync` channel. */
-type TabMessage =
-  { type: 'queued' | 'reset' | 'ask' | 'turn-off' } | { type: 'status'; status: SyncStatus } | { type: 'answer'; choice: 'wipe' | 'keep' };
 
 export class SyncService extends Emitter<{ status: SyncStatus }> {
   status: SyncStatus = OFF;
@@ -45,9 +48,11 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   private wake?: AbortController;
   /** A kick heard while the loop was busy: it goes round again instead of waiting. */
   private kicked = false;
-  private log = new DocLog();
+  private readonly rows: StateRows;
+  private readonly keyChange: KeyChange;
+  private readonly compactor: Compactor;
   private outSeq = 0;
-  private readonly channel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-sync') : undefined;
+  private readonly tabs = new TabLink((m) => this.heard(m));
   private readonly memoryChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-memory') : undefined;
   private readonly chatChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-chat') : undefined;
   private pairing?: AbortController;
@@ -55,8 +60,21 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   /** Runs this device's wipe for another device's delete-all (Tealeaf stops its jobs around it). */
   wipeHere?: (wipe: () => Promise<unknown>) => Promise<unknown>;
 
-  constructor(private readonly repo: IdbRepository) {
+  constructor(
+    private readonly repo: IdbRepository,
+    private readonly options: SyncServiceOptions = {},
+  ) {
     super();
+    this.rows = new StateRows(repo.db, () => ({ engine: this.engine, config: this.config }));
+    this.compactor = new Compactor(this.rows, options.compactEveryMs);
+    this.keyChange = new KeyChange({
+      db: repo.db,
+      repo,
+      rows: this.rows,
+      engine: () => this.engine,
+      config: () => this.config,
+      setConfig: (c) => (this.config = c),
+    });
     // Every local write (any tab) leaves its synced part in the out-box, in its own transaction;
     // the repository keeps it only while sync is on (its config row exists), read in that transaction.
     repo.syncHook = (applied) => {
@@ -66,9 +84,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     // Once the write has committed: this tab's loop, or the loop in whichever tab holds it.
     repo.afterSyncQueued = () => {
       this.kick();
-      this.channel?.postMessage({ type: 'queued' } satisfies TabMessage);
+      this.tabs.post({ type: 'queued' });
     };
-    if (this.channel) this.channel.onmessage = (e: MessageEvent<TabMessage>) => this.heard(e.data);
   }
 
   /** `replace`: the whole status (sync off), not a patch over the last one. */
@@ -76,22 +93,22 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.status = replace ? { ...OFF, ...patch } : { ...this.status, ...patch };
     this.emit('status', this.status);
     // The other tabs show what the loop's tab knows (theirs would say "starting" for ever).
-    if (this.holdsLoop) this.channel?.postMessage({ type: 'status', status: this.status } satisfies TabMessage);
+    if (this.tabs.holdsLoop) this.tabs.post({ type: 'status', status: this.status });
   }
 
   /** What another tab of this profile said (tabs share one database, and one tab runs the loop). */
   private heard(m: TabMessage): void {
     if (m.type === 'status') {
-      if (!this.holdsLoop) {
+      if (!this.tabs.holdsLoop) {
         this.status = { ...m.status, code: undefined, elsewhere: m.status.phase !== 'off' };
         this.emit('status', this.status);
       }
     } else if (m.type === 'ask') {
-      if (this.holdsLoop) this.set({});
+      if (this.tabs.holdsLoop) this.set({});
     } else if (m.type === 'answer') {
-      if (this.holdsLoop) this.answerReset(m.choice);
+      if (this.tabs.holdsLoop) this.answerReset(m.choice);
     } else if (m.type === 'turn-off') {
-      if (this.holdsLoop) void this.turnOff();
+      if (this.tabs.holdsLoop) void this.turnOff();
     } else this.kick();
   }
 
@@ -105,29 +122,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   }
 
   private hold(run: () => Promise<void>): void {
-    const locks = typeof navigator !== 'undefined' ? navigator.locks : undefined;
-    const held = () => {
-      this.holdsLoop = true;
-      return run();
-    };
-    if (!locks) void held();
-    else {
-      // Held while the loop runs; let go at once when there was nothing to run (sync turned off
-      // meanwhile), so a tab that turns it on again later is not left waiting behind an idle one.
-      void locks.request('tealeaf-sync', async () => {
-        await held();
-        if (this.running) await this.untilStopped();
-        else this.holdsLoop = false;
-      });
-      // Until this tab gets the loop: the status of the tab that has it.
-      this.channel?.postMessage({ type: 'ask' } satisfies TabMessage);
-    }
-  }
-  /** This tab runs the sync loop (it holds the Web Lock). */
-  private holdsLoop = false;
-  private stopped?: () => void;
-  private untilStopped(): Promise<void> {
-    return new Promise((ok) => (this.stopped = ok));
+    this.tabs.hold(run, () => this.running);
   }
 
   private async resume(): Promise<void> {
@@ -140,7 +135,9 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const reserved = (rows.get('seq') as number | undefined) ?? 0;
     const state = saved || reserved ? { cursor: 0, marks: {}, ...saved, seq: Math.max(saved?.seq ?? 0, reserved) } : undefined;
     const { log, doc } = DocLog.fromRows(rows);
-    this.log = log;
+    this.rows.log = log;
+    // A key change stopped half-way (a closed tab): the loop finishes it before anything else.
+    this.keyChange.pending = rows.get('rotation') as PendingRotation | undefined;
     // No state saved: the device stopped before its own records were taken in (turnOn, join): again.
     await this.begin(config, state ? { ...state, doc } : undefined, !saved);
   }
@@ -150,12 +147,12 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const key = await keyFromRaw(config.key.raw, config.key.createdAt);
     const room = await roomOf(key);
     this.config = config;
-    this.relay = new ProgressRelay(config.relayUrl);
+    this.relay = new ProgressRelay(config.relayUrl, this.options.fetch);
     const repo = this.repo;
     const store = Object.create(repo) as IdbRepository;
     // Remote writes: with the cursor and document rows, and not into the out-box again.
     store.apply = async (change: ChangeSet) => {
-      const applied = await repo.apply(change, { remote: true, rows: this.rows(true) });
+      const applied = await this.rows.with((rows) => repo.apply(change, { remote: true, rows }));
       tellViews(applied, this.memoryChannel, this.chatChannel);
       return applied;
     };
@@ -165,46 +162,50 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       room,
       sealer: await Sealer.of(key, room),
       deviceId: config.device.info.id,
+      joinedAt: config.device.info.pairedAt,
       // A state of another room is dropped, but not its sequence number: a higher one is harmless.
       state: state?.room === room ? state : state ? { cursor: 0, marks: {}, seq: state.seq } : undefined,
       // Another device deleted everything: the user says whether this device follows (askReset).
       onReset: (epoch) => this.askReset(epoch),
-      wipe: async () => void (await (this.wipeHere ?? ((w) => w()))(() => repo.wipeAll({ dropOutbox: true }))),
+      // The wipe keeps the state that goes with it (the new epoch, what is left to write) in its own transaction.
+      wipe: async () =>
+        void (await (this.wipeHere ?? ((w) => w()))(() => this.rows.with((rows) => repo.wipeAll({ dropOutbox: true, rows })))),
       reserve: (seq) => writeSyncRows(repo.db, { puts: [{ key: 'seq', value: seq }] }),
-      onLeft: async (id) => this.dropDevice(id),
-      onRotation: async (rotation) => {
-        const next = await acceptRotation(config.device, rotation);
-        if (next !== 'unpaired') this.config = { ...config, key: { raw: next.raw, createdAt: next.createdAt }, devices: rotation.devices };
-        return next;
+      // Changes of the ring: taken only when a device of this ring signed them (ring.ts).
+      onLeft: async (_id, payload) => this.ringChanged(await takeStatement(this.config!, payload, 'left')),
+      onRing: async (payload) => this.ringChanged(await takeStatement(this.config!, payload, 'ring')),
+      onRotation: async (notice) => {
+        const taken = await takeRotation(this.config!, notice);
+        if (taken instanceof RingRefusal) return { refused: taken.why };
+        if (taken === 'unpaired') return taken;
+        this.config = taken.config;
+        return taken.key;
       },
     });
-    this.log.watch(this.engine.records.doc);
+    this.rows.log.watch(this.engine.records.doc);
+    // A device paired before signatures makes its signing key and introduces it (posted by the loop).
+    const upgrade = await withSigningKey(config);
+    if (upgrade) {
+      this.config = upgrade.config;
+      await this.rows.save({ puts: [{ key: 'introduce', value: upgrade.introduce }] });
+    }
     this.set({ phase: 'starting', relayUrl: config.relayUrl, selfId: config.device.info.id, devices: config.devices, error: undefined });
     this.running = true;
     if (adopt) {
       await this.engine.adoptStore(500, (done, total) =>
         this.set({ phase: 'syncing', progress: total > 4 ? { done, total, sending: true } : undefined }),
       );
-      await this.save();
+      await this.rows.save();
     }
     void this.loop();
   }
 
-  /** The rows to keep now: the document's new updates, and (with state) the config and cursor. */
-  private rows(withState: boolean): SyncRows {
-    const puts = this.log.take();
-    if (withState && this.engine && this.config) {
-      puts.push({ key: 'state', value: this.engine.state(false) }, { key: 'config', value: this.config });
-    }
-    return { puts };
-  }
-
-  private async save(): Promise<void> {
-    if (!this.engine) return;
-    // Now and then the log folds into one snapshot (first: the snapshot holds the updates not yet written).
-    const fold = this.log.long ? this.log.snapshot(this.engine.records.doc) : undefined;
-    const rows = this.rows(true);
-    await writeSyncRows(this.repo.db, fold ? { puts: [...fold.puts, ...rows.puts], deletes: fold.deletes } : rows);
+  /** A change of the ring taken (the config after it), or refused: the engine counts and names it. */
+  private ringChanged(outcome: RingOutcome): Refused | undefined {
+    if (outcome instanceof RingRefusal) return { refused: outcome.why };
+    this.config = outcome.config;
+    this.set({ devices: this.config.devices });
+    return undefined;
   }
 
   kick(): void {
@@ -223,24 +224,19 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     }
   }
 
-  /** Local writes from the out-box into the document (then deleted from the out-box, with the document rows). */
-  private async drainOutbox(): Promise<void> {
-    const out = await readSyncRowsByPrefix(this.repo.db, 'out:');
-    if (out.length === 0) return;
-    for (const [, change] of out) await this.engine!.recordLocal(change as AppliedChange);
-    const r = this.rows(true);
-    await writeSyncRows(this.repo.db, { puts: r.puts, deletes: out.map(([k]) => k) });
-  }
-
   private async loop(): Promise<void> {
     let backoff = 1000;
     while (this.running && this.engine) {
       const engine = this.engine;
       this.kicked = false;
       try {
+        // A key change this device started and did not finish (a crash, the relay away) comes first.
+        if (this.keyChange.pending) await this.keyChange.finish();
         // Before the out-box: what was written after the wipe belongs to the new epoch.
-        await this.takeReset();
-        await this.drainOutbox();
+        await this.rows.takeReset(engine);
+        await this.rows.takeImport(engine);
+        await this.rows.drainOutbox(engine);
+        await this.rows.introduce(engine);
         if (engine.unpaired) {
           this.set({ phase: 'unpaired', pending: false });
           return;
@@ -252,7 +248,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
         const epoch = engine.records.epoch.id;
         const applied = await engine.pull();
         if (!engine.unpaired) await engine.push();
-        await this.save();
+        await this.rows.save();
+        if (!engine.unpaired) await this.compactor.after(engine);
         // A delete-all empties the store under the views: they read it again, not a part of it.
         if (applied > 0 && engine.records.epoch.id !== epoch) this.memoryChannel?.postMessage({ type: 'memory-changed' });
         if (engine.unpaired) continue;
@@ -263,6 +260,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
           pending: engine.pending,
           error: undefined,
           devices: this.config!.devices,
+          quarantined: heldWords(engine.quarantined, this.config!.devices),
+          history: historyOf(engine.history, engine.book.missing(), this.config!.devices),
         });
         backoff = 1000;
         const room = await this.room();
@@ -270,7 +269,14 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       } catch (e) {
         if (!this.running) return;
         const offline = e instanceof RelayError && e.status === undefined;
-        this.set({ phase: offline ? 'offline' : 'error', error: (e as Error).message, pending: engine.pending, progress: undefined });
+        this.set({
+          phase: offline ? 'offline' : 'error',
+          error: (e as Error).message,
+          pending: engine.pending,
+          progress: undefined,
+          quarantined: heldWords(engine.quarantined, this.config?.devices ?? []),
+          history: historyOf(engine.history, engine.book.missing(), this.config?.devices ?? []),
+        });
         await this.sleep(
           (signal) =>
             new Promise<void>((ok) => {
@@ -289,27 +295,18 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   /** The first device: makes the key and sends everything this device holds. */
   async turnOn(relayUrl: string, name: string): Promise<void> {
-    assertRelayAllowed(relayUrl);
-    const key = await generateSyncKey();
-    const device = await generateDevice(name);
-    const config: SyncConfig = { relayUrl, device, key: { raw: key.raw, createdAt: key.createdAt }, devices: [device.info] };
-    await writeSyncRows(this.repo.db, { puts: [{ key: 'config', value: config }] });
-    await adoptOpenChats(this.repo, device.info.id);
-    this.hold(() => this.begin(config, undefined, true));
+    await this.begun(await firstDevice(relayUrl, name));
   }
 
   /** A new device: takes the key ring from the device showing `code`; its own memory joins the rest. */
   async join(relayUrl: string, code: string, name: string): Promise<void> {
-    assertRelayAllowed(relayUrl);
-    const got = await joinWithCode(new RelayClient(relayUrl), code.trim().toUpperCase(), name);
-    const config: SyncConfig = {
-      relayUrl,
-      device: got.device,
-      key: { raw: got.key.raw, createdAt: got.key.createdAt },
-      devices: got.devices,
-    };
+    await this.begun(await joinedDevice(relayUrl, code, name, this.options.fetch));
+  }
+
+  /** Sync on with a new config: kept first, this device's open chats named, then the loop with its records taken in. */
+  private async begun(config: SyncConfig): Promise<void> {
     await writeSyncRows(this.repo.db, { puts: [{ key: 'config', value: config }] });
-    await adoptOpenChats(this.repo, got.device.info.id);
+    await adoptOpenChats(this.repo, config.device.info.id);
     this.hold(() => this.begin(config, undefined, true));
   }
 
@@ -321,15 +318,14 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.pairing?.abort();
     const ctl = (this.pairing = new AbortController());
     this.set({ code });
-    offerPairing(
-      new RelayClient(config.relayUrl),
-      code,
-      { key: toBase64Url(config.key.raw), keyCreatedAt: config.key.createdAt, devices: config.devices, relayUrl: config.relayUrl },
-      { signal: ctl.signal },
-    ).then(
-      async (joined) => {
+    const self = config.device.info.id;
+    offerPairing(new RelayClient(config.relayUrl, this.options.fetch), code, payloadFor(config), { signal: ctl.signal }).then(
+      async (info) => {
+        const joined = { ...info, addedBy: self };
         this.config = { ...this.config!, devices: [...this.config!.devices.filter((d) => d.id !== joined.id), joined] };
-        await this.save();
+        // Told to every device of the ring, signed: none leaves it out of a later key.
+        await this.engine?.postRing(await sign(this.config, { type: 'added', device: joined }));
+        await this.rows.save();
         this.set({ code: undefined, devices: this.config.devices });
       },
       (e: unknown) => {
@@ -339,29 +335,13 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     return code;
   }
 
-  /** A device that turned sync off (it forgot the key) leaves the list. */
-  private dropDevice(id: string): void {
-    if (this.config)
-      this.set({ devices: (this.config = { ...this.config, devices: this.config.devices.filter((d) => d.id !== id) }).devices });
-  }
-
-  /** Unpairs a device (a new key for the others: keys.ts, rotate); `undefined` rotates the key for all. */
+  /**
+   * Unpairs a device (a new key for the others, signed: key-change.ts); `undefined` rotates the
+   * key for all. Crash-safe: carried to its end from a row, by the loop after a restart.
+   */
   async unpair(deviceId?: string): Promise<void> {
-    const config = this.config;
-    if (!config || !this.engine) throw new Error('Sync is off.');
-    const keep = config.devices.filter((d) => d.id !== deviceId);
-    if (deviceId) await takeOverChats(this.repo, deviceId, config.device.info.id);
-    const { key, rotation } = await rotate(config.device, keep);
-    await this.engine.rekey(key, rotation);
-    this.config = { ...config, key: { raw: key.raw, createdAt: key.createdAt }, devices: rotation.devices };
-    await writeSyncRows(
-      this.repo.db,
-      this.log.snapshot(this.engine.records.doc, [
-        { key: 'state', value: this.engine.state(false) },
-        { key: 'config', value: this.config },
-      ]),
-    );
-    this.set({ devices: this.config.devices });
+    await this.keyChange.start(deviceId);
+    this.set({ devices: this.config!.devices });
     this.kick();
   }
 
@@ -372,13 +352,13 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
    */
   async deletedAll(): Promise<void> {
     if (!this.engine) {
-      this.channel?.postMessage({ type: 'reset' } satisfies TabMessage);
+      this.tabs.post({ type: 'reset' });
       return;
     }
-    if (!(await this.takeReset())) return;
+    if (!(await this.rows.takeReset(this.engine))) return;
     try {
       await this.engine.push();
-      await this.save();
+      await this.rows.save();
     } catch {
       // Offline: the new epoch is in the saved document and goes out with the next push.
     }
@@ -395,8 +375,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   /** The user's answer to another device's delete-all: empty this device too, or keep its data (sent back to all). */
   answerReset(choice: 'wipe' | 'keep'): void {
-    if (!this.holdsLoop) {
-      this.channel?.postMessage({ type: 'answer', choice } satisfies TabMessage);
+    if (!this.tabs.holdsLoop) {
+      this.tabs.post({ type: 'answer', choice });
       return;
     }
     const asked = this.asked;
@@ -406,24 +386,37 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     asked.answer(choice);
   }
 
-  /** A delete-all made in any tab: the new epoch and the `reset` row's removal in one transaction. */
-  private async takeReset(): Promise<boolean> {
-    if (!this.engine || (await readSyncRow(this.repo.db, 'reset')) === undefined) return false;
-    await this.engine.deleteAll();
-    const r = this.rows(true);
-    await writeSyncRows(this.repo.db, { puts: r.puts, deletes: ['reset'] });
-    return true;
+  /** The store was written around the out-box (a backup import): the loop, here or in the tab that runs it, takes it in. */
+  imported(): void {
+    this.kick();
+    this.tabs.post({ type: 'queued' });
+  }
+
+  /**
+   * Stops the loop and forgets what it held in memory, leaving every row as it is: what a closed
+   * tab leaves behind (the crash tests start a new service on the same database after it).
+   */
+  stop(): void {
+    this.running = false;
+    this.asked?.fail(new Error('The tab closed.'));
+    this.asked = undefined;
+    this.pairing?.abort();
+    this.kick();
+    this.engine = undefined;
+    this.tabs.release();
   }
 
   /** Stops syncing on this device and forgets the key (its memory stays). */
   async turnOff(): Promise<void> {
     if (this.status.elsewhere) {
       // The loop's tab stops it (and clears the rows); this tab hears its status.
-      this.channel?.postMessage({ type: 'turn-off' } satisfies TabMessage);
+      this.tabs.post({ type: 'turn-off' });
       return;
     }
-    // The others drop this device from their list (if the relay answers within 3 s).
-    await Promise.race([this.engine?.leave().catch(() => undefined), new Promise((ok) => setTimeout(ok, 3000))]);
+    // The others drop this device from their list (if the relay answers within 3 s); signed, as only it may say so.
+    const config = this.config;
+    const left = config && this.engine && sign(config, { type: 'left' }).then((s) => this.engine!.leave(s));
+    await Promise.race([left?.catch(() => undefined), new Promise((ok) => setTimeout(ok, 3000))]);
     this.running = false;
     // An open question about another device's delete-all ends unanswered: nothing is wiped or sent.
     this.asked?.fail(new Error('Sync was turned off.'));
@@ -435,7 +428,6 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     await clearSyncRows(this.repo.db);
     // Told to the other tabs before the lock goes to one of them.
     this.set(OFF, true);
-    this.holdsLoop = false;
-    this.stopped?.();
+    this.tabs.release();
   }
 }

@@ -23,6 +23,65 @@ export interface SyncStatus {
   deletedBy?: { name: string; at: number };
   /** Another tab of this browser runs sync; this one shows its state and forwards answers. */
   elsewhere?: boolean;
+  /** Records another device sent that this one left out (record-gate.ts), in the user's words. */
+  quarantined?: HeldRecord[];
+  /** What the relay's history showed that it should not have (inbox.ts); absent when nothing. */
+  history?: RelayHistory;
+}
+
+/** What the relay did that it should not have, as this device saw it. */
+export interface RelayHistory {
+  /** Messages known to be missing, by sender's name. */
+  missing: Array<{ from: string; count: number }>;
+  /** The relay had fewer messages than this device had read. */
+  behind?: { had: number; now: number; at: number };
+  /** Messages that came before what their sender had read when it sent them. */
+  reordered?: number;
+  /** Messages refused, by reason. */
+  refused?: Partial<Record<'malformed' | 'wrong-key' | 'tampered' | 'replayed' | 'forged', number>>;
+  /** The last refusal, in words. */
+  lastRefused?: string;
+}
+
+/** A record left out: what it is (`chat`, `message`, `memory`...), its id, who sent it and why. */
+export interface HeldRecord {
+  kind: string;
+  id: string;
+  from: string;
+  problem: string;
+}
+
+/** The relay's history as this device saw it (inbox.ts), senders by name; undefined when all was well. */
+export function historyOf(
+  h: { behind?: RelayHistory['behind']; reordered?: number; refused?: RelayHistory['refused']; lastRefused?: { why: string } },
+  missing: ReadonlyArray<{ device: string; count: number }>,
+  devices: readonly DeviceInfo[],
+): RelayHistory | undefined {
+  const named = missing.map((m) => ({ from: devices.find((d) => d.id === m.device)?.name ?? 'a device not in your list', count: m.count }));
+  if (named.length === 0 && !h.behind && !h.reordered && !h.refused) return undefined;
+  return { missing: named, behind: h.behind, reordered: h.reordered, refused: h.refused, lastRefused: h.lastRefused?.why };
+}
+
+const RECORD_WORDS: Record<string, string> = {
+  sessions: 'chat',
+  turns: 'message',
+  memories: 'memory',
+  edges: 'link',
+  segments: 'passage',
+  tombstones: 'deletion',
+};
+
+/** The gate's list in words: the sender by its name in the device list. */
+export function heldWords(
+  held: ReadonlyArray<{ kind: string; id: string; from?: string; problem: string }>,
+  devices: readonly DeviceInfo[],
+): HeldRecord[] {
+  return held.map((q) => ({
+    kind: RECORD_WORDS[q.kind] ?? q.kind,
+    id: q.id,
+    from: q.from === undefined ? 'another device' : (devices.find((d) => d.id === q.from)?.name ?? 'a device not in your list'),
+    problem: q.problem,
+  }));
 }
 
 export const OFF: SyncStatus = { phase: 'off', devices: [], pending: false };
@@ -46,7 +105,52 @@ function ago(at: number | undefined, now: number): string {
 
 export function syncWords(s: SyncStatus, now = Date.now()): SyncWords {
   const w = phaseWords(s, now);
-  return s.elsewhere ? { ...w, detail: `${w.detail} Sync runs in another Tealeaf tab: pair or unpair devices there.`.trim() } : w;
+  const n = s.quarantined?.length ?? 0;
+  const held =
+    n === 0 || s.phase === 'off'
+      ? ''
+      : ` ${n} record${n === 1 ? '' : 's'} from another device ${n === 1 ? 'was' : 'were'} left out (listed below): this version cannot use ${n === 1 ? 'it' : 'them'}. The rest syncs.`;
+  const tabs = s.elsewhere ? ' Sync runs in another Tealeaf tab: pair or unpair devices there.' : '';
+  const history = s.history && s.phase !== 'off' ? ` ${historyWords(s.history, now).join(' ')}` : '';
+  const headline = w.headline === 'Synced' && s.history?.missing.length ? 'Synced, but messages are missing' : w.headline;
+  return { headline, detail: `${w.detail}${history}${held}${tabs}`.trim() };
+}
+
+const REFUSALS: Record<string, (n: number) => string> = {
+  replayed: () => 'replayed (sent again by the relay)',
+  tampered: () => 'altered on the way',
+  'wrong-key': () => 'sealed with another key (a key change this device missed)',
+  malformed: () => 'not readable by this version',
+  forged: (n) => `signed by no paired device (${n === 1 ? 'a change' : 'changes'} of the device list)`,
+};
+
+const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
+
+/** What the relay did that it should not have, and what it means for the user, one sentence each. */
+export function historyWords(h: RelayHistory, now = Date.now()): string[] {
+  const out: string[] = [];
+  for (const m of h.missing) {
+    out.push(
+      `${m.count} ${plural(m.count, 'message', 'messages')} from ${m.from} ${plural(m.count, 'is', 'are')} missing: the relay dropped or is holding ${plural(m.count, 'it', 'them')} back. Your other devices were asked to send what they hold again; if this stays, do not trust this relay.`,
+    );
+  }
+  if (h.behind && now - h.behind.at < 7 * 24 * 3600_000) {
+    out.push(
+      `On ${new Date(h.behind.at).toLocaleString()} the relay had lost messages (it had ${h.behind.now}, this device had read ${h.behind.had}): it was restarted empty or from an older copy. This device sent what it holds again; nothing is needed from you.`,
+    );
+  }
+  if (h.reordered)
+    out.push(
+      `${h.reordered} ${plural(h.reordered, 'message', 'messages')} came out of order (the relay reordered them); applied all the same.`,
+    );
+  const refused = Object.entries(h.refused ?? {}).filter(([, n]) => (n ?? 0) > 0);
+  const total = refused.reduce((sum, [, n]) => sum + (n ?? 0), 0);
+  if (total > 0) {
+    const reasons = refused.map(([why, n = 0]) => `${refused.length > 1 ? `${n} ` : ''}${REFUSALS[why]?.(n) ?? why}`).join(', ');
+    const last = h.refused?.forged && h.lastRefused ? ` The last: ${h.lastRefused}.` : '';
+    out.push(`${total} ${plural(total, 'message was', 'messages were')} refused: ${reasons}.${last}`);
+  }
+  return out;
 }
 
 function phaseWords(s: SyncStatus, now: number): SyncWords {

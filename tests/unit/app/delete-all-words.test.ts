@@ -1,5 +1,5 @@
 // "Delete all my data" says what it will do in every sync state: "nothing is stored anywhere else"
-// only while sync is off; with sync on, the paired devices and the relay's encrypted copies.
+// only while sync is off; with sync on, the paired devices, and the relay told to drop its encrypted copies.
 import { describe, expect, it } from 'vitest';
 import { deleteAllWords } from '../../../src/app/settings/delete-all-words';
 import { OFF, type SyncPhase, type SyncStatus } from '../../../src/services/sync/sync-status';
@@ -20,13 +20,13 @@ describe('delete-all words', () => {
   });
 
   const on: SyncPhase[] = ['starting', 'syncing', 'synced', 'offline', 'error', 'deleted-elsewhere'];
-  it.each(on)('sync %s with two other devices: they are asked to empty too, the relay keeps encrypted copies', (phase) => {
+  it.each(on)('sync %s with two other devices: they are asked to empty too, the relay is told to drop its encrypted copies', (phase) => {
     const w = deleteAllWords(state(phase, 2));
     for (const text of [w.zone, w.dialog]) {
       expect(text).not.toContain('anywhere else');
       expect(text).toContain('your 2 other paired devices are asked to delete theirs too');
       expect(text).toContain('one that keeps its data sends it back here');
-      expect(text).toContain('encrypted copies');
+      expect(text).toContain('The relay is told to drop its encrypted copies');
       expect(text).toContain(phase === 'offline' || phase === 'error' ? 'once this device reaches the relay again' : 'when they next sync');
     }
   });

@@ -152,6 +152,7 @@ describe('a chat is ended and memorised only on its own device', () => {
     );
 
     // The laptop unpairs the phone: the phone's open chat is the laptop's now, ended there at the gap.
+    await until('both idle', () => [laptop, phone].every((d) => d.sync.status.phase === 'synced' && !d.sync.status.pending));
     await laptop.sync.unpair(p.self);
     expect((await laptop.repo.getSession('on-phone'))?.deviceId).toBe(l.self);
     clock.t += 2 * H;

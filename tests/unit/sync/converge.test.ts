@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startRelay } from '../../../relay/relay.mjs';
 import type { Edge, Memory, Segment, Session, Turn } from '../../../src/memory/types';
 import { Sealer } from '../../../src/services/sync/envelope';
-import { acceptRotation, generateDevice, generateSyncKey, roomOf, rotate } from '../../../src/services/sync/keys';
+import { generateDevice, generateSyncKey, roomOf } from '../../../src/services/sync/keys';
+import { onRotationOf, signedRotation } from './ring-helpers';
 import { RelayClient } from '../../../src/services/sync/relay-client';
 import { SyncEngine, type SyncEngineOptions } from '../../../src/services/sync/engine';
 import { InMemoryRepository } from '../../support/in-memory-repository';
@@ -406,15 +407,16 @@ describe('unpairing and large updates', () => {
   it('a device left out of a rotation stops syncing; the others move to the new room and go on', async () => {
     const w = await world();
     const [laptop, phone, lost] = await Promise.all([generateDevice('Laptop'), generateDevice('Phone'), generateDevice('Lost')]);
+    const ring = [laptop.info, phone.info, lost.info];
     const a = w.device('a', { deviceId: laptop.info.id });
-    const b = w.device('b', { deviceId: phone.info.id, onRotation: (r) => acceptRotation(phone, r) });
-    const c = w.device('c', { deviceId: lost.info.id, onRotation: (r) => acceptRotation(lost, r) });
+    const b = w.device('b', { deviceId: phone.info.id, onRotation: onRotationOf(phone, w.key, ring) });
+    const c = w.device('c', { deviceId: lost.info.id, onRotation: onRotationOf(lost, w.key, ring) });
     await chat(a.engine);
     await exchange(a.engine, b.engine, c.engine);
     expect(c.store.memories.size).toBe(4);
 
-    const { key, rotation } = await rotate(laptop, [phone.info]);
-    await a.engine.rekey(key, rotation);
+    const { key, notice } = await signedRotation(laptop, w.key, ring, [laptop.info, phone.info]);
+    await a.engine.rekey(key, notice);
     await exchange(a.engine, b.engine, c.engine);
     expect(b.engine.state().room).toBe(await roomOf(key));
     expect(c.engine.unpaired).toBe(true);

@@ -44,7 +44,7 @@ describe('pairing over the relay', () => {
     const offered = offerPairing(relay, code, payloadOf(await generateSyncKey(), []), { timeoutMs: 5000 });
     // Someone who learnt the mailbox but not the code posts a request.
     const stranger = await generateDevice('Stranger');
-    await relay.post(secrets.mailbox, utf8(JSON.stringify({ type: 'join', device: stranger.info, mac: 'AAAA' })));
+    await relay.post(secrets.mailbox, utf8(JSON.stringify({ type: 'join', nonce: 'AAAAAAAAAAAAAAAA', sealed: stranger.info.publicKey })));
     await expect(offered).rejects.toThrow(/without the right code/);
   });
 

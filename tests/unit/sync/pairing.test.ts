@@ -67,6 +67,8 @@ describe('pairing through the relay', () => {
       expect(stored.includes(secret)).toBe(false);
     }
     expect(stored.includes(Buffer.from(key.raw))).toBe(false);
+    // Issue 30, defect 12: the joining device's name and id are sealed too.
+    for (const meta of ['Phone', joining.device.info.id, joining.device.info.publicKey]) expect(stored.includes(meta)).toBe(false);
   });
 
   it('refuses a request made with another code', async () => {
@@ -74,9 +76,11 @@ describe('pairing through the relay', () => {
     const wrong = await requestToJoin(newPairingCode(), 'Stranger');
     const payload = payloadOf(await generateSyncKey(), []);
     await expect(answerJoin(await pairingSecrets(code), wrong.request, payload)).rejects.toThrow(PairingError);
-    // Same code, but the device's public key swapped on the way (a relay in the middle).
+    // Same code, but the sealed identity altered on the way (a relay in the middle).
     const real = await requestToJoin(code, 'Phone');
-    const swapped = { ...real.request, device: { ...real.request.device, publicKey: (await generateDevice('x')).info.publicKey } };
+    const bytes = Buffer.from(real.request.sealed, 'base64url');
+    bytes[5] ^= 1;
+    const swapped = { ...real.request, sealed: bytes.toString('base64url') };
     await expect(answerJoin(await pairingSecrets(code), swapped, payload)).rejects.toThrow(/without the right code/);
   });
 

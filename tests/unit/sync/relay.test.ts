@@ -71,6 +71,30 @@ describe('the relay', () => {
     expect((await again.client.read(ROOM, 2)).messages.map((m) => text(m.bytes))).toEqual(['kept 3']);
   });
 
+  it('compacts (issue 30): a snapshot posted with compact=n drops every message up to n from its disk; positions stay', async () => {
+    const first = await relayIn();
+    for (const m of ['secret 1', 'secret 2', 'later 3']) await first.client.post(ROOM, utf8(m));
+    // The snapshot replaces what its device had read (up to 2); what came after it (3) stays.
+    expect(await first.client.post(ROOM, utf8('snapshot 4'), undefined, 2)).toBe(4);
+    const read = await first.client.read(ROOM, 0);
+    expect(read.messages.map((m) => [m.seq, text(m.bytes)])).toEqual([
+      [3, 'later 3'],
+      [4, 'snapshot 4'],
+    ]);
+    expect(read.last).toBe(4);
+    expect((await first.client.read(ROOM, 3)).messages.map((m) => m.seq)).toEqual([4]);
+    const file = join(first.dir, `${ROOM}.log`);
+    expect(readFileSync(file).includes('secret')).toBe(false);
+    // After a restart, the same positions; the next message is 5.
+    await open.pop()!();
+    const again = await relayIn(first.dir);
+    expect((await again.client.read(ROOM, 0)).messages.map((m) => m.seq)).toEqual([3, 4]);
+    expect(await again.client.post(ROOM, utf8('five'))).toBe(5);
+    expect(readdirSync(first.dir)).toEqual([`${ROOM}.log`]);
+    // A position the room does not have yet is refused.
+    await expect(again.client.post(ROOM, utf8('x'), undefined, 99)).rejects.toMatchObject({ status: 400 });
+  });
+
   it('wakes a waiting device when a message arrives', async () => {
     const { client } = await relayIn();
     const waiting = client.wait(ROOM, 0);

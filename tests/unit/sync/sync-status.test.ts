@@ -1,6 +1,14 @@
 // Every sync state's words (src/services/sync/sync-status.ts), and the relay policy check.
 import { describe, expect, it } from 'vitest';
-import { OFF, syncWords, type SyncPhase, type SyncStatus } from '../../../src/services/sync/sync-status';
+import {
+  OFF,
+  heldWords,
+  historyOf,
+  historyWords,
+  syncWords,
+  type SyncPhase,
+  type SyncStatus,
+} from '../../../src/services/sync/sync-status';
 import { connectSources, relayRefusal, sourceAllows } from '../../../src/services/sync/relay-policy';
 import { CSP } from '../../../src/csp.js';
 
@@ -64,5 +72,53 @@ describe('relay policy: what the CSP lets the app reach', () => {
     expect(sourceAllows('https://*.sync.example.net:8443', new URL('https://sync.example.net:8443'))).toBe(false);
     expect(sourceAllows('https://*.sync.example.net:8443', new URL('https://a.sync.example.net'))).toBe(false);
     expect(relayRefusal('https://relay.example.org.evil.com', policy)).toMatch(/may not connect/);
+  });
+});
+
+describe('the words of what the relay did, and of records left out (issue 30)', () => {
+  it('missing messages turn the headline and say what was done; the relay gone back, reordered and refused ones are said', () => {
+    const history = historyOf(
+      {
+        behind: { had: 40, now: 12, at: NOW - 60_000 },
+        reordered: 2,
+        refused: { replayed: 1, forged: 1 },
+        lastRefused: { why: 'a new key from Phone that was also given to a device this one does not know (“Hidden”)' },
+      },
+      [{ device: 'b', count: 2 }],
+      [me, phone],
+    );
+    const w = syncWords({ ...base, phase: 'synced', history }, NOW);
+    expect(w.headline).toBe('Synced, but messages are missing');
+    expect(w.detail).toContain('2 messages from Phone are missing: the relay dropped or is holding them back.');
+    expect(w.detail).toContain('the relay had lost messages (it had 12, this device had read 40)');
+    expect(w.detail).toContain('2 messages came out of order (the relay reordered them); applied all the same.');
+    expect(w.detail).toContain(
+      '2 messages were refused: 1 replayed (sent again by the relay), 1 signed by no paired device (a change of the device list). The last: a new key from Phone',
+    );
+    // A week later the relay's going back is no longer said.
+    expect(historyWords(history!, NOW + 8 * 24 * 3600_000).join(' ')).not.toContain('lost messages');
+    expect(historyOf({}, [], [me])).toBeUndefined();
+  });
+
+  it('records left out name their sender by its name, or say it is not in the list', () => {
+    const held = heldWords(
+      [
+        { kind: 'memories', id: 'm1', from: 'b', problem: 'text: expected a string, got number 5' },
+        { kind: 'edges', id: 'e1', from: 'z', problem: 'relation: …' },
+        { kind: 'turns', id: 't1', problem: 'usedMemory: …' },
+      ],
+      [me, phone],
+    );
+    expect(held.map((h) => `${h.kind} ${h.id} from ${h.from}`)).toEqual([
+      'memory m1 from Phone',
+      'link e1 from a device not in your list',
+      'message t1 from another device',
+    ]);
+    expect(syncWords({ ...base, phase: 'synced', quarantined: held }, NOW).detail).toMatch(
+      /3 records from another device were left out \(listed below\)/,
+    );
+    expect(syncWords({ ...base, phase: 'synced', quarantined: held.slice(0, 1) }, NOW).detail).toMatch(
+      /1 record from another device was left out/,
+    );
   });
 });
