@@ -112,7 +112,8 @@ function summary(text: string, max: number, withTraits: boolean) {
     seen.add(m[1]!);
     const words = m[2]!.split(/\s+/).slice(0, 16).join(' ');
     events.push({ text: `You said: ${words}`, about: 'user', turns: [m[1]!] });
-    if (withTraits && TRAIT.test(m[2]!) && userTraits.length < Math.ceil(max / 2)) userTraits.push({ text: `About you: ${words}`, turns: [m[1]!] });
+    if (withTraits && TRAIT.test(m[2]!) && userTraits.length < Math.ceil(max / 2))
+      userTraits.push({ text: `About you: ${words}`, turns: [m[1]!] });
   }
   return { events, userTraits, assistantTraits: [], notes: [], remember: [], topics: [] };
 }
