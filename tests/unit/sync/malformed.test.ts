@@ -66,7 +66,7 @@ describe('malformed records from another device', () => {
         'chat s-null: title: expected a string, got null',
         'link edge:m1->m2: relation: expected one of "Changed", "Cause", "Reason", "HinderedBy", "React", "Want", "SameTopic", got the string "Inspires"',
         'memory bad-text: text: expected a string, got number 5',
-        'memory m2: kind: expected one of "event", "user-trait", "assistant-trait", "note", got the string "a kind from the future"',
+        'memory m2: kind: expected one of "event", "user-trait", "assistant-trait", "note", "instruction", got the string "a kind from the future"',
         'memory no-id: id: missing (undefined is not a JSON value)',
         'message s1/t0: usedMemory: expected an object, got the string "a string"',
       ]);
