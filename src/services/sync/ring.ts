@@ -11,6 +11,7 @@
 // - `left`: a device turned sync off; only it can say so.
 // - `key`: a device paired before signatures introduces its signing key, taken only where the ring
 //   has none for it yet (trusted on first use: said in docs/SYNC.md).
+// - `renamed`: a device's new name; only the device itself can say so (issue 29).
 //
 // A statement is sent as `{ s, sig }`: the statement's JSON text and the signature over exactly
 // those bytes, so nothing depends on how JSON is written elsewhere.
@@ -21,7 +22,11 @@ export type Statement =
   | { type: 'rotation'; by: string; keyId: string; at: number; rotation: Rotation }
   | { type: 'added'; by: string; keyId: string; at: number; device: DeviceInfo }
   | { type: 'left'; by: string; keyId: string; at: number }
-  | { type: 'key'; by: string; keyId: string; at: number; signingKey: string };
+  | { type: 'key'; by: string; keyId: string; at: number; signingKey: string }
+  | { type: 'renamed'; by: string; keyId: string; at: number; name: string };
+
+/** The longest name a device may have (the field's limit; a longer one in a statement is refused). */
+export const MAX_DEVICE_NAME = 60;
 
 /** Why a statement was not taken, in words (said in Settings). */
 export class RingRefusal {
@@ -95,6 +100,8 @@ function isStatement(v: unknown): v is Statement {
       return true;
     case 'key':
       return typeof s.signingKey === 'string' && B64.test(s.signingKey);
+    case 'renamed':
+      return typeof s.name === 'string' && s.name.trim().length > 0 && s.name.length <= MAX_DEVICE_NAME;
     default:
       return false;
   }

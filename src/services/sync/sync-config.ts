@@ -70,6 +70,8 @@ export async function takeStatement(config: SyncConfig, payload: Uint8Array, kin
   }
   if (s.type === 'key')
     return { config: { ...config, devices: devices.map((d) => (d.id === s.by ? { ...d, signingKey: s.signingKey } : d)) } };
+  // A device renames only itself: the statement names no other device.
+  if (s.type === 'renamed') return { config: renamed(config, s.by, s.name) };
   return new RingRefusal('a change of the device list of an unknown kind');
 }
 
@@ -87,4 +89,14 @@ export async function withSigningKey(config: SyncConfig): Promise<{ config: Sync
     devices: config.devices.map((d) => (d.id === info.id ? info : d)),
   };
   return { config: next, introduce: await sign(next, { type: 'key', signingKey: signing.publicKey }) };
+}
+
+/** The config with device `id` called `name` (this device's own record too, when it is this one). */
+export function renamed(config: SyncConfig, id: string, name: string): SyncConfig {
+  const self = config.device.info.id === id;
+  return {
+    ...config,
+    ...(self ? { device: { ...config.device, info: { ...config.device.info, name } } } : {}),
+    devices: config.devices.map((d) => (d.id === id ? { ...d, name } : d)),
+  };
 }

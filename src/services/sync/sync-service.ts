@@ -23,8 +23,17 @@ import { offerPairing } from './pairing-session';
 import { ProgressRelay, RelayClient, RelayError } from './relay-client';
 import { DocLog } from './doc-log';
 import { outboxKey, syncedPart, tellViews } from './outbox';
-import { RingRefusal } from './ring';
-import { type PendingRotation, type RingOutcome, type SyncConfig, sign, takeRotation, takeStatement, withSigningKey } from './sync-config';
+import { MAX_DEVICE_NAME, RingRefusal } from './ring';
+import {
+  type PendingRotation,
+  type RingOutcome,
+  type SyncConfig,
+  renamed,
+  sign,
+  takeRotation,
+  takeStatement,
+  withSigningKey,
+} from './sync-config';
 import { StateRows } from './sync-rows';
 import { TabLink, type TabMessage } from './sync-tabs';
 import { OFF, type SyncStatus, heldWords, historyOf } from './sync-status';
@@ -322,17 +331,31 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     offerPairing(new RelayClient(config.relayUrl, this.options.fetch), code, payloadFor(config), { signal: ctl.signal }).then(
       async (info) => {
         const joined = { ...info, addedBy: self };
-        this.config = { ...this.config!, devices: [...this.config!.devices.filter((d) => d.id !== joined.id), joined] };
         // Told to every device of the ring, signed: none leaves it out of a later key.
-        await this.engine?.postRing(await sign(this.config, { type: 'added', device: joined }));
-        await this.rows.save();
-        this.set({ code: undefined, devices: this.config.devices });
+        const devices = [...this.config!.devices.filter((d) => d.id !== joined.id), joined];
+        await this.announce({ ...this.config!, devices }, { type: 'added', device: joined });
+        this.set({ code: undefined });
       },
       (e: unknown) => {
         if (!ctl.signal.aborted) this.set({ code: undefined, phase: 'error', error: (e as Error).message });
       },
     );
     return code;
+  }
+
+  /** Renames this device here and, signed, on every paired device. */
+  async rename(name: string): Promise<void> {
+    const clean = name.trim().slice(0, MAX_DEVICE_NAME);
+    if (!this.config || !clean || clean === this.config.device.info.name) return;
+    await this.announce(renamed(this.config, this.config.device.info.id, clean), { type: 'renamed', name: clean });
+  }
+
+  /** The ring changed here: told, signed, to every device, then kept and shown. */
+  private async announce(config: SyncConfig, s: Parameters<typeof sign>[1]): Promise<void> {
+    this.config = config;
+    await this.engine?.postRing(await sign(config, s));
+    await this.rows.save();
+    this.set({ devices: config.devices });
   }
 
   /**
@@ -397,13 +420,18 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
    * tab leaves behind (the crash tests start a new service on the same database after it).
    */
   stop(): void {
+    this.halt('The tab closed.');
+    this.tabs.release();
+  }
+
+  /** The loop stops; an open question about another device's delete-all ends unanswered (nothing is wiped or sent). */
+  private halt(why: string): void {
     this.running = false;
-    this.asked?.fail(new Error('The tab closed.'));
+    this.asked?.fail(new Error(why));
     this.asked = undefined;
     this.pairing?.abort();
     this.kick();
     this.engine = undefined;
-    this.tabs.release();
   }
 
   /** Stops syncing on this device and forgets the key (its memory stays). */
@@ -417,13 +445,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     const config = this.config;
     const left = config && this.engine && sign(config, { type: 'left' }).then((s) => this.engine!.leave(s));
     await Promise.race([left?.catch(() => undefined), new Promise((ok) => setTimeout(ok, 3000))]);
-    this.running = false;
-    // An open question about another device's delete-all ends unanswered: nothing is wiped or sent.
-    this.asked?.fail(new Error('Sync was turned off.'));
-    this.asked = undefined;
-    this.pairing?.abort();
-    this.kick();
-    this.engine = undefined;
+    this.halt('Sync was turned off.');
     this.config = undefined;
     await clearSyncRows(this.repo.db);
     // Told to the other tabs before the lock goes to one of them.

@@ -1,0 +1,59 @@
+// Issue 29, defect 7: two devices are never both "This browser". A device renames itself, and the
+// new name reaches every paired device, signed; no device can rename another.
+import 'fake-indexeddb/auto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readSyncRow } from '../../../src/store/sync-store';
+import { keyIdOf, takeStatement, type SyncConfig } from '../../../src/services/sync/sync-config';
+import { signStatement } from '../../../src/services/sync/ring';
+import { memory, session } from './records';
+import { until } from './devices';
+import { device, relayFor, settled } from './faults';
+
+const closers: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+});
+
+describe('device names', () => {
+  it('a rename reaches the other device and is kept in both stores', async () => {
+    const relay = await relayFor(closers);
+    const laptop = await device('laptop');
+    const phone = await device('phone');
+    for (const d of [laptop, phone]) closers.push(() => (d.sync.stop(), d.repo.close()));
+    await laptop.repo.apply({ sessions: [session], memories: [memory('m1', 'one')] });
+    await laptop.sync.turnOn(relay.url, 'Chrome on Linux');
+    await settled('the upload', laptop);
+    await phone.sync.join(relay.url, await laptop.sync.offerCode(), 'Safari on iPhone');
+    await until('the first sync', async () => (await phone.repo.getMemory('m1')) !== undefined);
+    await settled('both idle', laptop, phone);
+
+    await laptop.sync.rename('  Work laptop  ');
+    const self = laptop.sync.status.selfId;
+    expect(laptop.sync.status.devices.find((d) => d.id === self)?.name).toBe('Work laptop');
+    await until('the phone hears it', () => phone.sync.status.devices.some((d) => d.name === 'Work laptop'));
+    await settled('both idle', laptop, phone);
+    const stored = (await readSyncRow(phone.repo.db, 'config')) as SyncConfig;
+    expect(stored.devices.find((d) => d.id === self)?.name).toBe('Work laptop');
+    const own = (await readSyncRow(laptop.repo.db, 'config')) as SyncConfig;
+    expect(own.device.info.name).toBe('Work laptop');
+  });
+
+  it('a statement renames only the device that signed it, and a name past the limit is refused', async () => {
+    const relay = await relayFor(closers);
+    const laptop = await device('laptop2');
+    closers.push(() => (laptop.sync.stop(), laptop.repo.close()));
+    await laptop.sync.turnOn(relay.url, 'Laptop');
+    await settled('the upload', laptop);
+    const config = (await readSyncRow(laptop.repo.db, 'config')) as SyncConfig;
+    const keyId = await keyIdOf(config);
+    const by = config.device.info.id;
+    const ok = await takeStatement(config, await signStatement(config.device, { type: 'renamed', by, keyId, at: 1, name: 'New' }), 'ring');
+    expect('config' in ok && ok.config.devices.find((d) => d.id === by)?.name).toBe('New');
+    const long = await takeStatement(
+      config,
+      await signStatement(config.device, { type: 'renamed', by, keyId, at: 1, name: 'x'.repeat(61) }),
+      'ring',
+    );
+    expect('why' in long).toBe(true);
+  });
+});
