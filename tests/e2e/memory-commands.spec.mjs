@@ -168,10 +168,10 @@ test('"what do you remember about me?" lists the traits true now and not an ende
     await command(page, 'remember that I live in Porto', 'done');
     // The bakery job ended: "No longer true" in the Memory view.
     await openMemory(page, 'You work at the bakery');
-    await page
-      .locator('aside[aria-label="Memory details"]')
-      .getByRole('button', { name: /No longer true/ })
-      .click();
+    const panel = page.locator('aside[aria-label="Memory details"]');
+    await panel.getByTestId('toggle-past').click();
+    // It asks since when (today is offered); confirmed as offered.
+    await panel.getByTestId('end-date-confirm').click();
     await pollDb(page, (d) => d.memories.some((m) => m.text.includes('bakery') && m.endedAt), { what: 'the ended trait' });
 
     await openChat(page);
