@@ -69,11 +69,15 @@ async function newChat(page) {
   await newChatWide(page);
 }
 
-/** The system prompts of the replies asked since `from` (not the memorising calls). */
-const replyPrompts = (from) =>
+/**
+ * The system prompts of the replies asked since `from` (not the memorising calls, nor a late call
+ * about an earlier chat: only requests whose last message is one of the user's words `said`).
+ */
+const replyPrompts = (from, ...said) =>
   fake.requests
     .slice(from)
     .filter((r) => r.body?.stream && !r.body.response_format)
+    .filter((r) => said.length === 0 || said.some((s) => String(r.body.messages.at(-1)?.content ?? '').includes(s)))
     .map((r) => r.body.messages[0].content);
 
 /** What the prompt tells as true now about the person (the persona bank's lines). */
@@ -93,7 +97,7 @@ test('a change told as an event is never sent as current once memorised, also af
     await newChat(page);
     let from = fake.requests.length;
     await say(page, 'What should I cook tonight?');
-    assert.match(toldAsNow(replyPrompts(from)[0]), /live in Oslo/);
+    assert.match(toldAsNow(replyPrompts(from, 'What should I cook tonight?')[0]), /live in Oslo/);
 
     await say(page, 'I moved from Oslo to Bergen last week');
     await endAndRemember(page);
@@ -113,7 +117,7 @@ test('a change told as an event is never sent as current once memorised, also af
     from = fake.requests.length;
     await say(page, 'Where should I go for a walk this weekend?');
     await say(page, 'Any tips for my commute to the hospital?');
-    const prompts = replyPrompts(from);
+    const prompts = replyPrompts(from, 'Where should I go for a walk', 'Any tips for my commute');
     assert.equal(prompts.length, 2);
     for (const p of prompts) {
       assert.doesNotMatch(toldAsNow(p), /Oslo/, 'Oslo sent as current');
@@ -129,7 +133,7 @@ test('a change told as an event is never sent as current once memorised, also af
     await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
     from = fake.requests.length;
     await say(page, 'Do you remember where I live?');
-    const [again] = replyPrompts(from);
+    const [again] = replyPrompts(from, 'Do you remember where I live?');
     assert.ok(again, 'a reply was asked');
     assert.doesNotMatch(toldAsNow(again), /Oslo/);
     for (const line of again.split('\n').filter((l) => l.includes(OSLO))) assert.match(line, /no longer true/);
@@ -168,7 +172,7 @@ test('a change the labeller is unsure of is asked in the memory notice and done 
       await newChat(page);
       let from = fake.requests.length;
       await say(page, 'What should I do this evening?');
-      assert.match(toldAsNow(replyPrompts(from)[0]), /nurse at Haukeland/);
+      assert.match(toldAsNow(replyPrompts(from, 'What should I do this evening?')[0]), /nurse at Haukeland/);
 
       // Back to the chat that told it; answered by keyboard.
       const drawer = page.getByTestId('open-chats');
@@ -208,7 +212,7 @@ test('a change the labeller is unsure of is asked in the memory notice and done 
       await newChat(page);
       from = fake.requests.length;
       await say(page, 'And tomorrow?');
-      assert.doesNotMatch(toldAsNow(replyPrompts(from)[0]), /nurse at Haukeland/);
+      assert.doesNotMatch(toldAsNow(replyPrompts(from, 'And tomorrow?')[0]), /nurse at Haukeland/);
       assert.deepEqual(h.errors, []);
       assertNoOffHost(h);
     } finally {

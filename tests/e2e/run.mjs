@@ -1,13 +1,76 @@
-// Runs every tests/e2e/*.spec.mjs with Node's test runner, one file at a time (one Chromium).
-import { spawnSync } from 'node:child_process';
+// Runs every tests/e2e/*.spec.mjs, each file in its own Node test runner. Each file has its own
+// Chromium and its own servers on free ports, so files run side by side: E2E_JOBS at once
+// (default 2; the specs mostly wait on the app). The longest files start first, so the last to
+// finish are short. A file's output is printed whole when it ends, then a summary of all.
+// `node tests/e2e/run.mjs sync trust-` runs the files whose names hold any of the words.
+import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+
+// The longest files, longest first (measured two at a time on a busy 2-core machine).
+const LONG = [
+  'trust-matrix',
+  'long-chat',
+  'explorer-scale',
+  'history-import-large',
+  'memory-control',
+  'search-model',
+  'status-words',
+  'a11y',
+  'keyboard',
+  'confirm',
+  'explorer-keys',
+  'chat-manage',
+  'sync.spec',
+  'tabs-settings',
+  'trust-xss',
+  'trust-tabs',
+];
+const rank = (f) => {
+  const i = LONG.findIndex((l) => f.includes(l));
+  return i === -1 ? LONG.length : i;
+};
 
 const dir = import.meta.dirname;
 const only = process.argv.slice(2);
 const files = readdirSync(dir)
   .filter((f) => f.endsWith('.spec.mjs'))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
-  .map((f) => join(dir, f));
-const r = spawnSync(process.execPath, ['--test', '--test-concurrency=1', '--test-reporter=spec', ...files], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+  .sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+const jobs = Math.max(1, Math.floor(Number(process.env.E2E_JOBS ?? 2)) || 1);
+const started = Date.now();
+
+/** Runs one file; resolves with its exit code and counts once it ends. */
+function runFile(file) {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', join(dir, file)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = [];
+    child.stdout.on('data', (b) => out.push(b));
+    child.stderr.on('data', (b) => out.push(b));
+    child.on('close', (code, signal) => {
+      const text = Buffer.concat(out).toString();
+      const count = (name) => Number(new RegExp(`^ℹ ${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+      const secs = Math.round((Date.now() - t0) / 1000);
+      process.stdout.write(`\n=== ${file} (${secs} s, exit ${code ?? signal}) ===\n${text}`);
+      resolve({ file, code: code ?? 1, pass: count('pass'), fail: count('fail'), secs });
+    });
+  });
+}
+
+const queue = [...files];
+const results = [];
+await Promise.all(
+  Array.from({ length: Math.min(jobs, queue.length) }, async () => {
+    for (let f = queue.shift(); f !== undefined; f = queue.shift()) results.push(await runFile(f));
+  }),
+);
+
+const failed = results.filter((r) => r.code !== 0);
+const sum = (k) => results.reduce((s, r) => s + r[k], 0);
+console.log(
+  `\n=== e2e: ${files.length} files, ${sum('pass')} tests passed, ${sum('fail')} failed, ${jobs} at a time, ${Math.round((Date.now() - started) / 1000)} s ===`,
+);
+for (const r of [...results].sort((a, b) => b.secs - a.secs).slice(0, 8)) console.log(`  ${r.secs} s  ${r.file}`);
+for (const r of failed) console.log(`FAILED: ${r.file} (${r.fail} failing test${r.fail === 1 ? '' : 's'}, exit ${r.code})`);
+process.exit(failed.length === 0 && files.length > 0 ? 0 : 1);
