@@ -88,14 +88,19 @@ export class MemoryCommands implements ChatCommands {
       const state = ids.length + lines.length > 0 ? 'asked' : 'none';
       return { turn: this.answerTurn(user, { ...facts, state }, ids, lines), change: {} };
     }
-    const current = found.filter((m) => !isPast(m));
+    let current = found.filter((m) => !isPast(m));
+    // No lasting fact about the user yet (a small model often writes what they said as events):
+    // what they told is listed rather than "nothing".
+    const told = command.me && current.length === 0 ? this.toldByMe() : [];
+    if (told.length > 0) current = told;
     // Nothing at all about it (maybe a question of knowledge): the model answers, where there is one.
     if (!command.me && found.length === 0 && this.opts.getModel()) return undefined;
     const limit = command.me ? MAX_ABOUT_ME : MAX_FOUND;
     const shown = current.slice(0, limit).map((m) => m.id);
     const facts: AnswerFacts = { kind: 'recall', state: shown.length ? 'done' : 'none', about: command.about, count: shown.length };
     if (current.length > limit) facts.more = current.length - limit;
-    if (found.length > current.length) facts.past = found.length - current.length;
+    if (told.length > 0) facts.told = true;
+    else if (found.length > current.length) facts.past = found.length - current.length;
     return { turn: this.answerTurn(user, facts, shown), change: {} };
   }
 
@@ -140,6 +145,12 @@ export class MemoryCommands implements ChatCommands {
   private aboutMe(withPast: boolean): Memory[] {
     const traits = [...this.memory.memories.values()].filter((m) => m.kind === 'user-trait' && (withPast || !isPast(m)));
     return traits.sort(newestFirst);
+  }
+
+  /** What the user told about themselves that is still current (events, notes, instructions), newest first. */
+  private toldByMe(): Memory[] {
+    const about = [...this.memory.memories.values()].filter((m) => m.kind !== 'assistant-trait' && m.subject === 'user' && !isPast(m));
+    return about.sort(newestFirst);
   }
 
   /** Memories about `about`: the retrieval of replies (words, and meaning where the search model is loaded). */

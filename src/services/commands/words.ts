@@ -18,6 +18,8 @@ export interface AnswerFacts extends CommandAnswer {
   /** recall: how many more than listed are true now, and how many matched but are no longer true. */
   more?: number;
   past?: number;
+  /** recall about the user: no trait is true now, so what the user told is listed instead. */
+  told?: boolean;
 }
 
 const memories = (n: number) => (n === 1 ? '1 memory' : `${n} memories`);
@@ -62,6 +64,7 @@ export function answerText(f: AnswerFacts): string {
       if (f.state === 'none')
         return `${f.about === 'me' ? 'I don’t remember anything about you that is true now.' : `Nothing in your memory about ${topic(f.about)} is true now.`}${past}`;
       const more = f.more ? ` ${f.more} more are in the Memory view.` : '';
+      if (f.told) return `I have no lasting facts about you yet. What you told me (${memories(n)}):${more}`;
       return `What I remember about ${topic(f.about)} that is true now (${memories(n)}):${more}${past}`;
     }
   }

@@ -258,6 +258,29 @@ for (const [name, open] of Object.entries(repos)) {
       expect(llm.calls.filter((c) => c.kind === 'chat')).toHaveLength(2);
     });
 
+    it('"what do you remember about me?" with no trait true now lists what the user told (events, notes), not "nothing"', async () => {
+      const repo = await open();
+      const { chat, memory } = wire(repo);
+      await repo.apply({
+        memories: [
+          { ...trait('moved', 'You moved to Porto last month.', { time: T - 2000 }), kind: 'event' },
+          { ...trait('short', 'Keep answers short.', { time: T - 1000 }), kind: 'note' },
+          { ...trait('ana', 'Ana has two kids.'), kind: 'event', subject: 'Ana' },
+          { ...trait('said-tealeaf', 'Tealeaf likes puns.'), kind: 'assistant-trait', subject: 'assistant' },
+          { ...trait('old', 'You went to the old bakery.', { endedAt: T - 500 }), kind: 'event' },
+          trait('ended', 'You work at the bakery.', { endedAt: T - 1000 }),
+        ],
+      });
+      await memory.load();
+      await chat.send('What do you remember about me?');
+      const list = chat.turns.at(-1)!;
+      expect(list).toMatchObject({
+        command: { kind: 'recall', state: 'done' },
+        text: 'I have no lasting facts about you yet. What you told me (2 memories):',
+      });
+      expect(list.usedMemory?.memoryIds).toEqual(['short', 'moved']);
+    });
+
     it('in a temporary chat nothing is remembered or forgotten, and it says so', async () => {
       const repo = await open();
       const { chat, memory } = wire(repo);
