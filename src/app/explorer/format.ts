@@ -57,3 +57,11 @@ export function excerpt(text: string, max = 160): string {
 export function countOf(n: number, one: string, many: string): string {
   return `${n.toLocaleString()} ${n === 1 ? one : many}`;
 }
+
+/** Who a memory is about, in words, where its kind does not say it already (an event's subject). */
+export function aboutWords(kind: string, subject: string | undefined): string | undefined {
+  if (!subject || kind !== 'event') return undefined;
+  if (subject === 'user') return 'about you';
+  if (subject === 'assistant') return 'about Tealeaf';
+  return `about ${subject}`;
+}
