@@ -34,9 +34,10 @@ import {
   takeStatement,
   withSigningKey,
 } from './sync-config';
+import { ResetQuestion } from './reset-question';
 import { StateRows } from './sync-rows';
 import { TabLink, type TabMessage } from './sync-tabs';
-import { OFF, type SyncStatus, heldWords, historyOf } from './sync-status';
+import { OFF, type SyncStatus, seenWords } from './sync-status';
 import { adoptOpenChats } from './chat-owner';
 
 export type { PendingRotation, SyncConfig } from './sync-config';
@@ -65,7 +66,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   private readonly memoryChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-memory') : undefined;
   private readonly chatChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-chat') : undefined;
   private pairing?: AbortController;
-  private asked?: { answer: (choice: 'wipe' | 'keep') => void; fail: (e: Error) => void };
+  private readonly asked = new ResetQuestion();
   /** Runs this device's wipe for another device's delete-all (Tealeaf stops its jobs around it). */
   wipeHere?: (wipe: () => Promise<unknown>) => Promise<unknown>;
 
@@ -269,8 +270,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
           pending: engine.pending,
           error: undefined,
           devices: this.config!.devices,
-          quarantined: heldWords(engine.quarantined, this.config!.devices),
-          history: historyOf(engine.history, engine.book.missing(), this.config!.devices),
+          ...seenWords(engine, this.config!.devices),
         });
         backoff = 1000;
         const room = await this.room();
@@ -283,8 +283,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
           error: (e as Error).message,
           pending: engine.pending,
           progress: undefined,
-          quarantined: heldWords(engine.quarantined, this.config?.devices ?? []),
-          history: historyOf(engine.history, engine.book.missing(), this.config?.devices ?? []),
+          ...seenWords(engine, this.config?.devices ?? []),
         });
         await this.sleep(
           (signal) =>
@@ -390,10 +389,9 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   /** Another device deleted everything: the loop waits here until the user answers (`answerReset`). */
   private askReset(epoch: Epoch): Promise<'wipe' | 'keep'> {
     const name = this.config?.devices.find((d) => d.id === epoch.by)?.name ?? 'Another device';
-    return new Promise((answer, fail) => {
-      this.asked = { answer, fail };
-      this.set({ phase: 'deleted-elsewhere', deletedBy: { name, at: epoch.at }, progress: undefined });
-    });
+    const answer = this.asked.ask();
+    this.set({ phase: 'deleted-elsewhere', deletedBy: { name, at: epoch.at }, progress: undefined });
+    return answer;
   }
 
   /** The user's answer to another device's delete-all: empty this device too, or keep its data (sent back to all). */
@@ -402,11 +400,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       this.tabs.post({ type: 'answer', choice });
       return;
     }
-    const asked = this.asked;
-    if (!asked) return;
-    this.asked = undefined;
-    this.set({ phase: 'syncing', deletedBy: undefined });
-    asked.answer(choice);
+    if (this.asked.answer(choice)) this.set({ phase: 'syncing', deletedBy: undefined });
   }
 
   /** The store was written around the out-box (a backup import): the loop, here or in the tab that runs it, takes it in. */
@@ -427,8 +421,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   /** The loop stops; an open question about another device's delete-all ends unanswered (nothing is wiped or sent). */
   private halt(why: string): void {
     this.running = false;
-    this.asked?.fail(new Error(why));
-    this.asked = undefined;
+    this.asked.end(why);
     this.pairing?.abort();
     this.kick();
     this.engine = undefined;

@@ -84,6 +84,18 @@ export function heldWords(
   }));
 }
 
+/** What an engine has seen that Settings shows: records held back and the relay's history, senders by name. */
+export function seenWords(
+  engine: {
+    quarantined: ReadonlyArray<{ kind: string; id: string; from?: string; problem: string }>;
+    history: Parameters<typeof historyOf>[0];
+    book: { missing(): ReadonlyArray<{ device: string; count: number }> };
+  },
+  devices: readonly DeviceInfo[],
+): Pick<SyncStatus, 'quarantined' | 'history'> {
+  return { quarantined: heldWords(engine.quarantined, devices), history: historyOf(engine.history, engine.book.missing(), devices) };
+}
+
 export const OFF: SyncStatus = { phase: 'off', devices: [], pending: false };
 
 export interface SyncWords {
