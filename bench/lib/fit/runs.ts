@@ -13,7 +13,7 @@ import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import { segmentUnit } from '../../../src/memory/retrieval/units';
 import { withDefaults, type MemorySettings } from '../../../src/memory/settings';
 import { memorylessPreparer } from '../../../src/services/chat/reply-prompt';
-import { ITEM_CHARS } from '../../../src/memory/ingest/summarise';
+import { ITEM_CHARS } from '../../../src/memory/ingest/summary-prompt';
 import type { Id, Session, Turn } from '../../../src/memory/types';
 import { ingestLocomo, type Ingested } from '../locomo-ingest';
 import { questionsOf } from '../locomo-report';

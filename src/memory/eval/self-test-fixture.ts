@@ -2,7 +2,7 @@
 // about the user, one of them a change, and a new memory with two earlier ones to label, one an
 // obvious change and one obviously unrelated. Fixed times and texts: the same model answers the
 // same way every time (temperature 0), so a verdict can be remembered per model.
-import type { TranscriptTurn } from '../ingest/summarise';
+import type { TranscriptTurn } from '../ingest/summary-prompt';
 import type { LabelledEvent, LabellingCandidate } from '../ingest/labelling';
 
 const DAY = 86_400_000;

@@ -5,7 +5,7 @@
 // the session's (T1 ... Tn), so the parts' answers merge with their turn references intact.
 import type { ChatMessage, ModelWindow } from '../../ports';
 import { estimateTokens, estimateMessages, outputFor, withSchemaInstruction } from '../fit';
-import { summariseMessages, summarySchema, summaryText, transcriptLine, type TranscriptLine, type TranscriptTurn } from './summarise';
+import { summariseMessages, summarySchema, summaryText, transcriptLine, type TranscriptLine, type TranscriptTurn } from './summary-prompt';
 
 /** What one summarising call may write, where the engine allows it. */
 export const SUMMARY_TOKENS = 1024;

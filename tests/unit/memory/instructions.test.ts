@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryGraph } from '../../../src/memory/graph';
 import { memoryUnit } from '../../../src/memory/ingest/memorise';
-import { parseSummary, summariseMessages, summarySchema } from '../../../src/memory/ingest/summarise';
+import { parseSummary } from '../../../src/memory/ingest/summarise';
+import { summariseMessages, summarySchema } from '../../../src/memory/ingest/summary-prompt';
 import { rememberedFact } from '../../../src/memory/commands/fact';
 import { parseMemoryCommand } from '../../../src/memory/commands/parse';
 import { prepareTurn } from '../../../src/memory/recall/turn';

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { extractJson, normaliseRelation } from '../../../src/memory/llm-output';
 import { parseRelationLabels } from '../../../src/memory/ingest/labelling';
-import { parseSummary, type TranscriptTurn } from '../../../src/memory/ingest/summarise';
+import { parseSummary } from '../../../src/memory/ingest/summarise';
+import { type TranscriptTurn } from '../../../src/memory/ingest/summary-prompt';
 import { parseTimelineNotes } from '../../../src/memory/recall/refine';
 
 const turns: TranscriptTurn[] = [

@@ -3,7 +3,8 @@
 // session's turns, or nothing (then the segment step uses the fallback splitter).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseSummary, summariseMessages, summarySchema, type TranscriptTurn } from '../../../src/memory/ingest/summarise';
+import { parseSummary } from '../../../src/memory/ingest/summarise';
+import { summariseMessages, summarySchema, type TranscriptTurn } from '../../../src/memory/ingest/summary-prompt';
 import type { TurnRange } from '../../../src/memory/ingest/segments/parse';
 
 const turns: TranscriptTurn[] = Array.from({ length: 8 }, (_, i) => ({

@@ -3,7 +3,8 @@
 // worth keeping; no for simple questions and small talk). Notes come only from those messages;
 // every item carries the judgement of its sources; without a list nothing is judged or dropped.
 import { describe, expect, it } from 'vitest';
-import { parseSummary, summariseMessages, summarySchema, type TranscriptTurn } from '../../../src/memory/ingest/summarise';
+import { parseSummary } from '../../../src/memory/ingest/summarise';
+import { summariseMessages, summarySchema, type TranscriptTurn } from '../../../src/memory/ingest/summary-prompt';
 
 // The paper's kind of dialogue: a greeting, a simple question, feedback, then knowledge.
 const turns: TranscriptTurn[] = [

@@ -7,7 +7,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { cleanText, extractJson, normaliseRelation, pickArray, readIndex } from '../../../src/memory/llm-output';
-import { parseSummary, type TranscriptTurn } from '../../../src/memory/ingest/summarise';
+import { parseSummary } from '../../../src/memory/ingest/summarise';
+import { type TranscriptTurn } from '../../../src/memory/ingest/summary-prompt';
 import { parseRelationLabels, RELATION_LABELS } from '../../../src/memory/ingest/labelling';
 import { parseTimelineNotes } from '../../../src/memory/recall/refine';
 import { parseSegmentation } from '../../../src/memory/ingest/segments/parse';
