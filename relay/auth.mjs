@@ -36,14 +36,20 @@ export function checkSignature(req, pathAndQuery, body, now, skewMs) {
   const h = (n) => req.headers[n];
   const [key, time, nonce, sig] = SIGNED_HEADERS.map(h);
   if (!key && !sig) throw refuse.unsigned();
-  if (typeof key !== 'string' || typeof sig !== 'string' || typeof nonce !== 'string' || typeof time !== 'string') throw refuse.badSignature();
+  if (typeof key !== 'string' || typeof sig !== 'string' || typeof nonce !== 'string' || typeof time !== 'string')
+    throw refuse.badSignature();
   if (key.length !== 43 || !b64url.test(key) || !b64url.test(sig) || !/^[A-Za-z0-9_-]{16,64}$/.test(nonce) || !/^\d{1,15}$/.test(time))
     throw refuse.badSignature();
   if (Math.abs(Number(time) - now) > skewMs) throw refuse.clock();
   const digest = createHash('sha256').update(body).digest('base64url');
-  let ok = false;
+  let ok;
   try {
-    ok = verify(null, Buffer.from(signedText(req.method, pathAndQuery, time, nonce, digest)), publicKey(key), Buffer.from(sig, 'base64url'));
+    ok = verify(
+      null,
+      Buffer.from(signedText(req.method, pathAndQuery, time, nonce, digest)),
+      publicKey(key),
+      Buffer.from(sig, 'base64url'),
+    );
   } catch {
     ok = false;
   }

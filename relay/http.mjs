@@ -56,15 +56,22 @@ export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs
 
   // Behind a balancer the client is the last address it added to x-forwarded-for (--trust-proxy).
   const addressOf = (req) => {
-    const fwd = trustProxy ? String(req.headers['x-forwarded-for'] ?? '').split(',').at(-1)?.trim() : '';
+    const fwd = trustProxy
+      ? String(req.headers['x-forwarded-for'] ?? '')
+          .split(',')
+          .at(-1)
+          ?.trim()
+      : '';
     return fwd || req.socket.remoteAddress || '?';
   };
 
   async function post(req, res, url, id, address) {
     const body = await readBody(req, limits.maxMessage);
     if (body.length === 0) throw refuse.empty();
-    const signed = isPairing(id) ? { key: null, nonce: undefined } : checkSignature(req, url.pathname + url.search, body, now(), limits.clockSkewMs);
-    let wait = roomPosts.take(id, limits.roomPostsPerMinute) || addressPosts.take(address, limits.addressPostsPerMinute);
+    const signed = isPairing(id)
+      ? { key: null, nonce: undefined }
+      : checkSignature(req, url.pathname + url.search, body, now(), limits.clockSkewMs);
+    const wait = roomPosts.take(id, limits.roomPostsPerMinute) || addressPosts.take(address, limits.addressPostsPerMinute);
     if (wait) throw refuse.posts(wait);
     const totals = await store.totals();
     if (totals.bytes + body.length > limits.relayBytes) throw refuse.relayFull();
@@ -87,7 +94,6 @@ export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs
       throw refuse.polls();
     }
     let done = false;
-    let timer;
     const end = () => {
       if (done) return false;
       done = true;
@@ -105,12 +111,18 @@ export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs
     const remove = waiters.add(id, after, finish);
     metrics.waiters = waiters.count;
     req.on('close', end);
-    timer = setTimeout(() => {
+    const timer = setTimeout(() => {
       store.last(id, now(), limits).then(finish, () => finish(after));
     }, waitMs);
-    return store.last(id, now(), limits).then((last) => {
-      if (last > after || state.draining) finish(last);
-    });
+    return store.last(id, now(), limits).then(
+      (last) => {
+        if (last > after || state.draining) finish(last);
+      },
+      // The database away: the poll waits all the same; the store looks again when it is back.
+      (e) => {
+        if (e?.reason !== 'store-unavailable') throw e;
+      },
+    );
   }
 
   async function route(req, res, url, address) {

@@ -36,7 +36,8 @@ export class Refusal extends Error {
   }
 }
 
-const MiB = (n) => `${Math.round((n / 1024 / 1024) * 10) / 10} MiB`;
+const round = (x) => Math.round(x * 10) / 10;
+const MiB = (n) => (n < 1024 * 1024 ? `${round(n / 1024)} KiB` : `${round(n / 1024 / 1024)} MiB`);
 
 /** The refusals by reason, in the relay's words (the app has its own, for the same reasons). */
 export const refuse = {

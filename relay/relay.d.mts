@@ -30,4 +30,4 @@ export declare function startRelay(options?: {
   limits?: Partial<RelayLimits>;
   trustProxy?: boolean;
   log?: (level: string, msg: string, fields: Record<string, unknown>) => void;
-}): Promise<{ url: string; close: () => Promise<void> }>;
+}): Promise<{ url: string; sweep: () => Promise<void>; close: () => Promise<void> }>;

@@ -54,7 +54,11 @@ export async function startRelay({
   const handler = relayHandler({ store, limits, metrics, waiters, log, now, waitMs, trustProxy, state });
   store.onStored((room, last) => {
     if (room !== null) return waiters.wake(room, last);
-    for (const r of waiters.waitedRooms()) store.last(r, now(), limits).then((l) => waiters.wake(r, l), () => undefined);
+    for (const r of waiters.waitedRooms())
+      store.last(r, now(), limits).then(
+        (l) => waiters.wake(r, l),
+        () => undefined,
+      );
   });
   const sweep = () => {
     handler.sweep();
@@ -74,6 +78,8 @@ export async function startRelay({
   return {
     url: `http://${host}:${address.port}`,
     store,
+    /** What the minute's sweep does (idle rooms, pairing mailboxes, nonces, totals), now: for tests. */
+    sweep,
     close: () =>
       (closing ??= (async () => {
         state.draining = true;
@@ -101,6 +107,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const postgres = arg('postgres', undefined);
   const limits = {};
   for (const [flag, key] of [
+    ['max-message', 'maxMessage'],
     ['room-bytes', 'roomBytes'],
     ['relay-bytes', 'relayBytes'],
     ['address-posts', 'addressPostsPerMinute'],

@@ -4,7 +4,19 @@
 // renamed over the old one. <room>.key holds the room's public key (docs/SYNC.md, "Who may write a
 // room"). A post is acknowledged only after its bytes are flushed to disk (fdatasync).
 // One process only: the order of a room's writes is kept by a promise chain in this process.
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, truncateSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  truncateSync,
+} from 'node:fs';
 import { open as openFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { refuse } from './limits.mjs';

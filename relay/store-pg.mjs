@@ -117,6 +117,8 @@ export class PgStore {
       [id, key ?? null, nonce ?? null, body, compact ?? null, mayCreate, limits.roomBytes, limits.pairMessages, limits.pairTtlMs, now],
       limits,
     );
+    // Counted here until the next sweep counts again, so the relay-wide limit holds between sweeps.
+    if (this.cached) this.cached.bytes += body.length;
     return { seq: Number(r.rows[0].seq) };
   }
 
@@ -153,7 +155,11 @@ export class PgStore {
     await this.#q(`DELETE FROM relay_rooms WHERE left(id, 5) <> 'pair-' AND touched < $1`, [now - limits.idleMs], limits);
     await this.#q(`DELETE FROM relay_rooms WHERE left(id, 5) = 'pair-' AND created < $1`, [now - limits.pairTtlMs], limits);
     await this.#q('DELETE FROM relay_nonces WHERE at < $1', [now - 2 * limits.clockSkewMs], limits);
-    const t = await this.#q('SELECT count(*) AS rooms, coalesce(sum(bytes), 0) AS bytes, coalesce(sum(messages), 0) AS messages FROM relay_rooms', [], limits);
+    const t = await this.#q(
+      'SELECT count(*) AS rooms, coalesce(sum(bytes), 0) AS bytes, coalesce(sum(messages), 0) AS messages FROM relay_rooms',
+      [],
+      limits,
+    );
     this.cached = { rooms: Number(t.rows[0].rooms), bytes: Number(t.rows[0].bytes), messages: Number(t.rows[0].messages) };
   }
 

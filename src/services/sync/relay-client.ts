@@ -86,7 +86,10 @@ export class RelayClient {
 
   /** Signed with the room's key: only its devices may delete it. */
   async deleteRoom(room: string): Promise<void> {
-    await this.call(this.roomUrl(room), { method: 'DELETE', headers: await signedHeaders(room, 'DELETE', this.roomPath(room), new Uint8Array(0)) });
+    await this.call(this.roomUrl(room), {
+      method: 'DELETE',
+      headers: await signedHeaders(room, 'DELETE', this.roomPath(room), new Uint8Array(0)),
+    });
   }
 }
 

@@ -8,16 +8,20 @@ export interface RelayRefusal {
   retryAfter?: number;
 }
 
-const mib = (n: number | undefined) => (n === undefined ? 'its limit' : `${Math.round((n / 1024 / 1024) * 10) / 10} MiB`);
+const round = (x: number) => Math.round(x * 10) / 10;
+const mib = (n: number | undefined) =>
+  n === undefined ? 'its limit' : n < 1024 * 1024 ? `${round(n / 1024)} KiB` : `${round(n / 1024 / 1024)} MiB`;
 const later = (s: number | undefined) => (s === undefined ? 'a while' : s < 90 ? `${s} seconds` : `${Math.round(s / 60)} minutes`);
 
 const WORDS: Record<string, (r: RelayRefusal) => string> = {
   'room-full': (r) =>
     `Your relay is full: your sync room holds its limit of ${mib(r.limit)}. Changes stay on this device; whoever runs the relay can give it more room.`,
-  'relay-full': () => 'Your relay is full: it takes no more messages from anyone. Changes stay on this device until whoever runs it makes room.',
+  'relay-full': () =>
+    'Your relay is full: it takes no more messages from anyone. Changes stay on this device until whoever runs it makes room.',
   'too-large': (r) => `A change is too large for your relay: it takes at most ${mib(r.limit)} at once.`,
   'too-many-posts': (r) => `Your relay is busy: it takes no more changes from here for ${later(r.retryAfter)}.`,
-  'too-many-rooms': (r) => `Your relay refused a new sync room: too many were made from this network lately. Try again in ${later(r.retryAfter)}.`,
+  'too-many-rooms': (r) =>
+    `Your relay refused a new sync room: too many were made from this network lately. Try again in ${later(r.retryAfter)}.`,
   'too-many-polls': () => 'Your relay refused to wait for changes: too many devices or tabs on this network are waiting on it at once.',
   'mailbox-full': () => 'The pairing mailbox on the relay is full: start pairing again with a new code.',
   unsigned: () => 'Your relay refused a change that was not signed: update Tealeaf on this device.',

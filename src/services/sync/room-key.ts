@@ -24,7 +24,11 @@ const PKCS8_ED25519 = new Uint8Array([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 
 export async function roomSigner(raw: Bytes): Promise<RoomSigner> {
   const base = await crypto.subtle.importKey('raw', raw, 'HKDF', false, ['deriveBits']);
   const seed = new Uint8Array(
-    await crypto.subtle.deriveBits({ name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: utf8('tealeaf-sync room-signing') }, base, 256),
+    await crypto.subtle.deriveBits(
+      { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: utf8('tealeaf-sync room-signing') },
+      base,
+      256,
+    ),
   );
   // Extractable only to read its public half once; the seed is no more secret than the sync key it comes from.
   const key = await crypto.subtle.importKey('pkcs8', concat(PKCS8_ED25519, seed), { name: 'Ed25519' }, true, ['sign']);
@@ -46,7 +50,13 @@ export function signedText(method: string, pathAndQuery: string, time: string, n
 }
 
 /** The headers that sign a write to `room` (path and query from /v1/ on), or none when no key is known for it. */
-export async function signedHeaders(room: string, method: string, pathAndQuery: string, body: Bytes, now = Date.now()): Promise<Record<string, string>> {
+export async function signedHeaders(
+  room: string,
+  method: string,
+  pathAndQuery: string,
+  body: Bytes,
+  now = Date.now(),
+): Promise<Record<string, string>> {
   const signer = signers.get(room);
   if (!signer) return {};
   const s = await signer;
