@@ -15,11 +15,11 @@ let cluster: Awaited<ReturnType<typeof startPostgres>>;
 const open: Array<() => Promise<void>> = [];
 beforeAll(async () => {
   cluster = await startPostgres();
-});
+}, 60_000);
 afterAll(async () => {
   while (open.length) await open.pop()!();
   await cluster?.stop();
-});
+}, 30_000);
 
 /** Rooms the store holds (to see that a read of an unknown room allocates none). */
 async function roomsIn(store: string, dir: string): Promise<number> {

@@ -16,11 +16,11 @@ beforeAll(async () => {
   cluster = await startPostgres();
   // Started together: one applies the schema, the others wait for its lock.
   relays = await Promise.all([0, 1, 2].map(() => spawnRelay(cluster.url)));
-});
+}, 60_000);
 afterAll(async () => {
   for (const r of relays) r.child.kill('SIGKILL');
   await cluster?.stop();
-});
+}, 30_000);
 
 const text = (b: Uint8Array) => Buffer.from(b).toString();
 const clients = () => relays.map((r) => new RelayClient(r.url));
