@@ -43,10 +43,10 @@ const freePort = () =>
     });
   });
 
-/** Starts a cluster; resolves with its URL, a restart (a crash: immediate stop, then start) and stop. */
-export async function startPostgres() {
-  if (process.env.TEALEAF_PG_URL) {
-    return { url: process.env.TEALEAF_PG_URL, restart: undefined, stop: async () => undefined };
+/** Starts a cluster; resolves with its URL, a restart (a crash: immediate stop, then start) and stop. `private`: never TEALEAF_PG_URL (a test that reads the cluster's files). */
+export async function startPostgres({ private: own = false } = {}) {
+  if (process.env.TEALEAF_PG_URL && !own) {
+    return { url: process.env.TEALEAF_PG_URL, dataDir: undefined, restart: undefined, stop: async () => undefined };
   }
   const bin = binDir();
   // initdb and postgres refuse to run as root: as root, they run as the postgres user.
@@ -66,6 +66,8 @@ export async function startPostgres() {
   start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    /** The cluster's files: tables and write-ahead log. */
+    dataDir: data,
     /** The database killed (no checkpoint, as in a crash) and started again: it recovers from its log. */
     restart: async () => {
       run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
