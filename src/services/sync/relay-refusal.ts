@@ -31,6 +31,9 @@ const WORDS: Record<string, (r: RelayRefusal) => string> = {
     'Your relay says another key owns this sync room, so it refuses changes from here. Someone else claimed it first: turn sync off and on again to start a new room.',
   replayed: () => 'Your relay had already taken this change.',
   'store-unavailable': () => 'Your relay’s database cannot be reached just now.',
+  // Faults of this app, not of the user: said plainly all the same.
+  'bad-compact': () => 'Your relay refused to compact at a position the room does not have (a fault in Tealeaf).',
+  empty: () => 'Your relay refused an empty message (a fault in Tealeaf).',
 };
 
 /** Words for a refusal; the status alone when the relay said no reason (an older relay, a proxy). */
