@@ -34,6 +34,8 @@ function spawnRelay(url) {
   const child = spawn(
     process.execPath,
     [
+      // RELAY_NODE_ARGS: e.g. --cpu-prof, to see where a relay process spends its time.
+      ...(process.env.RELAY_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       'relay/relay.mjs',
       '--postgres',
       url,
