@@ -111,11 +111,20 @@ export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs
     const remove = waiters.add(id, after, finish);
     metrics.waiters = waiters.count;
     req.on('close', end);
-    const timer = setTimeout(() => {
-      store.last(id, now(), limits).then(finish, () => finish(after));
-    }, waitMs);
+    const lastNow = () => {
+      const known = waiters.lastKnown(id);
+      return known !== undefined ? Promise.resolve(known) : store.last(id, now(), limits);
+    };
+    const timer = setTimeout(() => lastNow().then(finish, () => finish(after)), waitMs);
+    const known = waiters.lastKnown(id);
+    if (known !== undefined) {
+      if (known > after || state.draining) finish(known);
+      return;
+    }
+    const epoch = waiters.epoch;
     return store.last(id, now(), limits).then(
       (last) => {
+        waiters.remember(id, last, epoch);
         if (last > after || state.draining) finish(last);
       },
       // The database away: the poll waits all the same; the store looks again when it is back.

@@ -54,6 +54,7 @@ export async function startRelay({
   const handler = relayHandler({ store, limits, metrics, waiters, log, now, waitMs, trustProxy, state });
   store.onStored((room, last) => {
     if (room !== null) return waiters.wake(room, last);
+    waiters.lost();
     for (const r of waiters.waitedRooms())
       store.last(r, now(), limits).then(
         (l) => waiters.wake(r, l),
@@ -62,6 +63,7 @@ export async function startRelay({
   });
   const sweep = () => {
     handler.sweep();
+    waiters.sweepKnown();
     return store.sweep(now(), limits).catch((e) => log('warn', 'sweep-failed', { message: e.message }));
   };
   await sweep();

@@ -244,6 +244,7 @@ export class FileStore {
       rmSync(file, { force: true });
     };
     await (r ? r.serial(run) : run());
+    for (const fn of this.listeners) fn(id, 0);
   }
 
   /** Forgets idle rooms, old pairing mailboxes and old nonces; counts what is left. */
