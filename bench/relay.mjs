@@ -5,10 +5,12 @@
 //                 latency (sent, then read by the room's other device through its long poll), p50/p99,
 //                 and each relay process's resident memory, sampled through the phase;
 //   burst phase:  48 posters as fast as the relays take them for --burst-seconds: posts per second;
-//   bytes:        the database's bytes per room, then after each room's snapshot compacts it.
+//   bytes:        the database's bytes per room, then after each room's snapshot (4 bodies' size)
+//                 compacts it.
 // Devices post to one process and listen on the next, so with 3 processes delivery crosses processes.
 //   npm run bench:relay -- [--processes 1,3] [--rooms 1000] [--rate 200] [--seconds 60] [--minutes 0]
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { sql, startPostgres } from '../tests/support/pg-cluster.mjs';
@@ -60,12 +62,29 @@ function spawnRelay(url) {
   });
 }
 
-/** A body: [u32 device][f64 time sent][padding]. */
+// Sealed bytes do not compress: bodies are random, or the database's compression would flatter them.
+const NOISE = randomBytes(BODY * 4);
+
+/** A body: [u32 device][f64 time sent][random bytes]. */
 function body(device) {
-  const b = Buffer.alloc(BODY);
+  const b = Buffer.from(NOISE.subarray(0, BODY));
   b.writeUInt32BE(device, 0);
   b.writeDoubleBE(performance.now(), 4);
   return b;
+}
+
+/** The relays' own post times (their /metrics histograms summed): upper bounds of the buckets holding p50 and p99, in ms. */
+async function serverPostTimes(relays) {
+  const buckets = new Map();
+  for (const r of relays) {
+    const text = await (await fetch(`${r.url}/metrics`)).text();
+    for (const m of text.matchAll(/^tealeaf_relay_request_seconds_bucket\{route="post",le="([^"]+)"\} (\d+)$/gm))
+      buckets.set(m[1], (buckets.get(m[1]) ?? 0) + Number(m[2]));
+  }
+  const total = buckets.get('+Inf') ?? 0;
+  const at = (q) => [...buckets].find(([, n]) => n >= q * total)?.[0];
+  const ms = (le) => (le === '+Inf' || le === undefined ? Infinity : Number(le) * 1000);
+  return { p50: ms(at(0.5)), p99: ms(at(0.99)) };
 }
 
 async function dbBytes(url) {
@@ -133,7 +152,10 @@ async function run(cluster, processes) {
   while (inFlight > 0) await new Promise((r) => setTimeout(r, 10));
   await new Promise((r) => setTimeout(r, 1000)); // the last deliveries
   measuring = false;
+  const server = await serverPostTimes(relays);
   const rate = {
+    serverP50: server.p50,
+    serverP99: server.p99,
     posted: acks.length,
     refused,
     behind,
@@ -168,7 +190,7 @@ async function run(cluster, processes) {
     await Promise.all(
       keys.slice(i, i + 50).map(async (k, j) => {
         const [{ last }] = await sql(cluster.url, 'SELECT last FROM relay_rooms WHERE id = $1', [k.room]);
-        return post(postTo(2 * (i + j)), k, Buffer.alloc(BODY * 4), Number(last));
+        return post(postTo(2 * (i + j)), k, NOISE, Number(last));
       }),
     );
   await sql(cluster.url, 'VACUUM FULL relay_messages');
@@ -209,7 +231,7 @@ console.log('|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   const rss = r.rssMB.map((m) => `${m.first} → ${m.max} → ${m.last}`).join('; ');
   console.log(
-    `| ${r.processes} | ${r.rate.posted} (${r.rate.refused}, ${r.rate.behind}) | ${f(r.rate.ackP50)} / ${f(r.rate.ackP99)} | ${f(r.rate.p50)} / ${f(r.rate.p99)} | ${r.burstPerSecond} | ${rss} | ${f(r.before.disk / r.before.rooms)} (${f(r.before.payload / r.before.rooms)}) | ${f(r.after.disk / r.after.rooms)} (${f(r.after.payload / r.after.rooms)}) |`,
+    `| ${r.processes} | ${r.rate.posted} (${r.rate.refused}, ${r.rate.behind}) | ${f(r.rate.ackP50)} / ${f(r.rate.ackP99)} (${r.rate.serverP50} / ${r.rate.serverP99}) | ${f(r.rate.p50)} / ${f(r.rate.p99)} | ${r.burstPerSecond} | ${rss} | ${f(r.before.disk / r.before.rooms)} (${f(r.before.payload / r.before.rooms)}) | ${f(r.after.disk / r.after.rooms)} (${f(r.after.payload / r.after.rooms)}) |`,
   );
 }
 if (results.length > 1)
