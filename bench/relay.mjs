@@ -225,7 +225,7 @@ console.log(
   `\n${ROOMS * 2} devices in ${ROOMS} rooms, ${RATE} posts/s for ${SECONDS} s, bodies of ${BODY} bytes, burst ${POSTERS} posters for ${BURST_SECONDS} s\n`,
 );
 console.log(
-  '| relay processes | posted at the rate (refused, behind) | post acknowledged p50 / p99 ms | delivered p50 / p99 ms | burst posts/s | relay RSS MB first → max → last | DB bytes per room (payload) | after compaction |',
+  '| relay processes | posted at the rate (refused, behind) | post acknowledged p50 / p99 ms (in the relay: bucket bounds) | delivered p50 / p99 ms | burst posts/s | relay RSS MB first → max → last | DB bytes per room (payload) | after compaction |',
 );
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of results) {
