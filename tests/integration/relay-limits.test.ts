@@ -1,6 +1,6 @@
 // Who may write a room, and each limit refused with its status and reason, on both stores: the
 // embedded one (files) and PostgreSQL (a private cluster, tests/support/pg-cluster.mjs).
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +73,37 @@ describe.each(['file', 'postgres'])('the relay on %s', (store) => {
     expect((await client.read(room, 0)).messages.map((m) => Buffer.from(m.bytes).toString())).toEqual(['mine', 'theirs']);
     await client.deleteRoom(room);
     expect((await client.read(room, 0)).last).toBe(0);
+  });
+
+  it('a room from before signatures is claimed by the first signed write of its key; then a stranger cannot write it', async () => {
+    const { room } = await newRoom();
+    const dir = mkdtempSync(join(tmpdir(), 'tealeaf-legacy-'));
+    // A room as the relay kept it before issue 31: messages, no key.
+    if (store === 'file') writeFileSync(join(dir, `${room}.log`), Buffer.from([0, 0, 0, 3, ...Buffer.from('old')]));
+    else {
+      await sql(cluster.url, 'DROP TABLE IF EXISTS relay_messages, relay_rooms, relay_nonces CASCADE');
+      const first = await startRelay({ port: 0, postgres: cluster.url });
+      await first.close();
+      await sql(
+        cluster.url,
+        `INSERT INTO relay_rooms (id, key, last, bytes, messages, created, touched) VALUES ($1, NULL, 1, 3, 1, $2, $2)`,
+        [room, Date.now()],
+      );
+      await sql(cluster.url, `INSERT INTO relay_messages VALUES ($1, 1, 3, 'old')`, [room]);
+    }
+    const relay = await startRelay({ port: 0, dir, postgres: store === 'postgres' ? cluster.url : undefined });
+    open.push(relay.close);
+    const client = new RelayClient(relay.url);
+    expect(await client.post(room, utf8('new'))).toBe(2);
+    const stranger = (await newRoom()).signer;
+    const path = `/v1/rooms/${room}/messages`;
+    expect(
+      await answer(relay.url + path, { method: 'POST', body: utf8('x'), headers: await signWith(stranger, 'POST', path, utf8('x')) }),
+    ).toMatchObject({
+      status: 403,
+      body: { reason: 'not-yours' },
+    });
+    expect((await client.read(room, 0)).messages.map((m) => Buffer.from(m.bytes).toString())).toEqual(['old', 'new']);
   });
 
   it('a read or a wait on a room that does not exist allocates nothing', async () => {
