@@ -4,7 +4,9 @@
 //
 // `known` keeps the last position of rooms polled here, as the store last told it: while the store's
 // notifications arrive without a break, it can only lag the truth, and whatever it lags by is on its
-// way as a notification, which wakes the poll. So a device's next poll (after it read what it was
+// way as a notification, which wakes the poll. A waiter is registered before its query, and the
+// notifications for its room are taken from then on, so a query that answers late cannot hold a
+// position older than one already notified. So a device's next poll (after it read what it was
 // woken for) needs no query. A break (the database restarted) forgets it all. Pairing mailboxes are
 // left out: they expire by time, with no notification.
 export class Waiters {
@@ -53,7 +55,8 @@ export class Waiters {
 
   /** A room's last position is now `last`: answers its waiters that asked after an earlier one. */
   wake(room, last) {
-    if (this.known.has(room)) this.known.set(room, last === 0 ? 0 : Math.max(last, this.known.get(room)));
+    // Rooms with a waiter too: its query may answer older than a notification that came meanwhile.
+    if (this.known.has(room) || this.rooms.has(room)) this.known.set(room, last === 0 ? 0 : Math.max(last, this.known.get(room) ?? 0));
     for (const w of [...(this.rooms.get(room) ?? [])]) if (last > w.after) w.finish(last);
   }
 
