@@ -6,7 +6,8 @@ import { svelte } from '@sveltejs/vite-plugin-svelte';
 export default defineConfig({
   plugins: [svelte({ configFile: false, compilerOptions: { runes: true } })],
   test: {
-    include: ['tests/unit/**/*.test.ts'],
+    // tests/integration: the relay on a private PostgreSQL (tests/support/pg-cluster.mjs).
+    include: ['tests/unit/**/*.test.ts', 'tests/integration/**/*.test.ts'],
     environment: 'node',
     testTimeout: 60_000,
     pool: 'threads',

@@ -32,7 +32,11 @@ export async function lyingRelay(target) {
     const cors = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'x-last-seq' };
     if (req.method === 'OPTIONS') {
       res
-        .writeHead(204, { ...cors, 'access-control-allow-methods': 'GET, POST, DELETE', 'access-control-allow-headers': 'content-type' })
+        .writeHead(204, {
+          ...cors,
+          'access-control-allow-methods': 'GET, POST, DELETE',
+          'access-control-allow-headers': 'content-type, x-tealeaf-key, x-tealeaf-time, x-tealeaf-nonce, x-tealeaf-sig',
+        })
         .end();
       return;
     }
@@ -42,7 +46,11 @@ export async function lyingRelay(target) {
     try {
       up = await fetch(`${target}${req.url}`, {
         method: req.method,
-        headers: { 'content-type': 'application/octet-stream' },
+        // The room's signature passes through: the lies are in what comes back.
+        headers: {
+          'content-type': 'application/octet-stream',
+          ...Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith('x-tealeaf-'))),
+        },
         body: req.method === 'POST' ? Buffer.concat(chunks) : undefined,
       });
     } catch {

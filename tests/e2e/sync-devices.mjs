@@ -3,6 +3,7 @@
 // here from WebCrypto and Yjs, apart from the app's own code: the envelope as docs/SYNC.md gives it.
 import { webcrypto as crypto } from 'node:crypto';
 import * as Y from 'yjs';
+import { signedText } from '../../relay/auth.mjs';
 
 export async function settings(page, url) {
   await page.goto(`${url}/#/settings`);
@@ -93,6 +94,22 @@ export async function keyHolder(raw, relayUrl, deviceId = 'e'.repeat(32)) {
   const keyId = await hkdf(raw, 'tealeaf-sync key-id', 8);
   const room = b64url(await hkdf(raw, 'tealeaf-sync room', 32));
   const aes = await crypto.subtle.importKey('raw', await hkdf(raw, 'tealeaf-sync aes-gcm', 32), 'AES-GCM', false, ['encrypt', 'decrypt']);
+  // The room's Ed25519 key (docs/SYNC.md, "Who may write a room"): the relay takes signed posts only.
+  const pkcs8 = new Uint8Array([
+    ...Buffer.from('302e020100300506032b657004220420', 'hex'),
+    ...(await hkdf(raw, 'tealeaf-sync room-signing', 32)),
+  ]);
+  const signing = await crypto.subtle.importKey('pkcs8', pkcs8, { name: 'Ed25519' }, true, ['sign']);
+  const publicKey = (await crypto.subtle.exportKey('jwk', signing)).x;
+  const signed = async (method, path, body) => {
+    const time = String(Date.now());
+    const nonce = b64url(crypto.getRandomValues(new Uint8Array(16)));
+    const digest = b64url(new Uint8Array(await crypto.subtle.digest('SHA-256', body)));
+    const sig = new Uint8Array(
+      await crypto.subtle.sign({ name: 'Ed25519' }, signing, enc.encode(signedText(method, path, time, nonce, digest))),
+    );
+    return { 'x-tealeaf-key': publicKey, 'x-tealeaf-time': time, 'x-tealeaf-nonce': nonce, 'x-tealeaf-sig': b64url(sig) };
+  };
   const roomAd = enc.encode(`tealeaf-sync v1|${room}|`);
   const url = `${relayUrl}/v1/rooms/${room}`;
   const doc = new Y.Doc();
@@ -132,7 +149,11 @@ export async function keyHolder(raw, relayUrl, deviceId = 'e'.repeat(32)) {
     return out;
   };
   const post = async (sealed) => {
-    const res = await fetch(`${url}/messages`, { method: 'POST', body: sealed });
+    const res = await fetch(`${url}/messages`, {
+      method: 'POST',
+      body: sealed,
+      headers: await signed('POST', `/v1/rooms/${room}/messages`, sealed),
+    });
     if (!res.ok) throw new Error(`the relay answered ${res.status}`);
     return (await res.json()).seq;
   };

@@ -4,6 +4,8 @@
 // wins) and an edit on each arrive; delete-all on A: B asks, then empties, and does not bring it
 // back; unpair B. A chat left open on A is read-only on B, and a message on B starts B's own chat.
 // The relay's bytes on disk never hold the canary typed on A. Status words checked for off, synced, offline and error.
+// Run twice (issue 31): on the embedded relay (a file per room) and on PostgreSQL (a private cluster,
+// tests/support/pg-cluster.mjs), where the bytes on disk are the database's files and its log.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -11,6 +13,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRelay } from '../../relay/relay.mjs';
+import { startPostgres } from '../support/pg-cluster.mjs';
 import { audit } from './axe.mjs';
 import { launch, serveApp, shot, tempProfile } from './harness.mjs';
 import {
@@ -52,12 +55,26 @@ async function statusIs(page, phase, timeout = 20_000) {
   return (await page.getByTestId('sync-status').textContent()).trim();
 }
 
-function relayBytes() {
-  return Buffer.concat(readdirSync(relayDir).map((f) => readFileSync(join(relayDir, f))));
+let cluster;
+after(() => cluster?.stop());
+
+/** Every file under a folder, read whole (the relay's or the database's bytes on disk). */
+function filesUnder(dir) {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => readFileSync(join(e.parentPath, e.name)));
 }
 
-test('two devices: pair, sync a chat and its memories both ways, delete wins, delete-all, unpair; the relay sees no text', async () => {
-  let relay = await startRelay({ host: '127.0.0.1', port: 0, dir: relayDir });
+const twoDevices = async (store) => {
+  const start = async (port) =>
+    startRelay({
+      host: '127.0.0.1',
+      port,
+      dir: relayDir,
+      postgres: store === 'postgres' ? (cluster ??= await startPostgres({ private: true })).url : undefined,
+    });
+  const relayBytes = () => Buffer.concat(filesUnder(store === 'files' ? relayDir : cluster.dataDir));
+  let relay = await start(0);
   const port = new URL(relay.url).port;
   const profA = tempProfile();
   const profB = tempProfile();
@@ -229,7 +246,7 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
     assert.match(await B.page.getByTestId('sync-detail').textContent(), /Changes made here wait to be sent/);
     await shot(B.page, 'sync-offline');
     assert.deepEqual(await audit(B.page), [], 'axe: offline');
-    relay = await startRelay({ host: '127.0.0.1', port: Number(port), dir: relayDir });
+    relay = await start(Number(port));
     const converged = (db) =>
       !db.memories.some((m) => m.id === second.id) &&
       db.tombstones.some((t) => t.id === second.id) &&
@@ -313,15 +330,26 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
     assert.equal(await statusIs(B.page, 'unpaired', 45_000), 'This device was unpaired');
     await shot(B.page, 'sync-unpaired');
 
-    // An error the relay answers (not reachable is "offline"): A on a relay answering 500.
+    // An error the relay answers (not reachable is "offline"): A on a relay answering 500; on the
+    // PostgreSQL run, one refusing with a reason (a full room), in the app's words.
     await relay.close();
-    const bad = createServer((req, res) => res.writeHead(500, { 'access-control-allow-origin': '*' }).end('no'));
+    const full = store === 'postgres';
+    const bad = createServer((req, res) =>
+      full
+        ? res
+            .writeHead(507, { 'access-control-allow-origin': '*', 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: 'full', reason: 'room-full', limit: 256 * 1024 * 1024 }))
+        : res.writeHead(500, { 'access-control-allow-origin': '*' }).end('no'),
+    );
     await new Promise((ok) => bad.listen(Number(port), '127.0.0.1', ok));
     try {
       await settings(A.page, server.url);
       assert.equal(await statusIs(A.page, 'error', 40_000), 'Sync stopped on an error');
-      assert.match(await A.page.getByTestId('sync-detail').textContent(), /answered 500/);
-      await shot(A.page, 'sync-error');
+      assert.match(
+        await A.page.getByTestId('sync-detail').textContent(),
+        full ? /^Your relay is full: your sync room holds its limit of 256 MiB\. Changes stay on this device/ : /answered 500/,
+      );
+      await shot(A.page, full ? 'sync-relay-full' : 'sync-error');
     } finally {
       await new Promise((ok) => bad.close(ok));
     }
@@ -334,4 +362,8 @@ test('two devices: pair, sync a chat and its memories both ways, delete wins, de
     await B.dispose();
     await relay.close().catch(() => undefined);
   }
-});
+};
+
+const WHAT = 'pair, sync a chat and its memories both ways, delete wins, delete-all, unpair; the relay sees no text';
+test(`two devices: ${WHAT}`, () => twoDevices('files'));
+test(`two devices on a relay on PostgreSQL: ${WHAT}`, () => twoDevices('postgres'));

@@ -70,6 +70,11 @@ export class KeyChange {
     const again = result === 'lost' && p.remove !== undefined && this.host.config()!.devices.some((d) => d.id === p.remove);
     this.pending = undefined;
     await this.host.rows.save({ puts: [], deletes: ['rotation'] }, true);
-    if (again) await this.start(p.remove);
+    if (again) {
+      // This run is over: the new change gets its own (finish() would hand back this one, which
+      // waits on it: a deadlock, met when the relay's timing let the other device win).
+      this.run = undefined;
+      await this.start(p.remove);
+    }
   }
 }

@@ -5,6 +5,7 @@
 // it. Each device also has an ECDH key pair: a new key is wrapped for each device that keeps it,
 // which is how a device is unpaired (the new key is wrapped for everyone but it).
 import { type Bytes, equalBytes, fromBase64Url, randomBytes, toBase64Url, toHex, utf8 } from './bytes';
+import { rememberRoom } from './room-key';
 
 export interface SyncKey {
   /** 16 hex characters derived from the key: names it in every envelope, so a wrong key is told apart. */
@@ -53,7 +54,9 @@ export function generateSyncKey(now = Date.now()): Promise<SyncKey> {
 
 /** The relay's name for this key's room: 256 bits derived one way from the key. */
 export async function roomOf(key: SyncKey): Promise<string> {
-  return toBase64Url(await hkdf(key.raw, 'tealeaf-sync room', 32));
+  const room = toBase64Url(await hkdf(key.raw, 'tealeaf-sync room', 32));
+  rememberRoom(room, key.raw);
+  return room;
 }
 
 /** The AES-GCM key that seals envelopes under this sync key. */

@@ -1,5 +1,8 @@
 // Talks to a relay (relay/relay.mjs): posts sealed messages to a room and reads them back in order.
+// Writes are signed with the room's key (room-key.ts); refusals come back in words (relay-refusal.ts).
 import type { Bytes } from './bytes';
+import { type RelayRefusal, refusalWords } from './relay-refusal';
+import { signedHeaders } from './room-key';
 
 export interface RelayMessage {
   /** The relay's position of the message in the room: 1, 2, 3... */
@@ -12,6 +15,8 @@ export class RelayError extends Error {
   constructor(
     message: string,
     readonly status?: number,
+    /** The relay's reason code (relay/limits.mjs), when it gave one. */
+    readonly reason?: string,
   ) {
     super(message);
   }
@@ -23,8 +28,12 @@ export class RelayClient {
     private readonly fetchFn: typeof fetch = (...a) => fetch(...a),
   ) {}
 
+  private roomPath(room: string, tail = ''): string {
+    return `/v1/rooms/${encodeURIComponent(room)}${tail}`;
+  }
+
   private roomUrl(room: string, tail = ''): string {
-    return `${this.baseUrl.replace(/\/+$/, '')}/v1/rooms/${encodeURIComponent(room)}${tail}`;
+    return `${this.baseUrl.replace(/\/+$/, '')}${this.roomPath(room, tail)}`;
   }
 
   private async call(url: string, init?: RequestInit): Promise<Response> {
@@ -34,16 +43,20 @@ export class RelayClient {
     } catch (e) {
       throw new RelayError(`The relay at ${this.baseUrl} cannot be reached (${(e as Error).message}).`);
     }
-    if (!res.ok) throw new RelayError(`The relay answered ${res.status}.`, res.status);
+    if (!res.ok) {
+      const body = (await res.json().catch(() => undefined)) as RelayRefusal | undefined;
+      throw new RelayError(refusalWords(res.status, body), res.status, body?.reason);
+    }
     return res;
   }
 
   /** Posts one message; with `compact`, the relay then drops every message at or before that position (a snapshot replaces them). */
   async post(room: string, bytes: Bytes, signal?: AbortSignal, compact?: number): Promise<number> {
-    const res = await this.call(this.roomUrl(room, compact === undefined ? '/messages' : `/messages?compact=${compact}`), {
+    const tail = compact === undefined ? '/messages' : `/messages?compact=${compact}`;
+    const res = await this.call(this.roomUrl(room, tail), {
       method: 'POST',
       body: bytes,
-      headers: { 'content-type': 'application/octet-stream' },
+      headers: { 'content-type': 'application/octet-stream', ...(await signedHeaders(room, 'POST', this.roomPath(room, tail), bytes)) },
       signal,
     });
     return ((await res.json()) as { seq: number }).seq;
@@ -71,8 +84,12 @@ export class RelayClient {
     return ((await res.json()) as { last: number }).last;
   }
 
+  /** Signed with the room's key: only its devices may delete it. */
   async deleteRoom(room: string): Promise<void> {
-    await this.call(this.roomUrl(room), { method: 'DELETE' });
+    await this.call(this.roomUrl(room), {
+      method: 'DELETE',
+      headers: await signedHeaders(room, 'DELETE', this.roomPath(room), new Uint8Array(0)),
+    });
   }
 }
 

@@ -47,7 +47,9 @@ export async function lyingRelay(target: string, lies: Lies = { drop: new Set(),
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       const url = `${target}${req.url}`;
-      const init: RequestInit = { method: req.method, headers: { 'content-type': 'application/octet-stream' } };
+      // The room's signature passes through: the lie is in what comes back, not in what is sent.
+      const signed = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith('x-tealeaf-'))) as Record<string, string>;
+      const init: RequestInit = { method: req.method, headers: { 'content-type': 'application/octet-stream', ...signed } };
       if (req.method === 'POST') init.body = new Uint8Array(await body(req));
       let up: Response;
       try {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PAIR_TTL_MS, startRelay } from '../../../relay/relay.mjs';
 import { utf8 } from '../../../src/services/sync/bytes';
-import { generateDevice, generateSyncKey } from '../../../src/services/sync/keys';
+import { generateDevice, generateSyncKey, roomOf } from '../../../src/services/sync/keys';
 import { newPairingCode, pairingSecrets, payloadOf } from '../../../src/services/sync/pairing';
 import { joinWithCode, offerPairing } from '../../../src/services/sync/pairing-session';
 import { RelayClient } from '../../../src/services/sync/relay-client';
@@ -62,7 +62,7 @@ describe('pairing over the relay', () => {
     for (let i = 0; i < 16; i++) await relay.post(mailbox, utf8(`m${i}`));
     await expect(relay.post(mailbox, utf8('m16'))).rejects.toMatchObject({ status: 429 });
     // An ordinary room has no such limit.
-    const room = 'room-' + 'y'.repeat(40);
+    const room = await roomOf(await generateSyncKey());
     for (let i = 0; i < 20; i++) await relay.post(room, utf8(`r${i}`));
     clock += PAIR_TTL_MS + 1000;
     expect((await relay.read(mailbox, 0)).last).toBe(0);

@@ -19,7 +19,9 @@ async function relayIn(dir = mkdtempSync(join(tmpdir(), 'tealeaf-relay-'))) {
   return { ...relay, dir, client: new RelayClient(relay.url) };
 }
 
-const ROOM = 'room-' + 'x'.repeat(40);
+// A room only its key may write (room-key.ts): roomOf leaves the room's signer for the client.
+const ROOM = await roomOf(await generateSyncKey());
+const OTHER = await roomOf(await generateSyncKey());
 const text = (b: Uint8Array) => Buffer.from(b).toString();
 
 describe('the relay', () => {
@@ -35,7 +37,7 @@ describe('the relay', () => {
     expect(all.last).toBe(3);
     expect((await client.read(ROOM, 2)).messages.map((m) => text(m.bytes))).toEqual(['three']);
     expect((await client.read(ROOM, 0, 2)).messages).toHaveLength(2);
-    expect((await client.read('other-' + ROOM, 0)).messages).toEqual([]);
+    expect((await client.read(OTHER, 0)).messages).toEqual([]);
   });
 
   it('stores only ciphertext: a canary typed on a device is nowhere in its files', async () => {
@@ -90,7 +92,7 @@ describe('the relay', () => {
     const again = await relayIn(first.dir);
     expect((await again.client.read(ROOM, 0)).messages.map((m) => m.seq)).toEqual([3, 4]);
     expect(await again.client.post(ROOM, utf8('five'))).toBe(5);
-    expect(readdirSync(first.dir)).toEqual([`${ROOM}.log`]);
+    expect(readdirSync(first.dir).sort()).toEqual([`${ROOM}.key`, `${ROOM}.log`]);
     // A position the room does not have yet is refused.
     await expect(again.client.post(ROOM, utf8('x'), undefined, 99)).rejects.toMatchObject({ status: 400 });
   });
