@@ -85,8 +85,7 @@ test('a model server running here is ranked first; one click uses it from the ch
       // After a reload: the same engine and model, without asking.
       await page.reload();
       await pickerSays(page, 'tiny-chat');
-      await send(page, 'Ana has a concert on Friday');
-      assert.equal(await lastReply(page), 'Served locally: Ana has a concert on Friday ✓');
+      assert.equal(await say(page, 'Ana has a concert on Friday'), 'Served locally: Ana has a concert on Friday ✓');
       assert.equal((await turnsOf(page)).at(-1).modelId, 'tiny-chat');
       assert.deepEqual(h.errors, []);
       assertNoOffHost(h);
@@ -186,8 +185,7 @@ test('the header picker switches model by keyboard and by pointer; the next repl
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'model-picker');
     await pickerSays(page, 'tiny-judge');
     const before = fake.requests.length;
-    await send(page, 'Second message');
-    assert.equal(await lastReply(page), 'Served locally: Second message ✓');
+    assert.equal(await say(page, 'Second message'), 'Served locally: Second message ✓');
     assert.equal(fake.requests.slice(before).find((r) => r.body?.stream)?.body.model, 'tiny-judge');
     const turns = await turnsOf(page);
     assert.deepEqual(
@@ -199,8 +197,7 @@ test('the header picker switches model by keyboard and by pointer; the next repl
 
     await page.reload();
     await pickerSays(page, 'tiny-judge');
-    await send(page, 'Third message');
-    assert.equal(await lastReply(page), 'Served locally: Third message ✓');
+    assert.equal(await say(page, 'Third message'), 'Served locally: Third message ✓');
     assert.equal((await turnsOf(page)).at(-1).modelId, 'tiny-judge');
     // Escape closes without a change.
     await picker(page).click();
@@ -214,8 +211,7 @@ test('the header picker switches model by keyboard and by pointer; the next repl
     await page.locator('[data-testid="model-option"][data-key="tealeaf-test-scripted"]').click();
     await pickerSays(page, 'Scripted test model');
     assert.equal(await picker(page).getAttribute('data-engine'), 'test');
-    await send(page, 'Fourth message');
-    assert.equal(await lastReply(page), 'You said: Fourth message');
+    assert.equal(await say(page, 'Fourth message'), 'You said: Fourth message');
     assert.equal((await turnsOf(page)).at(-1).modelId, 'tealeaf-test-scripted');
 
     // Back to the server.

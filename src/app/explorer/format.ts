@@ -58,10 +58,10 @@ export function countOf(n: number, one: string, many: string): string {
   return `${n.toLocaleString()} ${n === 1 ? one : many}`;
 }
 
-/** Who a memory is about, in words, where its kind does not say it already (an event's subject). */
+/** Who a memory is about, in words, where its kind does not say it already ("About you" for a trait of the user). */
 export function aboutWords(kind: string, subject: string | undefined): string | undefined {
-  if (!subject || kind !== 'event') return undefined;
-  if (subject === 'user') return 'about you';
-  if (subject === 'assistant') return 'about Tealeaf';
+  if (!subject) return undefined;
+  if (subject === 'user') return kind === 'event' ? 'about you' : undefined;
+  if (subject === 'assistant') return kind === 'event' ? 'about Tealeaf' : undefined;
   return `about ${subject}`;
 }

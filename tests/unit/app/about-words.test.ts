@@ -6,6 +6,8 @@ describe('who a memory is about, in the detail panel', () => {
     expect(aboutWords('event', 'user')).toBe('about you');
     expect(aboutWords('event', 'assistant')).toBe('about Tealeaf');
     expect(aboutWords('event', 'Ana')).toBe('about Ana');
+    // Imported conversations name their speakers: a trait of Caroline says so.
+    expect(aboutWords('user-trait', 'Caroline')).toBe('about Caroline');
   });
 
   it('says nothing where the kind says it already, or nobody is named', () => {
