@@ -19,7 +19,9 @@ export interface InvariantViolation {
   message: string;
 }
 
-const TRAIT_KINDS = new Set(['user-trait', 'assistant-trait']);
+/** A trait of the user and one of Tealeaf are about different people: neither retires the other. */
+const crossesPeople = (a: string, b: string): boolean =>
+  (a === 'user-trait' && b === 'assistant-trait') || (a === 'assistant-trait' && b === 'user-trait');
 
 export function checkGraphInvariants(memories: readonly Memory[], edges: readonly Edge[]): InvariantViolation[] {
   const out: InvariantViolation[] = [];
@@ -53,7 +55,8 @@ export function checkGraphInvariants(memories: readonly Memory[], edges: readonl
       out.push({ kind: 'superseded-missing', id: m.id, message: `${m.id} superseded by missing ${m.supersededBy}` });
       continue;
     }
-    if (newer.kind !== m.kind || !TRAIT_KINDS.has(m.kind)) {
+    // A change retires whatever kinds the two are (change.ts), but never across the user and Tealeaf.
+    if (crossesPeople(m.kind, newer.kind)) {
       out.push({ kind: 'superseded-kind', id: m.id, message: `${m.id} (${m.kind}) superseded by ${newer.kind}` });
     }
     if (compareChronological(m, newer) >= 0) {

@@ -116,7 +116,7 @@ describe('checkGraphInvariants', () => {
       mem('b', 2),
       mem('t1', 3, 'likes tea', 'user-trait', { supersededBy: 'ghost' }),
       mem('t2', 4, 'likes coffee', 'user-trait', { supersededBy: 't1' }),
-      mem('t3', 5, 'is kind', 'assistant-trait', { supersededBy: 'b' }),
+      mem('t3', 5, 'is kind', 'assistant-trait', { supersededBy: 't2' }),
     ];
     const es = [edge('b', 'a'), edge('a', 'a'), edge('a', 'b'), { ...edge('a', 'b'), id: 'dup' }, edge('a', 'missing')];
     const kinds = [...new Set(checkGraphInvariants(ms, es).map((v) => v.kind))].sort();
