@@ -11,6 +11,7 @@ import { startRelay } from '../../relay/relay.mjs';
 import { launch, serveApp, tempProfile } from './harness.mjs';
 import { assertNoOffHost, editOpenMemory, openMemory, readDb, startImport } from './flows.mjs';
 import { hubBackup } from './links-backup.mjs';
+import { counts } from './sync-devices.mjs';
 
 const server = serveApp();
 const LINKS = 4000;
@@ -20,24 +21,6 @@ after(() => {
   rmSync(relayDir, { recursive: true, force: true });
   rmSync(file, { force: true });
 });
-
-/** Memory and link counts, read in one transaction (cheap enough to poll every few ms). */
-const counts = (page) =>
-  page.evaluate(
-    () =>
-      new Promise((resolve, reject) => {
-        const req = indexedDB.open('tealeaf');
-        req.onerror = () => reject(req.error);
-        req.onsuccess = () => {
-          const db = req.result;
-          const tx = db.transaction(['memories', 'edges'], 'readonly');
-          const m = tx.objectStore('memories').count();
-          const e = tx.objectStore('edges').count();
-          tx.oncomplete = () => (db.close(), resolve({ memories: m.result, edges: e.result }));
-          tx.onerror = () => (db.close(), reject(tx.error));
-        };
-      }),
-  );
 
 async function settings(page) {
   await page.goto(`${server.url}/#/settings`);

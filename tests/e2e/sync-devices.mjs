@@ -36,8 +36,8 @@ export async function pair(A, B, url, relayUrl, relayUrlB = relayUrl) {
     .waitFor({ timeout: 30_000 });
 }
 
-/** This profile's device id (its `config` row). */
-export async function deviceIdOf(page) {
+/** This profile's sync config row: its device id and key bytes. */
+function configOf(page) {
   return page.evaluate(
     () =>
       new Promise((resolve, reject) => {
@@ -46,30 +46,44 @@ export async function deviceIdOf(page) {
         req.onsuccess = () => {
           const db = req.result;
           const get = db.transaction('sync').objectStore('sync').get('config');
-          get.onsuccess = () => (db.close(), resolve(get.result.value.device.info.id));
+          get.onsuccess = () => {
+            db.close();
+            const { device, key } = get.result.value;
+            resolve({ id: device.info.id, raw: Array.from(key.raw) });
+          };
           get.onerror = () => (db.close(), reject(get.error));
         };
       }),
   );
 }
 
+/** This profile's device id (its `config` row). */
+export async function deviceIdOf(page) {
+  return (await configOf(page)).id;
+}
+
 /** The sync key a profile keeps (its `config` row), as bytes. */
 export async function syncKeyOf(page) {
-  const raw = await page.evaluate(
+  return new Uint8Array((await configOf(page)).raw);
+}
+
+/** Memory and link counts, read in one transaction (cheap enough to poll every few ms). */
+export const counts = (page) =>
+  page.evaluate(
     () =>
       new Promise((resolve, reject) => {
         const req = indexedDB.open('tealeaf');
         req.onerror = () => reject(req.error);
         req.onsuccess = () => {
           const db = req.result;
-          const get = db.transaction('sync').objectStore('sync').get('config');
-          get.onsuccess = () => (db.close(), resolve(Array.from(get.result.value.key.raw)));
-          get.onerror = () => (db.close(), reject(get.error));
+          const tx = db.transaction(['memories', 'edges'], 'readonly');
+          const m = tx.objectStore('memories').count();
+          const e = tx.objectStore('edges').count();
+          tx.oncomplete = () => (db.close(), resolve({ memories: m.result, edges: e.result }));
+          tx.onerror = () => (db.close(), reject(tx.error));
         };
       }),
   );
-  return new Uint8Array(raw);
-}
 
 const enc = new TextEncoder();
 const b64url = (b) => Buffer.from(b).toString('base64url');

@@ -13,7 +13,7 @@ import { startRelay } from '../../relay/relay.mjs';
 import { launch, serveApp, tempProfile } from './harness.mjs';
 import { assertNoOffHost, startImport } from './flows.mjs';
 import { hubBackup } from './links-backup.mjs';
-import { pair, settings, statusIs } from './sync-devices.mjs';
+import { counts, pair, settings, statusIs } from './sync-devices.mjs';
 
 const server = serveApp();
 const relayDir = mkdtempSync(join(tmpdir(), 'tealeaf-relay-keep-'));
@@ -22,23 +22,6 @@ after(() => {
   rmSync(relayDir, { recursive: true, force: true });
   rmSync(file, { force: true });
 });
-
-const counts = (page) =>
-  page.evaluate(
-    () =>
-      new Promise((resolve, reject) => {
-        const req = indexedDB.open('tealeaf');
-        req.onerror = () => reject(req.error);
-        req.onsuccess = () => {
-          const db = req.result;
-          const tx = db.transaction(['memories', 'edges'], 'readonly');
-          const m = tx.objectStore('memories').count();
-          const e = tx.objectStore('edges').count();
-          tx.oncomplete = () => (db.close(), resolve({ memories: m.result, edges: e.result }));
-          tx.onerror = () => (db.close(), reject(tx.error));
-        };
-      }),
-  );
 
 test('“Keep this device’s data” with the browser closed mid-way: nothing lost, and it reaches the laptop', async () => {
   const relay = await startRelay({ host: '127.0.0.1', port: 0, dir: relayDir });
