@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, serveApp, shot } from './harness.mjs';
-import { assertNoOffHost, lastReply, pollDb, say, send } from './flows.mjs';
+import { assertNoOffHost, pollDb, say } from './flows.mjs';
 
 const server = serveApp();
 
@@ -54,8 +54,7 @@ test("the browser's model: made ready with progress, chats, memorises, and is us
       await page.reload();
       await page.getByTestId('model-status').filter({ hasText: 'Built into this browser' }).waitFor({ timeout: 10_000 });
       await page.getByTestId('nav-chat').click();
-      await send(page, 'Practice went well');
-      assert.equal(await lastReply(page), 'Built in: Practice went well');
+      assert.equal(await say(page, 'Practice went well'), 'Built in: Practice went well');
       assert.deepEqual(h.errors, []);
       assertNoOffHost(h);
     } finally {

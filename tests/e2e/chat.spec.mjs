@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, serveApp, shot, tempProfile } from './harness.mjs';
-import { assertNoOffHost, lastReply, loadTestModel, readDb, send, setScript, startChat } from './flows.mjs';
+import { assertNoOffHost, lastReply, loadTestModel, readDb, say, send, setScript, startChat } from './flows.mjs';
 
 const server = serveApp();
 
@@ -176,8 +176,7 @@ test('Enter with no model keeps the message and says why; a memory command still
     await loadTestModel(page, server.url);
     await page.goto(`${server.url}/#/chat`);
     await setScript(page, { delayMs: 2, replies: [{ when: 'anyone', say: 'Yes, here.' }] });
-    await send(page, 'hello, is anyone there?');
-    assert.equal(await lastReply(page), 'Yes, here.');
+    assert.equal(await say(page, 'hello, is anyone there?'), 'Yes, here.');
     assert.equal(await page.getByTestId('send-blocked').count(), 0);
     assertNoOffHost(h);
   } finally {
