@@ -161,6 +161,35 @@ export function locomoSessionRecords(conv: LocomoConversation, s: LocomoSession,
   };
 }
 
+/** A transcript line of the summarising prompt starts with its turn's label: "T12 [..." or "T12 (part 1 of 3) [...". */
+const SHOWN_LINE = /^T(\d+)(?: \(part \d+ of \d+\))? \[/gm;
+
+/**
+ * The observations a model shown these messages could write: those with a source turn in the
+ * transcript it was given, citing only those turns, and no more than the schema allows. Memorising
+ * in parts shows one part of a session per call; answering every part with the whole session's
+ * observations gave each memory the first part's turns (or a guess) as its sources.
+ */
+function observationsShown(s: LocomoSession, messages: readonly ChatMessage[], schema: JsonSchema): LocomoObservation[] {
+  const shown = new Set<string>();
+  for (const m of messages)
+    for (const match of m.content.matchAll(SHOWN_LINE)) {
+      const turn = s.turns[Number(match[1]) - 1];
+      if (turn) shown.add(turn.diaId);
+    }
+  const out: LocomoObservation[] = [];
+  for (const o of s.observations) {
+    const diaIds = o.diaIds.filter((d) => shown.has(d));
+    if (diaIds.length > 0) out.push({ ...o, diaIds });
+  }
+  return out.slice(0, maxEvents(schema));
+}
+
+function maxEvents(schema: JsonSchema): number {
+  const events = (schema.properties as Record<string, { maxItems?: unknown } | undefined> | undefined)?.events;
+  return typeof events?.maxItems === 'number' ? events.maxItems : Infinity;
+}
+
 /**
  * A LanguageModel that answers the summarising call (schema 'session_memories') with the LoCoMo
  * observations of the session being memorised, so imported memories carry LoCoMo's own facts and
@@ -187,7 +216,7 @@ export function observationSummariser(getSession: () => LocomoSession | undefine
       if (!s) throw new Error('no LoCoMo session is being memorised');
       // Sources are given as dia_ids: the summary parser resolves them through Turn.externalId.
       return JSON.stringify({
-        events: s.observations.map((o) => ({ text: o.fact, about: o.speaker, turns: o.diaIds })),
+        events: observationsShown(s, messages, schema).map((o) => ({ text: o.fact, about: o.speaker, turns: o.diaIds })),
         userTraits: [],
         assistantTraits: [],
         notes: [],

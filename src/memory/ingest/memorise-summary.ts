@@ -11,7 +11,7 @@ import { estimateMessages, fittedJson, isPromptTooLong, outputFor, windowOf } fr
 import { duplicateKey } from '../text';
 import { parseSummary } from './summarise';
 import { summariseMessages, summarySchema, type TranscriptTurn } from './summary-prompt';
-import { itemsFor, partInstructions, partTurns, planSummary, SUMMARY_TOKENS } from './summary-plan';
+import { answerFilled, itemsFor, partInstructions, partTurns, planSummary, splitPoint, SUMMARY_TOKENS } from './summary-plan';
 import type { MemoriseState } from './memorise-state';
 import type { MemoriseDeps } from './memorise';
 
@@ -95,13 +95,14 @@ export async function summariseNextPart(run: SummaryRun, job: Job, state: Memori
   const options = { includeNotes, offset, part: { index: done + 1, count: total }, maxItems: plan.maxItems };
   run.modelCalls++;
   let raw: string;
+  const schema = summarySchema(includeNotes, plan.maxItems);
   try {
     raw = (
       await fittedJson({
         llm: run.deps.llm!,
         build: () => summariseMessages(shown, options, lines),
         output: plan.maxTokens,
-        schema: summarySchema(includeNotes, plan.maxItems),
+        schema,
         // Asked again after an answer that stopped short: the same prompt at temperature 0 would
         // stop short the same way.
         temperature: job.attempts > 0 ? RETRY_TEMPERATURE : 0,
@@ -135,6 +136,32 @@ export async function summariseNextPart(run: SummaryRun, job: Job, state: Memori
   // An answer cut off or looping: asked again while attempts remain; the last one is kept as it is.
   if (parsed.complete === false && job.attempts + 1 < run.deps.settings.maxStepAttempts) {
     throw new Error(`summary stopped short${total > 1 ? ` (part ${done + 1} of ${total})` : ''}: ${parsed.problems.join('; ')}`);
+  }
+  // A list filled to its bound: the part held more than one answer may write. Asked again as two
+  // halves, so no memory of a dense part is cut by the output cap (the plan's one-memory-per-user-
+  // turn guess fails where both speakers tell about themselves).
+  const split = answerFilled(raw, schema) ? splitPoint(plan, part) : undefined;
+  if (split !== undefined) {
+    const why = `part ${done + 1} of ${total} filled its answer: asked again in two halves`;
+    run.problems.push(why);
+    const halves = [...starts.slice(0, done + 1), split, ...starts.slice(done + 1)];
+    return commitPart(
+      run,
+      job,
+      {
+        ...state,
+        problems: [...state.problems, why].slice(-20),
+        summary: {
+          done,
+          total: total + 1,
+          items: state.summary?.items ?? 0,
+          lineChars: plan.lineChars,
+          starts: halves,
+          skipped: state.summary?.skipped ?? [],
+        },
+      },
+      [],
+    );
   }
   run.problems.push(...parsed.problems);
 

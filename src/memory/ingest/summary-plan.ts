@@ -3,7 +3,8 @@
 // answer can cover (about one memory per user turn) and its prompt can hold; a turn longer than
 // one part is shown in pieces, each labelled with its turn, so nothing of it is cut. Labels stay
 // the session's (T1 ... Tn), so the parts' answers merge with their turn references intact.
-import type { ChatMessage, ModelWindow } from '../../ports';
+import type { ChatMessage, JsonSchema, ModelWindow } from '../../ports';
+import { extractJson } from '../llm-output';
 import { estimateTokens, estimateMessages, outputFor, withSchemaInstruction } from '../fit';
 import { summariseMessages, summarySchema, summaryText, transcriptLine, type TranscriptLine, type TranscriptTurn } from './summary-prompt';
 
@@ -134,4 +135,38 @@ export function partTurns(
   const offset = shown[0]?.turn ?? 0;
   const last = shown[shown.length - 1]?.turn ?? offset;
   return { turns: turns.slice(offset, last + 1), offset };
+}
+
+/** The lists of an answer that hold memories (not the labels and topics). */
+const MEMORY_LISTS = ['events', 'userTraits', 'assistantTraits', 'notes', 'instructions'];
+
+/**
+ * Whether an answer filled a memory list to the bound its schema set: the model had to stop
+ * there, so the part may hold more than it could write (a dense conversation, or two people who
+ * both tell about themselves, as in an imported dialogue).
+ */
+export function answerFilled(raw: string, schema: JsonSchema): boolean {
+  const ex = extractJson(raw);
+  if (!ex.found || typeof ex.value !== 'object' || ex.value === null || Array.isArray(ex.value)) return false;
+  const value = ex.value as Record<string, unknown>;
+  const properties = (schema.properties ?? {}) as Record<string, { maxItems?: unknown }>;
+  return MEMORY_LISTS.some((key) => {
+    const list = value[key];
+    const max = properties[key]?.maxItems;
+    return Array.isArray(list) && typeof max === 'number' && list.length >= max;
+  });
+}
+
+/**
+ * The part's lines split in two at the turn boundary nearest its middle: the start of the second
+ * half (a line index), or undefined when the part shows a single turn.
+ */
+export function splitPoint(plan: SummaryPlan, part: SummaryPart): number | undefined {
+  const middle = (part.from + part.to) / 2;
+  let best: number | undefined;
+  for (let i = part.from + 1; i < part.to; i++) {
+    if (plan.lines[i]!.turn === plan.lines[i - 1]!.turn) continue;
+    if (best === undefined || Math.abs(i - middle) < Math.abs(best - middle)) best = i;
+  }
+  return best;
 }
