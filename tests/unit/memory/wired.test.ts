@@ -46,7 +46,7 @@ describe('denoising of chat segments', () => {
       'Hey Mel! I went to a pottery class.',
       'Wow, cool!',
       'Mel, what did you make?',
-      'A blue bowl for my mother.',
+      'A blue bowl for my mother, and Mel liked it.',
     ].map((text, i) => ({
       id: `t${i}`,
       sessionId: 's',
@@ -57,7 +57,8 @@ describe('denoising of chat segments', () => {
       status: 'complete',
     }));
     const [segment] = await segmentSession(turns, { ranges: [{ first: 0, last: 3 }], names: ['Mel'] });
-    expect(segment!.indexText).toBe('I went to a pottery class.\nwhat did you make?\nA blue bowl for my mother.');
+    // "Mel" mid-sentence: only the name rule removes it (the greeting rule takes the leading ones).
+    expect(segment!.indexText).toBe('I went to a pottery class.\nwhat did you make?\nA blue bowl for my mother, and liked it.');
     expect(segment!.text).toContain('Hey Mel!');
     expect(segment!.text).toContain('Wow, cool!');
   });
