@@ -21,6 +21,7 @@ import { noteBlock, buildSystemPrompt, earlierBlock } from './prompt-text';
 import { fitTimeline, pack, reflectionCandidates, type PromptUnit, type TimelineBlock } from './pack';
 import { retrievalUnsure } from './gate';
 import { instructionsBlock, instructionsFor, type InstructionFit } from './instructions';
+import type { SentChat } from './sent-chat';
 
 export { DEFAULT_PERSONA, buildSystemPrompt, memoryLine, segmentBlock } from './prompt-text';
 export { fitTimeline, type PromptUnit } from './pack';
@@ -54,6 +55,8 @@ export interface PrepareTurnInput {
   signal?: AbortSignal;
   /** Below 1 after the engine refused the reply prompt as too long: build it that much smaller. */
   budgetScale?: number;
+  /** The previous reply's prompt in this chat (PreparedTurn.sent): extended where it still holds. */
+  sent?: SentChat;
 }
 
 export interface PreparedTurn {
@@ -80,6 +83,8 @@ export interface PreparedTurn {
   chat: { recent: number; earlierTurnIds: Id[]; left: number };
   /** The standing instructions sent, and those left out for want of room (instructions.ts). */
   instructions: InstructionFit;
+  /** This prompt as sent, to pass as `sent` for the chat's next reply. */
+  sent?: SentChat;
   problems: string[];
 }
 
