@@ -24,7 +24,8 @@
 // "faults": { "rate": 0.1, "seed": 1, "only": ["cut-json"] } injects small-model faults into JSON
 // answers (standin/faults.ts). "probe": ["Ingrid"] ends each reply with whether the word was in
 // its prompt (long-chat.spec checks what a reply was told). The page sees the model as `window.tealeafStandin`: its `calls`
-// (tokens in and out, overflowed, cut, fault) and `faultCounts`.
+// (tokens in and out, overflowed, cut, fault; readAnew and cachedTokens under the profile's cache
+// rule, standin/kv-cache.ts) and `faultCounts`.
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../src/ports';
 import { EnforcedModel } from './standin/enforce';
 import type { FaultConfig } from './standin/faults';

@@ -4,10 +4,14 @@
 // written (as web-llm refuses it; the CPU engine also refuses a JSON call whose cap does not fit
 // beside its prompt, see the profile); the output stops at the first of the caller's maxTokens, the
 // engine's cap and what is left of the window (finish "length": JSON is cut mid-way, a streamed
-// reply stops). Optionally injects small-model faults into JSON answers (faults.ts).
+// reply stops). Optionally injects small-model faults into JSON answers (faults.ts). Keeps what the
+// engine would keep of the previous request (the profile's cache rule, kv-cache.ts), so each call
+// says how many tokens had to be read before its first output token.
 import { ContextOverflowError } from '../../../src/ports';
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel, ModelWindow } from '../../../src/ports';
 import { FaultInjector, type FaultConfig, type FaultName } from './faults';
+import { holdAfter, readRequest, type Finish, type KvRead, type KvRequest, type KvState } from './kv-cache';
+import { outputIds, promptIds, sentMessages } from './prompt-ids';
 import { countPrompt, type EngineProfile } from './profiles';
 import { countText, firstTokens, loadTokenizer, type Tok, type TokenizerSource } from './tokenizer';
 
@@ -25,6 +29,10 @@ export interface CallRecord {
   overflowed: boolean;
   /** The output stopped at `limit` ("length"). */
   cut: boolean;
+  /** Tokens read before the first output token: the prompt less what the cache held (0 when refused). */
+  readAnew: number;
+  /** Tokens of the prompt the engine's cache held from the previous request (profile.cache). */
+  cachedTokens: number;
   fault?: FaultName;
 }
 
@@ -77,6 +85,8 @@ export class EnforcedModel implements LanguageModel {
   readonly calls: CallRecord[] = [];
   readonly window: ModelWindow;
   private injector?: { key: string; faults: FaultInjector };
+  /** What the engine holds of the last call. Calls that overlap are counted as they start and end (a real engine queues them). */
+  private held?: KvState;
 
   constructor(
     readonly inner: LanguageModel,
@@ -113,6 +123,7 @@ export class EnforcedModel implements LanguageModel {
   async chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
     const tok = await this.tokenizer();
     const { promptTokens, limit } = this.admit(tok, 'chat', undefined, countPrompt(tok, this.profile, messages), options);
+    const request = this.request(tok, messages, promptTokens);
     const stopper = new AbortController();
     const abort = () => stopper.abort();
     if (options.signal?.aborted) abort();
@@ -121,8 +132,12 @@ export class EnforcedModel implements LanguageModel {
     try {
       const full = await this.inner.chat(messages, { ...options, signal: stopper.signal, onToken: (d) => stream.push(d) });
       const out = stream.cut ? { text: stream.emitted, cut: true } : cutAt(tok, full, limit);
-      this.record({ kind: 'chat', promptTokens, limit, text: out.text, cut: out.cut, tok });
+      const finish: Finish = out.cut ? 'length' : options.signal?.aborted ? 'abort' : 'stop';
+      this.record({ kind: 'chat', promptTokens, limit, text: out.text, cut: out.cut, tok }, request, finish);
       return out.text;
+    } catch (err) {
+      this.held = undefined;
+      throw err;
     } finally {
       options.signal?.removeEventListener('abort', abort);
     }
@@ -133,11 +148,16 @@ export class EnforcedModel implements LanguageModel {
     const title = typeof schema.title === 'string' ? schema.title : '';
     const prompt = countPrompt(tok, this.profile, messages, schema);
     const { promptTokens, limit } = this.admit(tok, 'json', title, prompt, options);
-    const answer = await this.inner.json(messages, schema, { ...options, onToken: undefined });
+    const request = this.request(tok, sentMessages(this.profile, messages, schema), promptTokens);
+    const answer = await this.inner.json(messages, schema, { ...options, onToken: undefined }).catch((err: unknown) => {
+      this.held = undefined;
+      throw err;
+    });
     // A runaway fault writes well past the cap, so that the cut below is what ends it.
     const faulted = this.faults()?.apply(answer, { title, schema, fillChars: limit * 8 + 64 }) ?? { text: answer };
     const out = cutAt(tok, faulted.text, limit);
-    this.record({ kind: 'json', title, promptTokens, limit, text: out.text, cut: out.cut, tok, fault: faulted.fault });
+    const finish: Finish = out.cut ? 'length' : options.signal?.aborted ? 'abort' : 'stop';
+    this.record({ kind: 'json', title, promptTokens, limit, text: out.text, cut: out.cut, tok, fault: faulted.fault }, request, finish);
     if (out.text) options.onToken?.(out.text);
     return out.text;
   }
@@ -149,25 +169,53 @@ export class EnforcedModel implements LanguageModel {
     const wanted = Math.max(0, Math.min(options.maxTokens ?? maxOutputTokens, maxOutputTokens));
     const noRoom = room < minRoom || room < 0;
     if (noRoom || (kind === 'json' && jsonNeedsFullOutput && room < wanted)) {
-      this.calls.push({ kind, title, promptTokens, outputTokens: 0, limit: 0, overflowed: true, cut: false });
+      // Refused before anything is read; web-llm has reset its conversation by then.
+      this.held = undefined;
+      this.calls.push({ kind, title, promptTokens, outputTokens: 0, limit: 0, overflowed: true, cut: false, readAnew: 0, cachedTokens: 0 });
       const detail = noRoom ? 'stand-in' : `stand-in: no room for the ${wanted} tokens of answer asked`;
       throw new ContextOverflowError(promptTokens, contextTokens, detail);
     }
     return { promptTokens, limit: Math.min(wanted, room) };
   }
 
-  private record(r: {
-    kind: 'chat' | 'json';
-    title?: string;
-    promptTokens: number;
-    limit: number;
-    text: string;
-    cut: boolean;
-    tok: Tok;
-    fault?: FaultName;
-  }) {
+  /** The request as the cache rule compares it (token ids only where the rule needs them), and what it costs to read now. */
+  private request(tok: Tok, sent: readonly ChatMessage[], promptTokens: number): { request: KvRequest; read: KvRead } {
+    const request: KvRequest =
+      this.profile.cache === 'lcp'
+        ? { messages: sent, promptTokens, ids: promptIds(tok, this.profile, sent) }
+        : { messages: sent, promptTokens };
+    return { request, read: readRequest(this.profile.cache, this.held, request) };
+  }
+
+  private record(
+    r: {
+      kind: 'chat' | 'json';
+      title?: string;
+      promptTokens: number;
+      limit: number;
+      text: string;
+      cut: boolean;
+      tok: Tok;
+      fault?: FaultName;
+    },
+    { request, read }: { request: KvRequest; read: KvRead },
+    finish: Finish,
+  ) {
     const outputTokens = countText(r.tok, r.text);
-    const call: CallRecord = { kind: r.kind, promptTokens: r.promptTokens, outputTokens, limit: r.limit, overflowed: false, cut: r.cut };
+    const rule = this.profile.cache;
+    const { readAnew, cachedTokens } = read;
+    const ids = rule === 'lcp' ? outputIds(r.tok, r.text) : undefined;
+    this.held = holdAfter(rule, request, { text: r.text, tokens: outputTokens, ids }, finish);
+    const call: CallRecord = {
+      kind: r.kind,
+      promptTokens: r.promptTokens,
+      outputTokens,
+      limit: r.limit,
+      overflowed: false,
+      cut: r.cut,
+      readAnew,
+      cachedTokens,
+    };
     if (r.title !== undefined) call.title = r.title;
     if (r.fault) call.fault = r.fault;
     this.calls.push(call);

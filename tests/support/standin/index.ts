@@ -6,6 +6,7 @@ import { engineProfile, type EngineProfile } from './profiles';
 import { nodeTokenizers } from './tokenizer-node';
 
 export { cutAt, EnforcedModel, type CallRecord, type EnforceOptions } from './enforce';
+export { CACHE_RULES, commonPrefix, extendsExactly, holdAfter, readRequest, type CacheRule, type KvRead, type KvState } from './kv-cache';
 export { FAULT_NAMES, FAULTS, FaultInjector, seeded, type FaultConfig, type FaultName } from './faults';
 export { countPrompt, DEFAULT_PROFILE, engineProfile, PROFILES, templatePieces, type EngineProfile } from './profiles';
 export { loadTokenizer, type Tok, type TokenizerFamily } from './tokenizer';

@@ -1,6 +1,7 @@
 // Engine profiles of the stand-in: the window, output cap, tokenizer and chat template of the
 // engines Tealeaf ships (src/models/catalog.ts), and how a prompt is counted under them.
 import type { ChatMessage, JsonSchema } from '../../../src/ports';
+import { CACHE_RULES, type CacheRule } from './kv-cache';
 import { countText, type Tok, type TokenizerFamily } from './tokenizer';
 
 export type ChatTemplate = 'chatml' | 'llama3' | 'phi3';
@@ -36,6 +37,12 @@ export interface EngineProfile {
    * a JSON answer cut short is no answer, so the caller is told to build it smaller).
    */
   jsonNeedsFullOutput: boolean;
+  /**
+   * What the engine keeps of the previous request (kv-cache.ts): 'exact' (web-llm: the held
+   * conversation extended exactly), 'lcp' (llama.cpp, Ollama: the longest common token prefix),
+   * 'none' (the CPU engine: every prompt read whole).
+   */
+  cache: CacheRule;
 }
 
 // mlc-llm's conversation template for Qwen2 models (web-llm); transformers.js applies the chat
@@ -59,6 +66,7 @@ const PROFILE_LIST: EngineProfile[] = [
     schemaInPrompt: false,
     minRoom: 0,
     jsonNeedsFullOutput: false,
+    cache: 'exact',
   },
   {
     name: 'cpu-2048',
@@ -72,6 +80,8 @@ const PROFILE_LIST: EngineProfile[] = [
     schemaInPrompt: true,
     minRoom: 1,
     jsonNeedsFullOutput: true,
+    // CpuLlmWorkerCore.chat calls transformers.js's pipeline with no past_key_values.
+    cache: 'none',
   },
   {
     name: 'llama3.2-4096',
@@ -85,6 +95,7 @@ const PROFILE_LIST: EngineProfile[] = [
     schemaInPrompt: false,
     minRoom: 0,
     jsonNeedsFullOutput: false,
+    cache: 'exact',
   },
   {
     name: 'qwen3-4096',
@@ -98,6 +109,7 @@ const PROFILE_LIST: EngineProfile[] = [
     schemaInPrompt: false,
     minRoom: 0,
     jsonNeedsFullOutput: false,
+    cache: 'exact',
   },
   {
     name: 'phi3.5-4096',
@@ -110,6 +122,24 @@ const PROFILE_LIST: EngineProfile[] = [
     schemaInPrompt: false,
     minRoom: 0,
     jsonNeedsFullOutput: false,
+    cache: 'exact',
+  },
+  {
+    name: 'server-4096',
+    engine: 'llama.cpp server or Ollama, Qwen2.5 (GGUF), a 4,096-token context',
+    tokenizer: 'qwen2.5',
+    template: 'chatml',
+    contextTokens: 4096,
+    maxOutputTokens: 1024,
+    defaultSystem: HF_QWEN25_SYSTEM,
+    // llama.cpp counts exactly (/apply-template, /tokenize; src/models/server-window.ts).
+    exposesCount: true,
+    // Both constrain JSON with a grammar (response_format).
+    schemaInPrompt: false,
+    // llama.cpp refuses a prompt that fills its context; it reads the last token for the first logits.
+    minRoom: 1,
+    jsonNeedsFullOutput: false,
+    cache: 'lcp',
   },
 ];
 
@@ -132,6 +162,8 @@ export function engineProfile(spec?: string | null): EngineProfile {
   }
   const base = PROFILES[name];
   if (!base) throw new Error(`Unknown stand-in profile "${name}" (known: ${Object.keys(PROFILES).join(', ')})`);
+  if (changes.cache !== undefined && !CACHE_RULES.includes(changes.cache))
+    throw new Error(`Unknown stand-in cache rule "${String(changes.cache)}" (known: ${CACHE_RULES.join(', ')})`);
   return { ...base, ...changes, name: changes.name ?? base.name };
 }
 

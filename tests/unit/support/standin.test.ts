@@ -150,8 +150,18 @@ describe('limits', () => {
     await expect(model.json([user('Hello Hello Hello')], { title: 'x' })).rejects.toMatchObject({ promptTokens: 22, contextTokens: 21 });
     expect(inner.chatCalls + inner.jsonCalls).toBe(0);
     expect(model.calls).toEqual([
-      { kind: 'chat', title: undefined, promptTokens: 22, outputTokens: 0, limit: 0, overflowed: true, cut: false },
-      { kind: 'json', title: 'x', promptTokens: 22, outputTokens: 0, limit: 0, overflowed: true, cut: false },
+      {
+        kind: 'chat',
+        title: undefined,
+        promptTokens: 22,
+        outputTokens: 0,
+        limit: 0,
+        overflowed: true,
+        cut: false,
+        readAnew: 0,
+        cachedTokens: 0,
+      },
+      { kind: 'json', title: 'x', promptTokens: 22, outputTokens: 0, limit: 0, overflowed: true, cut: false, readAnew: 0, cachedTokens: 0 },
     ]);
   });
 
