@@ -10,11 +10,16 @@ const H = 3600_000;
 /** Streams `reply` word by word; can fail after some words or wait for an abort. */
 class StreamingModel implements LanguageModel {
   readonly modelId = 'stream-test';
+  /** Resolves once every word was streamed and the model waits for an abort (`hang`). */
+  readonly hanging: Promise<void>;
+  private hung!: () => void;
   constructor(
     private reply: string,
     private failAfter = Infinity,
     private hang = false,
-  ) {}
+  ) {
+    this.hanging = new Promise((r) => (this.hung = r));
+  }
   async chat(_m: ChatMessage[], o: GenerateOptions = {}): Promise<string> {
     let out = '';
     const words = this.reply.split(' ');
@@ -26,7 +31,11 @@ class StreamingModel implements LanguageModel {
       o.onToken?.(piece);
       await new Promise((r) => setTimeout(r, 1));
     }
-    if (this.hang) await new Promise<void>((r) => o.signal?.addEventListener('abort', () => r()));
+    if (this.hang) {
+      const aborted = new Promise<void>((r) => o.signal?.addEventListener('abort', () => r()));
+      this.hung();
+      await aborted;
+    }
     return out;
   }
   async json(): Promise<string> {
@@ -71,9 +80,11 @@ describe('ChatService', () => {
   });
 
   it('stop keeps what had arrived, marked stopped', async () => {
-    const { repo, chat } = setup(new StreamingModel('one two three', Infinity, true));
+    const model = new StreamingModel('one two three', Infinity, true);
+    const { repo, chat } = setup(model);
     const done = chat.send('go');
-    await new Promise((r) => setTimeout(r, 30));
+    // Stopped once every word has arrived (a stop before the reply began would stop nothing).
+    await model.hanging;
     chat.stop();
     await done;
     const [s] = await repo.listSessions();

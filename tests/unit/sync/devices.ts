@@ -4,18 +4,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { vi } from 'vitest';
 import { startRelay } from '../../../relay/relay.mjs';
+import { keyFromRaw, roomOf } from '../../../src/services/sync/keys';
+import { RelayClient } from '../../../src/services/sync/relay-client';
+import type { SyncConfig } from '../../../src/services/sync/sync-config';
 import { SyncService } from '../../../src/services/sync/sync-service';
-import { openTealeafDb } from '../../../src/store/db';
+import { openTealeafDb, type TealeafDb } from '../../../src/store/db';
 import { IdbRepository } from '../../../src/store/repository';
+import { readSyncRow } from '../../../src/store/sync-store';
 import { freshFactory } from '../store/helpers';
 
-/** Polls `ok` until it holds; the error names what was awaited. */
-export async function until(what: string, ok: () => Promise<boolean> | boolean, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** Waits on a condition, for as long as it takes (the test's timeout is the safety net). */
+export { until } from '../../support/until';
+
+/** The relay has dropped the first messages of the room a paired device (its `db`) syncs in: a compaction happened. */
+export async function relayCompacted(db: TealeafDb, relayUrl: string): Promise<boolean> {
+  const config = (await readSyncRow(db, 'config')) as SyncConfig;
+  const room = await roomOf(await keyFromRaw(config.key.raw, config.key.createdAt));
+  return ((await new RelayClient(relayUrl).read(room, 0)).messages[0]?.seq ?? 0) > 1;
 }
 
 /**
