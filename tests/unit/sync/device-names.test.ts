@@ -31,9 +31,12 @@ describe('device names', () => {
     const self = laptop.sync.status.selfId;
     expect(laptop.sync.status.devices.find((d) => d.id === self)?.name).toBe('Work laptop');
     await until('the phone hears it', () => phone.sync.status.devices.some((d) => d.name === 'Work laptop'));
+    // Shown as soon as the statement is taken, kept when the phone saves after its read: awaited
+    // in its store (its status said "synced" before the rename too, so it marks no save).
+    const storedName = async () => ((await readSyncRow(phone.repo.db, 'config')) as SyncConfig).devices.find((d) => d.id === self)?.name;
+    await until('the phone keeps it', async () => (await storedName()) === 'Work laptop');
     await settled('both idle', laptop, phone);
-    const stored = (await readSyncRow(phone.repo.db, 'config')) as SyncConfig;
-    expect(stored.devices.find((d) => d.id === self)?.name).toBe('Work laptop');
+    expect(await storedName()).toBe('Work laptop');
     const own = (await readSyncRow(laptop.repo.db, 'config')) as SyncConfig;
     expect(own.device.info.name).toBe('Work laptop');
   });

@@ -155,7 +155,7 @@ export async function relayFor(closers: Array<() => Promise<void> | void>, waitM
 
 /** Each device's loop is idle: synced, nothing waiting to be sent. */
 export async function settled(what: string, ...ds: Device[]): Promise<void> {
-  await until(what, () => ds.every((d) => d.sync.status.phase === 'synced' && !d.sync.status.pending), 20_000);
+  await until(what, () => ds.every((d) => d.sync.status.phase === 'synced' && !d.sync.status.pending));
 }
 
 /** Runs `action` with the device's tab killed at step `at` (Infinity: not killed). True when it was killed. */
@@ -168,7 +168,7 @@ export async function killedAt(
   d.killer.arm(at);
   try {
     await action();
-    await until('the action to end', async () => d.killer.dead || (await done()), 20_000);
+    await until('the action to end', async () => d.killer.dead || (await done()));
   } catch (e) {
     if (!(e instanceof Killed) && !d.killer.dead) throw e;
   }

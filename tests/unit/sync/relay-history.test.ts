@@ -132,7 +132,7 @@ describe('a relay that went back', () => {
       await relay.close();
       const back = await relayAt(copy, relay.port);
       closers.push(() => back.close());
-      await until('both notice', () => [laptop, phone].every((d) => d.sync.status.history?.behind !== undefined), 40_000);
+      await until('both notice', () => [laptop, phone].every((d) => d.sync.status.history?.behind !== undefined));
       expect(syncWords(phone.sync.status).detail).toMatch(/the relay had lost messages/);
       await laptop.repo.apply({ memories: [memory('x3', 'after the relay came back')] });
       await until('the phone gets it', async () => (await phone.repo.getMemory('x3')) !== undefined);
