@@ -6,6 +6,7 @@ import { MemoryService } from '../../../src/services/memory/memory';
 import { SettingsService } from '../../../src/services/settings';
 import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
 import { InMemoryRepository } from '../../support/in-memory-repository';
+import { until } from '../../support/until';
 import { ScriptedModel, type ScriptedCall } from '../memory/helpers';
 import type { Session, Turn } from '../../../src/memory/types';
 
@@ -69,6 +70,12 @@ async function memorised() {
   return { repo, memory, evaluation, setModel: (m: ScriptedModel) => (llm = m) };
 }
 
+/** The chat is memorised and the memorise run that did it has ended. */
+async function memorisedNow(repo: InMemoryRepository, memory: MemoryService): Promise<void> {
+  await until('the chat memorised', async () => (await repo.getSession('s1'))?.status === 'memorised');
+  await memory['runner'].settled();
+}
+
 describe('EvaluationService', () => {
   it('says what is missing, runs over the live memory and leaves the store as it was', async () => {
     const { repo, memory, evaluation, setModel } = await memorised();
@@ -77,8 +84,7 @@ describe('EvaluationService', () => {
     setModel(llm);
     expect(evaluation.blocker()).toBe('no-memories');
     memory.kick();
-    for (let i = 0; i < 400 && (await repo.getSession('s1'))?.status !== 'memorised'; i++) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 20));
+    await memorisedNow(repo, memory);
     expect(evaluation.blocker()).toBeUndefined();
 
     const before = dump(repo);
@@ -102,8 +108,7 @@ describe('EvaluationService', () => {
     });
     setModel(llm);
     memory.kick();
-    for (let i = 0; i < 400 && (await repo.getSession('s1'))?.status !== 'memorised'; i++) await new Promise((r) => setTimeout(r, 5));
-    await new Promise((r) => setTimeout(r, 20));
+    await memorisedNow(repo, memory);
     await evaluation.start({ questions: 2, conditions: ['full', 'no-memory'] });
     expect(evaluation.snapshot.state).toBe('cancelled');
     expect(evaluation.snapshot.report?.cases).toHaveLength(1);
@@ -119,8 +124,7 @@ describe('EvaluationService', () => {
       const llm = new ScriptedModel(answer);
       setModel(llm);
       memory.kick();
-      for (let i = 0; i < 400 && (await repo.getSession('s1'))?.status !== 'memorised'; i++) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, 20));
+      await memorisedNow(repo, memory);
       await evaluation.start({ questions: 2, conditions: ['full'] });
       expect(JSON.stringify(evaluation.snapshot.report)).toContain('Biscuit');
       const biscuit = [...memory.memories.values()].find((m) => m.text.includes('Biscuit'))!;

@@ -10,6 +10,7 @@ import { ChatService } from '../../../src/services/chat/chat';
 import { MemoryCommands } from '../../../src/services/commands/memory-commands';
 import { IdbRepository } from '../../../src/store/repository';
 import { InMemoryRepository } from '../../support/in-memory-repository';
+import { until as waitUntil } from '../../support/until';
 import { ScriptedModel, type ScriptedCall } from '../memory/helpers';
 import { freshFactory } from '../store/helpers';
 import type { LineReads, Repository } from '../../../src/ports';
@@ -41,13 +42,8 @@ const repos: Record<string, () => Promise<Repository & LineReads>> = {
   indexeddb: async () => IdbRepository.open({ factory: freshFactory() }),
 };
 
-async function until(check: () => Promise<boolean>, what: string) {
-  for (let i = 0; i < 600; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`timed out: ${what}`);
-}
+/** Waits on the condition, for as long as it takes (tests/support/until.ts). */
+const until = (check: () => Promise<boolean>, what: string) => waitUntil(what, check);
 
 /** The app's services on a repository (a second call on the same one is a reload). */
 function wire(repo: Repository & LineReads, llm: ScriptedModel) {

@@ -12,6 +12,7 @@ import { historyResultMessage, importHistory, type HistoryImportDeps } from '../
 import { IdbRepository } from '../../../src/store/repository';
 import { exportBackup, importBackup, serializeBackup } from '../../../src/store/backup';
 import { InMemoryRepository } from '../../support/in-memory-repository';
+import { until } from '../../support/until';
 import { ScriptedModel } from '../memory/helpers';
 import { dump, freshFactory } from '../store/helpers';
 import type { LineReads, Repository } from '../../../src/ports';
@@ -41,12 +42,9 @@ const summariser = () =>
   });
 
 async function settled(repo: Repository & LineReads) {
-  for (let i = 0; i < 1000; i++) {
-    await new Promise((r) => setTimeout(r, 5));
-    const jobs = await repo.listJobs();
-    if (jobs.every((j) => j.status === 'done' || j.status === 'failed')) return jobs;
-  }
-  throw new Error('jobs did not settle');
+  const ended = async () => (await repo.listJobs()).every((j) => j.status === 'done' || j.status === 'failed');
+  await until('every job done or failed', ended);
+  return repo.listJobs();
 }
 
 async function setup(open: () => Promise<Repository & LineReads>) {

@@ -8,6 +8,7 @@ import { ChatService } from '../../../src/services/chat/chat';
 import { IdbRepository } from '../../../src/store/repository';
 import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
 import { InMemoryRepository } from '../../support/in-memory-repository';
+import { until as waitUntil } from '../../support/until';
 import { ScriptedModel, type ScriptedCall } from '../memory/helpers';
 import { freshFactory } from '../store/helpers';
 import type { LineReads, Repository } from '../../../src/ports';
@@ -44,13 +45,11 @@ async function seedSession(repo: Repository & LineReads, id: string, lines: stri
   await repo.apply({ sessions: [session], turns, jobs: [createMemoriseJob(id, T + 100)] });
 }
 
-async function until(check: () => Promise<boolean>, what: string) {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`timed out: ${what}`);
-}
+/** Waits on the condition, for as long as it takes (tests/support/until.ts). */
+const until = (check: () => Promise<boolean>, what: string) => waitUntil(what, check);
+
+/** Resolves when the memorise run in progress, if any, has ended. */
+const runEnded = (memory: MemoryService) => memory['runner'].settled();
 
 function wire(repo: Repository & LineReads, llm: ScriptedModel) {
   const settings = new SettingsService(repo);
@@ -133,7 +132,7 @@ describe('memory switches', () => {
     await until(async () => calls === 1, 'the summarising call');
     await settings.update({ memoryCreation: false });
     release();
-    await new Promise((r) => setTimeout(r, 50));
+    await runEnded(memory);
     expect(await repo.listMemories()).toEqual([]);
     expect((await repo.getSession('s1'))?.status).toBe('ended');
     const [job] = await repo.listJobs();
@@ -141,7 +140,7 @@ describe('memory switches', () => {
     expect(job.step).toBe('summarise');
     // Still off: a kick (e.g. a model loading) does not run it.
     memory.kick();
-    await new Promise((r) => setTimeout(r, 30));
+    await runEnded(memory);
     expect(calls).toBe(1);
 
     await settings.update({ memoryCreation: true });

@@ -6,6 +6,7 @@ import { SettingsService } from '../../../src/services/settings';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
 import { checkGraphInvariants } from '../../support/invariants';
+import { until } from '../../support/until';
 import { ScriptedModel } from '../memory/helpers';
 import type { Session, Turn } from '../../../src/memory/types';
 import type { LanguageModel } from '../../../src/ports';
@@ -56,13 +57,11 @@ async function seedSession(repo: InMemoryRepository, id: string, day: number, li
 
 async function settle(service: MemoryService, repo: InMemoryRepository) {
   service.kick();
-  for (let i = 0; i < 200; i++) {
-    await new Promise((r) => setTimeout(r, 5));
-    const jobs = await repo.listJobs();
-    if (jobs.every((j) => j.status === 'done')) return;
-  }
-  throw new Error('jobs did not finish');
+  await until('every job done', async () => (await repo.listJobs()).every((j) => j.status === 'done'));
 }
+
+/** Resolves when the memorise run in progress, if any, has ended. */
+const runEnded = (service: MemoryService) => service['runner'].settled();
 
 describe('MemoryService', () => {
   it('waits for a model, then memorises pending sessions and keeps index and graph live', async () => {
@@ -79,7 +78,7 @@ describe('MemoryService', () => {
     );
     await service.load();
     service.kick();
-    await new Promise((r) => setTimeout(r, 20));
+    await runEnded(service);
     expect((await repo.listJobs())[0].status).toBe('pending'); // no model yet: the job waits
     llm = model();
     await settle(service, repo);
@@ -219,8 +218,8 @@ describe('MemoryService.deleteSession', () => {
     await service.load();
     service.kick();
     await summarising;
+    // deleteSession stops the job before it returns (exclusive() cancels first): the call answers after that.
     const deleting = service.deleteSession('s1', { deleteMemories: false });
-    await new Promise((r) => setTimeout(r, 10));
     release();
     await deleting;
     expect(await repo.listMemories()).toEqual([]);
@@ -289,8 +288,7 @@ describe('MemoryService in two tabs', () => {
 
     await seedSession(repo, 's2', 1, ['I baked rye bread today', 'Yum']);
     tabA.kick();
-    for (let i = 0; i < 100 && !gate; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(gate, 'the summarising call started').toBeDefined();
+    await until('the summarising call started', () => gate !== undefined);
 
     // Tab B corrects a memory while A's call is in flight; A hears of it over the BroadcastChannel.
     const tabB = new MemoryService(
@@ -301,11 +299,12 @@ describe('MemoryService in two tabs', () => {
     );
     await tabB.load();
     await tabB.editMemory(kayak.id, 'The user paddles a canoe on weekends');
-    await new Promise((r) => setTimeout(r, 300));
+    // A has heard of it (it catches up once its run ends) before its call answers.
+    await until('tab A hears of the edit', () => tabA['stale']);
     released = true;
     gate!();
     await settle(tabA, repo);
-    await new Promise((r) => setTimeout(r, 300));
+    await until('tab A catches up', () => tabA.memories.get(kayak.id)?.text === 'The user paddles a canoe on weekends');
 
     expect(summaryCalls).toBe(1);
     expect((await repo.getSession('s2'))?.status).toBe('memorised');
@@ -372,15 +371,12 @@ describe('MemoryService when the chat model changes (issue 21)', () => {
     );
     await service.load();
     service.kick();
-    for (let i = 0; i < 200 && stuckSignals.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await until('the stuck call', () => stuckSignals.length > 0);
     expect(stuckSignals).toHaveLength(1);
     // The user picks another model (what Tealeaf does on ModelService's 'llm' event).
     llm = model();
     service.modelChanged(llm);
-    for (let i = 0; i < 200; i++) {
-      if ((await repo.listJobs()).every((j) => j.status === 'done')) break;
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await until('the job done', async () => (await repo.listJobs()).every((j) => j.status === 'done'));
     const [job] = await repo.listJobs();
     expect(job.status).toBe('done');
     expect(job.attempts).toBe(0);
@@ -397,11 +393,14 @@ describe('MemoryService when the chat model changes (issue 21)', () => {
     const gate = new Promise<void>((r) => (release = r));
     const inner = model();
     let aborted = false;
+    let calling!: () => void;
+    const called = new Promise<void>((r) => (calling = r));
     const slow: LanguageModel = {
       modelId: 'slow',
       chat: (m, o) => inner.chat(m, o),
       json: async (m, s, o) => {
         o?.signal?.addEventListener('abort', () => (aborted = true));
+        calling();
         await gate;
         return inner.json(m, s, o);
       },
@@ -414,7 +413,7 @@ describe('MemoryService when the chat model changes (issue 21)', () => {
     );
     await service.load();
     service.kick();
-    await new Promise((r) => setTimeout(r, 30));
+    await called; // the job is calling the model
     service.modelChanged(slow);
     release();
     await settle(service, repo);

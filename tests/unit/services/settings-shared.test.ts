@@ -11,6 +11,7 @@ import { DEFAULT_MEMORY_SETTINGS, type MemorySettings } from '../../../src/memor
 import type { Repository } from '../../../src/ports';
 import type { Session, Turn } from '../../../src/memory/types';
 import { InMemoryRepository } from '../../support/in-memory-repository';
+import { until as waitUntil } from '../../support/until';
 import { ScriptedModel, type ScriptedCall } from '../memory/helpers';
 import { freshFactory } from '../store/helpers';
 
@@ -28,12 +29,19 @@ function tab(repo: Repository, db?: string): SettingsService {
   return s;
 }
 
-async function until(check: () => boolean | Promise<boolean>, what: string) {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`timed out: ${what}`);
+/** Waits on the condition, for as long as it takes (tests/support/until.ts). */
+const until = (check: () => boolean | Promise<boolean>, what: string) => waitUntil(what, check);
+
+/** Resolves when a listener opened now hears the settings message about `db` (the tabs' channel). */
+function heard(db: string): Promise<void> {
+  const probe = new BroadcastChannel('tealeaf-settings');
+  return new Promise((resolve) => {
+    probe.onmessage = (e: MessageEvent<{ db?: string }>) => {
+      if (e.data?.db !== db) return;
+      probe.close();
+      resolve();
+    };
+  });
 }
 
 /** Two connections to one fake IndexedDB database: two tabs of the same origin. */
@@ -179,14 +187,20 @@ describe('settings shared by two tabs', () => {
     const demo = tab(demoRepo, 'tealeaf-demo');
     await Promise.all([a.load(), b.load(), demo.load()]);
     const readsBefore = demoReads;
+    // What nothing did is checked once the message has been delivered (a listener opened after the
+    // tabs hears it after them) and whatever a tab started on it has finished (its queue).
+    const delivered = heard('tealeaf');
     await a.update({ memoryCreation: false });
     await until(() => b.value.memoryCreation === false, 'the other real tab hears it');
-    await new Promise((r) => setTimeout(r, 30));
+    await delivered;
+    await demo['queue'];
     expect(demoReads).toBe(readsBefore);
     expect(demo.value.memoryCreation).toBe(true);
     // And the other way round: the demo's write reaches neither real tab.
+    const demoDelivered = heard('tealeaf-demo');
     await demo.update({ temperature: 0.1 });
-    await new Promise((r) => setTimeout(r, 30));
+    await demoDelivered;
+    await Promise.all([a['queue'], b['queue']]);
     expect([a.value.temperature, b.value.temperature]).toEqual([DEFAULT_SETTINGS.temperature, DEFAULT_SETTINGS.temperature]);
   });
 });
@@ -305,8 +319,7 @@ describe('a job in the tab that did not switch memory creation off', () => {
       await a.update({ memoryCreation: false });
       if (hears) await until(() => b.value.memoryCreation === false, 'B hears it');
       release();
-      await until(() => !memory['runner'].running, 'the run ended');
-      await new Promise((r) => setTimeout(r, 30));
+      await memory['runner'].settled();
       const [job] = await repo.listJobs();
       // Told at once, the step in flight is dropped; otherwise it may commit, but nothing after it starts.
       expect(job.step).toBe(hears ? 'summarise' : 'embed');

@@ -12,6 +12,7 @@ import { createMemoriseJob } from '../../../src/memory/ingest/memorise';
 import type { LanguageModel } from '../../../src/ports';
 import type { Session, Turn } from '../../../src/memory/types';
 import { InMemoryRepository } from '../../support/in-memory-repository';
+import { until } from '../../support/until';
 import { ScriptedModel } from '../memory/helpers';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from '../../support/fake-openai-server.mjs';
 
@@ -46,14 +47,6 @@ async function seed(repo: InMemoryRepository, id: string, line: string) {
     status: 'complete',
   }));
   await repo.apply({ sessions: [session], turns, jobs: [createMemoriseJob(id, T + 100)] });
-}
-
-async function until(what: string, check: () => Promise<boolean> | boolean) {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`timed out: ${what}`);
 }
 
 function service(repo: InMemoryRepository, llm: () => LanguageModel | undefined) {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage, JsonSchema, LanguageModel } from '../../../../src/ports';
 import { InMemoryRepository } from '../../../support/in-memory-repository';
+import { until as waitUntil } from '../../../support/until';
 import { SettingsService } from '../../../../src/services/settings';
 import { ModelCheckRunner, type ModelCheckSnapshot } from '../../../../src/services/models/model-check';
 import { readModelChecks } from '../../../../src/services/models/model-checks';
@@ -45,10 +46,8 @@ class Gate {
 }
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
-async function until(ok: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 5));
-  if (!ok()) throw new Error(`timed out waiting for ${what}`);
-}
+/** Waits on the condition, for as long as it takes (tests/support/until.ts). */
+const until = (ok: () => boolean, what: string) => waitUntil(what, ok);
 
 async function setup() {
   const settings = new SettingsService(new InMemoryRepository());
