@@ -50,6 +50,8 @@ export interface LocalServerOptions {
   apiKey?: string;
   /** The model's window where the caller knows it: the server is not asked (server-window.ts). */
   window?: { contextTokens: number; maxOutputTokens?: number };
+  /** Tests: how long a question about the window may go unanswered (default PROBE_MS, at most timeoutMs). */
+  probeMs?: number;
 }
 
 interface ChatChunk {
@@ -110,7 +112,12 @@ export class LocalServerModel implements LanguageModel {
     if (given) this.knownWindow = { ...serverWindow(given), ...(given.maxOutputTokens ? { maxOutputTokens: given.maxOutputTokens } : {}) };
     else if (!options.allowRemote && this.modelId)
       this.tracker = new ServerWindowTracker(
-        { baseUrl: this.baseUrl, fetch: this.fetchImpl, apiKey: this.apiKey, probeMs: Math.min(this.timeoutMs, PROBE_MS) },
+        {
+          baseUrl: this.baseUrl,
+          fetch: this.fetchImpl,
+          apiKey: this.apiKey,
+          probeMs: Math.min(this.timeoutMs, options.probeMs ?? PROBE_MS),
+        },
         this.modelId,
       );
   }

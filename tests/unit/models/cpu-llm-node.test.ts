@@ -126,8 +126,11 @@ describe('CPU chat model through transformers.js (Node, offline)', () => {
   it('unloading waits for the reply being written', async () => {
     const rt = runtime();
     await rt.load(TEST_CPU_MODEL.id);
-    const reply = rt.chat(hello, { maxTokens: 120 });
-    await new Promise((r) => setTimeout(r, 5));
+    // Unloaded once the reply is being written: after its first words.
+    let writing!: () => void;
+    const started = new Promise<void>((r) => (writing = r));
+    const reply = rt.chat(hello, { maxTokens: 120, onToken: () => writing() });
+    await started;
     const unloaded = rt.unload();
     const text = await reply;
     await unloaded;

@@ -7,6 +7,7 @@ import type { LlmMethods, LlmNotice, ModelRecordLite } from '../../../src/models
 import { ModelRuntimeError } from '../../../src/models/errors';
 import { inProcessWorker, type InProcessWorker } from '../../support/in-process-worker';
 import { isContextOverflow, type ChatMessage } from '../../../src/ports';
+import { until } from '../../support/until';
 
 /** A stand-in tokenizer: a word is a token, each message costs 4 more (its role markers). */
 const words = (messages: ChatMessage[]) => messages.reduce((n, m) => n + 4 + (m.content.match(/\S+/g)?.length ?? 0), 0);
@@ -22,7 +23,8 @@ class FakeBackend implements LlmBackend {
   streamError?: string;
   reply = 'Hello there, how are you today?';
   tokenDelayMs = 5;
-  loadDelayMs = 0;
+  /** A load waits here before it finishes (a test that cancels a load never lets it go). */
+  loadHold?: Promise<void>;
   private interrupted = false;
   cached = new Set<string>();
   /** The model's tokenizer as the worker reaches it (absent: web-llm's private shape differed). */
@@ -34,7 +36,7 @@ class FakeBackend implements LlmBackend {
     this.loads.push(record);
     onProgress({ progress: 0, timeElapsed: 0, text: 'Start to fetch params' });
     onProgress({ progress: 0.5, timeElapsed: 1, text: 'Fetching param cache[1/2]: 400MB fetched. 50% completed, 1 secs elapsed.' });
-    if (this.loadDelayMs) await sleep(this.loadDelayMs);
+    if (this.loadHold) await this.loadHold;
     if (this.loadError) throw new Error(this.loadError);
     onProgress({ progress: 1, timeElapsed: 2, text: 'Fetching param cache[2/2]: 800MB fetched. 100% completed, 2 secs elapsed.' });
     onProgress({ progress: 1, timeElapsed: 3, text: 'Finish loading on WebGPU - fake' });
@@ -169,13 +171,11 @@ describe('LlmRuntime', () => {
   it('stops on abort and resolves with what had arrived', async () => {
     const { runtime, backend } = setup();
     await runtime.load(QWEN);
-    backend.tokenDelayMs = 15;
     const ac = new AbortController();
     const tokens: string[] = [];
-    const done = runtime.chat(USER, { signal: ac.signal, onToken: (t) => tokens.push(t) });
-    await sleep(40);
-    ac.abort();
-    const text = await done;
+    // Stopped once two words have arrived, whatever the time they took.
+    const onToken = (t: string) => tokens.push(t) === 2 && ac.abort();
+    const text = await runtime.chat(USER, { signal: ac.signal, onToken });
     expect(backend.interrupts).toBe(1);
     expect(text.length).toBeGreaterThan(0);
     expect(text.length).toBeLessThan(backend.reply.length);
@@ -185,11 +185,10 @@ describe('LlmRuntime', () => {
   it('runs calls one at a time; aborting a queued call does not interrupt the running one', async () => {
     const { runtime, backend } = setup();
     await runtime.load(QWEN);
-    const first = runtime.chat(USER);
     const ac = new AbortController();
+    // The second call, queued behind the first, is aborted while the first writes its first word.
+    const first = runtime.chat(USER, { onToken: () => ac.abort() });
     const second = runtime.chat(USER, { signal: ac.signal });
-    await sleep(5);
-    ac.abort();
     expect(await first).toBe(backend.reply);
     expect(await second).toBe('');
     expect(backend.interrupts).toBe(0);
@@ -217,9 +216,9 @@ describe('LlmRuntime', () => {
 
   it('cancels a load by terminating the worker', async () => {
     const { runtime, backend, workers } = setup();
-    backend.loadDelayMs = 200;
+    backend.loadHold = new Promise(() => undefined);
     const loading = runtime.load(QWEN);
-    await sleep(20);
+    await until('the load under way', () => backend.loads.length === 1);
     expect(runtime.state.status).toBe('loading');
     runtime.cancel();
     await expect(loading).rejects.toMatchObject({ kind: 'cancelled' });
@@ -253,7 +252,7 @@ describe('LlmRuntime', () => {
     const { runtime, workers, notice } = setup();
     await runtime.load(QWEN);
     notice({ type: 'device-lost', message: 'Device was lost. This can happen due to insufficient memory' });
-    await sleep(5);
+    await until('the notice taken', () => runtime.state.status === 'error');
     expect(runtime.state).toMatchObject({ status: 'error', error: { kind: 'device-lost' } });
     expect(workers[0].terminated).toBe(true);
   });
