@@ -91,7 +91,8 @@ test('every remembered fact in a reply prompt is listed under the reply, facts a
     const before = fake.requests.length;
     await say(page, 'How is my bike Comet doing after the fjord ride?');
     const request = fake.requests.slice(before).find((r) => r.body?.stream && !r.body.response_format);
-    const system = request.body.messages[0].content;
+    // The whole prompt: the facts about the person open it, what was found rides with the message.
+    const system = request.body.messages.map((m) => m.content).join('\n');
     const told = MEMORIES.filter((m) => system.includes(m.text.replace(/\.$/, '')));
     assert.ok(
       told.some((m) => m.kind === 'user-trait'),

@@ -215,7 +215,8 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
       const schema = m ? JSON.parse(m[1]) : {};
       reply = JSON.stringify(answer(schema.title ?? '', text, schema));
     } else {
-      const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+      // The person's own words: what memory adds before them (<memory>...</memory>) is not theirs.
+      const lastUser = ([...messages].reverse().find((m) => m.role === 'user')?.content ?? '').replace(/^<memory>\n[\s\S]*?\n<\/memory>\n\n/, '');
       const rule = config.replies.find((r) => lastUser.includes(r.when));
       reply = rule ? rule.say : `Served locally: ${lastUser} ✓`;
     }

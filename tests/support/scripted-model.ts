@@ -105,9 +105,11 @@ class ScriptedAnswers implements LanguageModel {
     // Chat calls under their own prefix, so counts of JSON calls by title stay as they were.
     if (s.recordCalls) localStorage.setItem(`tealeaf-test-chat-call:${Date.now()}:${Math.random().toString(36).slice(2)}`, '1');
     if (s.failWith) throw new Error(s.failWith);
-    const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? '';
+    // The person's own words: what memory adds before them (<memory>...</memory>) is not theirs.
+    const lastUser = ([...messages].reverse().find((m) => m.role === 'user')?.content ?? '').replace(/^<memory>\n[\s\S]*?\n<\/memory>\n\n/, '');
     const rule = s.replies?.find((r) => lastUser.includes(r.when));
-    const memoryNote = messages.find((m) => m.role === 'system' && /remember|memor/i.test(m.content) && m.content.includes('['));
+    // Something remembered is in the prompt: a message carries what memory found for it.
+    const memoryNote = messages.some((m) => m.role === 'user' && m.content.startsWith('<memory>\n'));
     // "[echo settings]" answers with what reached the model: the system prompt's first line and the temperature.
     const echo = lastUser.includes('[echo settings]')
       ? `persona: ${(messages.find((m) => m.role === 'system')?.content ?? '').split('\n')[0]} | temperature: ${options.temperature ?? 'default'}`

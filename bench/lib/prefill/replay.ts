@@ -55,12 +55,19 @@ function engineTurn(calls: readonly CallRecord[]): EngineTurn {
   return { pre, reply: { promptTokens: reply.promptTokens, readAnew: reply.readAnew, cachedTokens: reply.cachedTokens } };
 }
 
-/** Share of `evidence` that this prepared prompt holds. */
-function held(prepared: PreparedTurn, dialogue: readonly DialogueTurn[], evidence: readonly string[]): number {
+/**
+ * Share of `evidence` that this prepared prompt holds: turns sent as messages or recalled, and the
+ * sources of every memory and passage in it (this message's, those an earlier message's block
+ * still holds, and the facts about the person in the system prompt).
+ */
+function held(prepared: PreparedTurn, dialogue: readonly DialogueTurn[], evidence: readonly string[], plan: ChatPlan): number {
+  const used = prepared.usedMemory;
+  const sources = (id: string) => plan.memory.memories.get(id)?.sourceTurnIds ?? plan.memory.index.get(id)?.sourceTurnIds ?? [];
   const seen = new Set<string>([
     ...dialogue.slice(-prepared.chat.recent).flatMap((t) => (t.id ? [t.id] : [])),
     ...prepared.chat.earlierTurnIds,
     ...prepared.units.flatMap((u) => u.sourceTurnIds),
+    ...[...used.memoryIds, ...used.segmentIds, ...(used.personaIds ?? [])].flatMap(sources),
   ]);
   return evidence.filter((e) => seen.has(e)).length / Math.max(1, evidence.length);
 }
@@ -110,7 +117,7 @@ export async function replay(
       const asked: DialogueTurn[] = [...dialogue, { role: 'user', text: p.question, time: line.time + 60_000 }];
       // Its own refinement cache: a probe must not hand the chat a note written for its question.
       const prepared = await prepare(asked, aside, line.time + 60_000, new RefineCache());
-      probes.push({ kind: p.kind, recall: held(prepared, asked, p.evidence) });
+      probes.push({ kind: p.kind, recall: held(prepared, asked, p.evidence, plan) });
     }
   }
   return { turns, probes };

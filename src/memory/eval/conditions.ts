@@ -39,6 +39,9 @@ export function conditionSettings(id: ConditionId, base: MemorySettings): Memory
     refinement: true,
     retrievalMode: 'timelines',
     reflectiveRequery: true,
+    // The call before every reply, also in the continuing pretend conversation: the app makes it
+    // only on a chat's first message when unsure (a wait the person feels), an evaluation can wait.
+    refineWhenUnsure: false,
     personaBankShare: base.personaBankShare > 0 ? base.personaBankShare : DEFAULT_MEMORY_SETTINGS.personaBankShare,
   };
   switch (id) {

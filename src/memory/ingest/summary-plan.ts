@@ -137,8 +137,12 @@ export function partTurns(
   return { turns: turns.slice(offset, last + 1), offset };
 }
 
-/** The lists of an answer that hold memories (not the labels and topics). */
-const MEMORY_LISTS = ['events', 'userTraits', 'assistantTraits', 'notes', 'instructions'];
+/**
+ * The lists whose bound says the part was too dense: the events and the person's traits, bounded
+ * by what the answer can hold. Notes, instructions and Tealeaf's own traits have small bounds (a
+ * quarter) that an ordinary answer fills without having more to say.
+ */
+const MEMORY_LISTS = ['events', 'userTraits'];
 
 /**
  * Whether an answer filled a memory list to the bound its schema set: the model had to stop

@@ -5,7 +5,7 @@
 import type { Id, Millis, Role } from '../types';
 import { LexicalIndex } from '../retrieval/lexical';
 import { estimateTokens, MESSAGE_OVERHEAD } from '../fit/tokens';
-import { promptDate } from '../text';
+import { contentWords, promptDate } from '../text';
 
 export interface ChatTurn {
   id?: Id;
@@ -76,7 +76,7 @@ export function chatWindow<T extends ChatTurn>(
   while (from < dialogue.length - 1 && dialogue[from]!.role === 'assistant') used -= cost(dialogue[from++]!);
   const before = dialogue.slice(0, from);
   const spare = Math.min(earlierTokens, tokens - used);
-  const picked = spare > 0 && query.trim() !== '' ? recallEarlier(before, query, spare) : [];
+  const picked = spare > 0 && query.trim() !== '' ? recallEarlier(before, query, spare).picked : [];
   return {
     recent: dialogue.slice(from),
     earlier: picked.map((x) => exchangeBlock(x)),
@@ -85,8 +85,46 @@ export function chatWindow<T extends ChatTurn>(
   };
 }
 
-function recallEarlier<T extends ChatTurn>(before: readonly T[], query: string, tokens: number): T[][] {
+/**
+ * Exchanges of `before` (turns not in the prompt) that match `query`, within `tokens`, as prompt
+ * blocks in chat order; turns in `skip` (recalled already) are not recalled again.
+ */
+export function recallEarlierTurns(
+  before: readonly ChatTurn[],
+  query: string,
+  tokens: number,
+  skip: ReadonlySet<Id> = new Set(),
+): { blocks: string[]; turnIds: Id[]; missed: number } {
+  if (query.trim() === '') return { blocks: [], turnIds: [], missed: 0 };
+  const { picked, missed } = recallEarlier(
+    before.filter((t) => t.id === undefined || !skip.has(t.id)),
+    query,
+    Math.max(0, tokens),
+  );
+  return {
+    blocks: picked.map((x) => exchangeBlock(x)),
+    turnIds: picked.flatMap((x) => x.map((t) => t.id).filter((id): id is Id => id !== undefined)),
+    missed,
+  };
+}
+
+/** Share of the query's content words an exchange must hold to be a strong match. */
+const STRONG_COVERAGE = 0.5;
+
+/** Whether an exchange holds at least half of the query's content words (and two at least). */
+function strong(asked: ReadonlySet<string>, text: string): boolean {
+  if (asked.size < 2) return false;
+  const have = new Set(contentWords(text));
+  let n = 0;
+  for (const w of asked) if (have.has(w)) n++;
+  return n >= 2 && n >= STRONG_COVERAGE * asked.size;
+}
+
+function recallEarlier<T extends ChatTurn>(before: readonly T[], query: string, tokens: number): { picked: T[][]; missed: number } {
   const groups = exchanges(before);
+  const asked = new Set(contentWords(query));
+  let missed = 0;
+  let tookStrong = false;
   const index = new LexicalIndex();
   groups.forEach((g, i) => index.add(String(i), g.map((t) => t.text).join('\n')));
   const hits = index.search(query, MAX_EARLIER * 2);
@@ -96,9 +134,15 @@ function recallEarlier<T extends ChatTurn>(before: readonly T[], query: string, 
     if (chosen.length >= MAX_EARLIER) break;
     const i = Number(h.id);
     const c = estimateTokens(exchangeBlock(groups[i]!)) + 2;
-    if (used + c > tokens) continue;
+    const isStrong = strong(asked, groups[i]!.map((t) => t.text).join('\n'));
+    if (used + c > tokens) {
+      if (isStrong) missed++;
+      continue;
+    }
+    if (isStrong) tookStrong = true;
     used += c;
     chosen.push(i);
   }
-  return chosen.sort((a, b) => a - b).map((i) => groups[i]!);
+  // Strong matches all left out for room: worth moving the window to make room for one.
+  return { picked: chosen.sort((a, b) => a - b).map((i) => groups[i]!), missed: tookStrong ? 0 : missed };
 }

@@ -31,3 +31,16 @@ export function retrievalUnsure(
   for (const w of asked) if (found.has(w)) shared++;
   return shared < SURE_COVERAGE * asked.size;
 }
+
+/**
+ * Whether a unit found for a message in a continuing chat is worth its place: it shares two of the
+ * message's content words, or its only one. Search always returns something; in a continuing chat
+ * each message's memory stays in the prompt for the turns after it, so weak matches are not paid for.
+ */
+export function bearsOn(message: string, text: string): boolean {
+  const asked = new Set(contentWords(message));
+  if (asked.size === 0) return false;
+  let shared = 0;
+  for (const w of new Set(contentWords(text))) if (asked.has(w)) shared++;
+  return shared >= Math.min(2, asked.size);
+}

@@ -14,8 +14,10 @@ export interface SentMessage {
   text: string;
   /** What was sent: the text, with the memory recalled for it where it is the person's message. */
   content: string;
-  /** Memories (and their text as sent) that the content holds: if one is edited or forgotten, it goes. */
+  /** Memories (and their text when sent) that the content holds: if one is edited or forgotten, it goes. */
   memories?: Array<{ id: Id; text: string }>;
+  /** Passages of past chats the content holds, with their text when sent (a forgotten line changes it). */
+  segments?: Array<{ id: Id; text: string }>;
   /** Earlier turns of the chat the content recalls: if one is forgotten, it goes. */
   earlierTurnIds?: Id[];
 }
@@ -25,9 +27,35 @@ export interface SentChat {
   head: string;
   /** The dialogue after it, as sent, the last message the person's newest. */
   messages: SentMessage[];
+  /**
+   * The model's own count of this prompt over the estimate's (at most 1: the estimate is high on
+   * purpose). The next layout plans with it, so the window is used as the model counts it.
+   */
+  ratio?: number;
 }
 
 /** The messages of a reply request for this state. */
 export function sentMessages(sent: SentChat): ChatMessage[] {
   return [{ role: 'system', content: sent.head }, ...sent.messages.map((m) => ({ role: m.role, content: m.content }))];
+}
+
+/** The last request sent in each of the few chats used lately (kept in memory: a reload reads once). */
+export class SentChats {
+  private readonly bySession = new Map<string, SentChat>();
+  constructor(private readonly max = 8) {}
+
+  get(sessionId: string): SentChat | undefined {
+    return this.bySession.get(sessionId);
+  }
+
+  set(sessionId: string, sent: SentChat | undefined): void {
+    this.bySession.delete(sessionId);
+    if (!sent) return;
+    this.bySession.set(sessionId, sent);
+    while (this.bySession.size > this.max) this.bySession.delete(this.bySession.keys().next().value!);
+  }
+
+  clear(): void {
+    this.bySession.clear();
+  }
 }

@@ -15,11 +15,12 @@ import { personaBank, personaBankBlock } from './persona-bank';
 import { searchForTurn } from '../retrieval/turn-search';
 import { decayed } from '../retrieval/decay';
 import { fuseRankings } from './requery';
-import { estimateTokens, fitPrompt, MESSAGE_OVERHEAD, outputFor, REPLY_PRIMER, windowOf } from '../fit';
-import { chatWindow } from './chat-window';
-import { noteBlock, buildSystemPrompt, earlierBlock } from './prompt-text';
+import { estimateMessages, estimateTokens, fitPrompt, outputFor, windowOf } from '../fit';
+import { recallEarlierTurns } from './chat-window';
+import { noteBlock, buildSystemPrompt, memoryBlock } from './prompt-text';
+import { layReply, type Layout } from './layout';
 import { fitTimeline, pack, reflectionCandidates, type PromptUnit, type TimelineBlock } from './pack';
-import { retrievalUnsure } from './gate';
+import { bearsOn, retrievalUnsure } from './gate';
 import { instructionsBlock, instructionsFor, type InstructionFit } from './instructions';
 import type { SentChat } from './sent-chat';
 
@@ -85,6 +86,8 @@ export interface PreparedTurn {
   instructions: InstructionFit;
   /** This prompt as sent, to pass as `sent` for the chat's next reply. */
   sent?: SentChat;
+  /** Whether it extends `sent` exactly: an engine that kept what it read reads only what is new. */
+  extended?: boolean;
   problems: string[];
 }
 
@@ -96,12 +99,24 @@ export const MIN_REPLY_TOKENS = 128;
 const MEMORY_SHARE = 0.35;
 /** Tokens per budget word of remembered material (dates, bullets and names included), estimated high. */
 const TOKENS_PER_WORD = 1.6;
-/**
- * Share of the reply prompt that earlier turns of a long chat may take when they are recalled
- * (chat-window.ts). Half: on the shared LoCoMo files read as one chat each, a question asked at
- * the end finds 0.76 of its evidence turns with half, 0.58 with a fifth, 0.14 with none (bench:fit).
- */
-const EARLIER_SHARE = 0.5;
+// Shares of the reply prompt in the layout that the next turn extends (layout.ts). What memory adds
+// to a message stays in the prompt as sent for the turns after it, until the window moves, so it
+// is paid on every one of them: at 4,096 tokens and replies of 200 to 300 words, blocks of 300
+// words each left room for two turns before the whole prompt was read again. Chosen by
+// bench:prefill (BENCHMARKS.md) between the share of replies that read only what is new and the
+// evidence of earlier turns still in the prompt.
+/** Memory found for a message in a continuing chat (only what bears on it): 215 tokens at 4,096. */
+const BLOCK_SHARE = 0.07;
+/** Earlier turns of the chat recalled for a message, where the room allows it and the next turn keeps its own. */
+const EARLIER_MAX_SHARE = 0.15;
+/** The same when the whole prompt is read anyway: after the window moved, or to make room for a strong match. */
+const EARLIER_FRESH_SHARE = 0.4;
+/** Recalled earlier turns the block needs at least (none: memory found for the message is enough). */
+const EARLIER_SHARE = 0;
+/** Tokens a reply is expected to take in the room kept for the next turn (about 250 words). */
+const REPLY_RESERVE = 350;
+/** Share of the room a fresh start keeps of the chat, so that many turns extend it before the next. */
+const KEEP_SHARE = 0.2;
 
 /** The "window" of a turn prepared without a model: nothing is sent, the method's budget holds. */
 const UNSENT: ModelWindow = { contextTokens: 1_000_000, maxOutputTokens: REPLY_TOKENS };
@@ -203,11 +218,17 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   // timelines, the same call runs with none to refine: the judgement still gets made. With
   // refineWhenUnsure, the call (and its wait before the reply) is made only when what was found
   // leaves the question open (gate.ts); otherwise the raw timelines go in.
+  // With refineWhenUnsure, not in a continuing chat either: there the engine holds what it read
+  // for the previous reply, and a call before this one would make the person wait and, on web-llm,
+  // read the whole prompt again (the call replaces the chat's conversation). On a chat's first
+  // message nothing is held yet.
+  const continuing = input.dialogue.some((t) => t.role === 'assistant');
   const ask =
     !!input.llm &&
     searchable &&
     input.index.size > 0 &&
-    (!settings.refineWhenUnsure || retrievalUnsure(ranked, timelines, settings.k, memoriesById, lastUserText(input.dialogue) ?? query));
+    (!settings.refineWhenUnsure ||
+      (!continuing && retrievalUnsure(ranked, timelines, settings.k, memoriesById, lastUserText(input.dialogue) ?? query)));
   const refine = ask && settings.refinement && timelines.length > 0;
   const reflect = ask && settings.reflectiveRequery;
   const shown = reflect
@@ -248,62 +269,94 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     }
   }
 
-  // The reply prompt under a token budget: memory items by rank, the chat's newest turns, and
-  // recalled earlier turns give way (in that order of what shrinks with the budget); the
-  // instructions and the current message never do. fitPrompt builds it again smaller until it
-  // fits, and says in words when even those two do not.
+  // The reply prompt (layout.ts): what holds for the chat first and the same every turn, then the
+  // dialogue as it was sent, then the new message with what memory found for it. The standing
+  // instructions and the facts about the person sit in the system prompt, sized for the window and
+  // not by this turn's search, so it stays the same while they do. fitPrompt builds it again
+  // smaller until it fits, and says in words when even the instructions and the message do not.
   const nominal = window.contextTokens - maxTokens;
+  const scale = Math.min(1, input.budgetScale ?? 1);
   // Standing instructions: their own share of the window, the same on every rebuild (they never give way).
   const instructions = instructionsFor(memoriesById.values(), window, REPLY_TOKENS);
-  const told = instructionsBlock(instructions.sent);
+  const bank = personaBank(memoriesById.values(), { maxWords: Math.floor(limit * scale * settings.personaBankShare) });
+  const head = buildSystemPrompt(input.now, input.persona, personaBankBlock(bank), instructionsBlock(instructions.sent), limit > 0);
+  const lastMessage = lastUserText(input.dialogue) ?? query;
   let layout: Layout | undefined;
+  let units: PromptUnit[] = [];
   const build = (tokens: number): ChatMessage[] => {
-    layout = lay(tokens);
+    const share = Math.min(1, tokens / nominal);
+    const memoryTokens = Math.floor(Math.min(limit * TOKENS_PER_WORD, nominal * BLOCK_SHARE) * share);
+    // The chat's first message has the whole memory budget (nothing of the chat takes room yet).
+    const freshMemoryTokens = continuing ? memoryTokens : Math.floor(limit * TOKENS_PER_WORD * share);
+    const earlierTokens = settings.earlierInChat ? Math.floor(tokens * EARLIER_SHARE) : 0;
+    const earlierMax = settings.earlierInChat ? Math.floor(tokens * EARLIER_MAX_SHARE) : 0;
+    const earlierFresh = settings.earlierInChat ? Math.floor(tokens * EARLIER_FRESH_SHARE) : 0;
+    layout = layReply({
+      head,
+      dialogue: input.dialogue,
+      sent: input.sent,
+      ratio: input.sent?.ratio,
+      memoriesById,
+      segmentText: (id) => input.index.get(id)?.text,
+      tokens,
+      blockTokens: memoryTokens + earlierTokens,
+      blockMax: memoryTokens + earlierMax,
+      freshBlockMax: freshMemoryTokens + earlierFresh,
+      reserve: memoryTokens + earlierTokens + Math.min(maxTokens, REPLY_RESERVE),
+      keepShare: KEEP_SHARE,
+      block: (room, inPrompt, left, whole) => {
+        // Recalled earlier turns take what the memory items leave, up to their share.
+        const words = Math.floor(Math.min(whole ? freshMemoryTokens : memoryTokens, room) / TOKENS_PER_WORD);
+        const notShown = ranked.filter(
+          (h) =>
+            !(h.unit.kind === 'segment' ? inPrompt.segmentIds : inPrompt.memoryIds).has(h.unit.id) &&
+            // In a prompt that is extended, only what bears on the message (it stays for later turns).
+            (whole || bearsOn(lastMessage, h.unit.text)),
+        );
+        units = pack(notShown, words, timelineOf, irrelevant, memoriesById, settings.segmentExcerpts ? query : undefined);
+        const unitTokens = estimateTokens(units.map((u) => u.text).join('\n')) + 24;
+        // The earlier exchanges are searched with the person's last message alone: the turn before
+        // it is in the prompt anyway, and mixing it in cost a fifth of the evidence found (bench:fit).
+        const earlier = recallEarlierTurns(
+          left,
+          lastMessage,
+          Math.min(whole ? earlierFresh : earlierMax, room - unitTokens),
+          inPrompt.turnIds,
+        );
+        const shownMemories = units.flatMap((u) => u.memoryIds);
+        return {
+          text: memoryBlock(
+            units.map((u) => u.text),
+            earlier.blocks,
+          ),
+          memories: [...new Set(shownMemories)].map((id) => ({ id, text: memoriesById.get(id)?.text ?? '' })),
+          segments: units.filter((u) => u.kind === 'segment').map((u) => ({ id: u.id, text: input.index.get(u.id)?.text ?? '' })),
+          earlierTurnIds: earlier.turnIds,
+          missed: earlier.missed,
+        };
+      },
+    });
     return layout.messages;
-  };
-  const lay = (tokens: number): Layout => {
-    const words = Math.floor(limit * Math.min(1, tokens / nominal));
-    const units = pack(ranked, words, timelineOf, irrelevant, memoriesById, settings.segmentExcerpts ? query : undefined);
-    // Persona banks (LD-Agent): current traits on every turn, beyond what retrieval brought.
-    const inPrompt = new Set(units.flatMap((u) => u.memoryIds));
-    const bank = personaBank(memoriesById.values(), { maxWords: Math.floor(words * settings.personaBankShare), exclude: inPrompt });
-    const base = buildSystemPrompt(
-      input.now,
-      units.map((u) => u.text),
-      input.persona,
-      personaBankBlock(bank),
-      told,
-    );
-    // The earlier turns are searched with the person's last message alone: the turn before it is in
-    // the window anyway, and mixing it in cost a fifth of the evidence found (bench:fit).
-    const chat = chatWindow(
-      input.dialogue,
-      tokens - estimateTokens(base) - MESSAGE_OVERHEAD - REPLY_PRIMER - 24,
-      lastUserText(input.dialogue) ?? query,
-      settings.earlierInChat ? Math.floor(tokens * EARLIER_SHARE) : 0,
-    );
-    const systemPrompt = chat.earlier.length > 0 ? `${base}\n\n${earlierBlock(chat.earlier)}` : base;
-    const messages: ChatMessage[] = [
-      { role: 'system', content: systemPrompt },
-      ...chat.recent.map((t) => ({ role: t.role, content: t.text })),
-    ];
-    return {
-      messages,
-      systemPrompt,
-      units,
-      bank,
-      chat: { recent: chat.recent.length, earlierTurnIds: chat.earlierTurnIds, left: chat.left },
-    };
   };
   const fitted = await fitPrompt(
     { llm: { window }, build, output: maxTokens, minOutput: MIN_REPLY_TOKENS, signal: input.signal },
     input.budgetScale,
   );
-  const { messages, systemPrompt, units, bank, chat } = layout!;
+  const { messages, carried } = layout!;
+  // The model's own count against the estimate, for the next layout of this chat.
+  const ratio = fitted.exact ? fitted.promptTokens / Math.max(1, estimateMessages(messages)) : undefined;
+  const sent: SentChat = { ...layout!.sent, ...(ratio ? { ratio: Math.min(1, ratio) } : {}) };
+  const chat = {
+    recent: layout!.recent,
+    earlierTurnIds: [...new Set([...layout!.block.earlierTurnIds, ...carried.earlierTurnIds])],
+    left: layout!.left,
+  };
 
   const byRank = [...units].sort((a, b) => a.rank - b.rank);
   const memoryIds: Id[] = [];
   for (const u of byRank) for (const id of u.memoryIds) if (!memoryIds.includes(id)) memoryIds.push(id);
+  // Memories and passages an earlier message's block still holds went into this prompt too.
+  for (const id of carried.memoryIds) if (!memoryIds.includes(id)) memoryIds.push(id);
   const packed = byRank.filter((u) => u.kind === 'timeline').map((u) => timelineOf.get(u.id)!);
   const usedMemory: UsedMemory = {
     memoryIds,
@@ -313,7 +366,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     ...(reflection ? { reflected: reflection.enough ? 'enough' : requery ? 'searched' : 'no-keywords' } : {}),
     // The keywords were written from what the call showed: they follow those sources (derived.ts).
     ...(requery ? { requery, reflectedOn: shown!.ids } : {}),
-    segmentIds: byRank.filter((u) => u.kind === 'segment').map((u) => u.id),
+    segmentIds: [...new Set([...byRank.filter((u) => u.kind === 'segment').map((u) => u.id), ...carried.segmentIds])],
     timelines: packed.map((b) => b.timeline),
     ...(packed.some((b) => b.refined !== undefined) ? { refined: packed.map((b) => b.refined ?? '') } : {}),
     scores: byRank.map((u) => u.score),
@@ -322,7 +375,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const before = result.tokens ? result.tokens.prompt + result.tokens.output : 0;
   return {
     messages,
-    systemPrompt,
+    systemPrompt: head,
     usedMemory,
     units,
     budget: { used: units.reduce((a, u) => a + u.cost, 0), limit },
@@ -332,14 +385,8 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     maxTokens: fitted.maxTokens,
     chat,
     instructions,
+    sent,
+    extended: layout!.extended,
     problems,
   };
-}
-
-interface Layout {
-  messages: ChatMessage[];
-  systemPrompt: string;
-  units: PromptUnit[];
-  bank: ReturnType<typeof personaBank>;
-  chat: PreparedTurn['chat'];
 }

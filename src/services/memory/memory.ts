@@ -12,6 +12,7 @@ import { sessionDeletion } from './session-deletion';
 import { createHybridIndex } from '../../memory/retrieval/hybrid';
 import { MemoryGraph } from '../../memory/graph';
 import { RefineCache } from '../../memory/recall/refine';
+import { SentChats } from '../../memory/recall/sent-chat';
 import { prepareTurn, REPLY_TOKENS } from '../../memory/recall/turn';
 import { instructionsFor, type InstructionFit } from '../../memory/recall/instructions';
 import { windowOf } from '../../memory/fit';
@@ -40,6 +41,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   memories = new Map<Id, Memory>();
   segments = new Map<Id, Segment>();
   private refineCache = new RefineCache();
+  /** Each chat's last reply prompt as sent: the next one extends it (the model reads only what is new). */
+  private readonly sentChats = new SentChats();
   /** Whose vectors are in the index (undefined: none yet). */
   private vectorModelId?: string;
   /** Remote changes arrive in parts (500 records each in a first sync): see graphSoon. */
@@ -325,7 +328,9 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       persona: this.settings.value.systemPrompt.trim() || undefined,
       signal,
       budgetScale: input.budgetScale,
+      sent: this.sentChats.get(input.session.id),
     });
+    this.sentChats.set(input.session.id, prepared.sent);
     return { messages: prepared.messages, usedMemory: prepared.usedMemory, maxTokens: prepared.maxTokens };
   }
 

@@ -119,3 +119,8 @@ export class FixedIndex implements HybridIndex {
     );
   }
 }
+
+/** Everything a reply prompt sends, its messages in order (memory rides with the newest message). */
+export function sentText(prepared: { messages: ChatMessage[] }): string {
+  return prepared.messages.map((m) => m.content).join('\n\n');
+}

@@ -8,7 +8,7 @@ import { prepareTurn } from '../../../src/memory/recall/turn';
 import { memoryUnit } from '../../../src/memory/ingest/memorise';
 import { withDefaults } from '../../../src/memory/settings';
 import type { Memory, Timeline } from '../../../src/memory/types';
-import { DAY, edge, FixedIndex, mem, ScriptedModel, T0 } from './helpers';
+import { DAY, edge, FixedIndex, mem, ScriptedModel, T0, sentText } from './helpers';
 
 const memories: Memory[] = [
   mem('c1', 1, 'You bought a second-hand car', 'event'),
@@ -130,6 +130,6 @@ describe('prepareTurn: an irrelevant note applies to its turn only', () => {
     expect(second.modelCalls).toBe(1);
     expect(llm.count()).toBe(2);
     expect(second.usedMemory.memoryIds).toEqual(expect.arrayContaining(['c1', 'c2']));
-    expect(second.systemPrompt).toMatch(/About it: .*car/);
+    expect(sentText(second)).toMatch(/About it: .*car/);
   });
 });

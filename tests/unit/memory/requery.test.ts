@@ -13,7 +13,7 @@ import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import type { SearchHit } from '../../../src/memory/retrieval/types';
 import { withDefaults, type MemorySettings } from '../../../src/memory/settings';
 import type { Memory } from '../../../src/memory/types';
-import { DAY, edge, mem, ScriptedModel, T0, type ScriptedCall } from './helpers';
+import { DAY, edge, mem, ScriptedModel, T0, type ScriptedCall, sentText } from './helpers';
 
 const hit = (id: string): SearchHit => ({
   unit: { id, kind: 'memory', text: id, time: 0, sessionId: 's', sourceTurnIds: [] },
@@ -99,7 +99,7 @@ describe('prepareTurn with self-reflection', () => {
     expect(sent).toMatch(/enough/);
     expect(r.usedMemory).toMatchObject({ reflected: 'searched', requery: 'Biscuit vet' });
     expect(r.usedMemory.memoryIds).toEqual(expect.arrayContaining(['m1', 'm2', 'm3']));
-    expect(r.systemPrompt).toContain('Biscuit had his first vet visit');
+    expect(sentText(r)).toContain('Biscuit had his first vet visit');
     // The keywords were written from what the call showed: those sources are recorded with them.
     expect(r.usedMemory.reflectedOn).toEqual(expect.arrayContaining(['m3', 'm4']));
     expect(r.usedMemory.reflectedOn).not.toContain('m1');

@@ -18,7 +18,7 @@ import { isPromptTooLong } from '../../../src/memory/fit';
 import { withDefaults } from '../../../src/memory/settings';
 import { memorylessPreparer } from '../../../src/services/chat/reply-prompt';
 import type { Memory, Session, Turn } from '../../../src/memory/types';
-import { DAY, T0 } from './helpers';
+import { DAY, T0, sentText } from './helpers';
 
 const SMALLEST = 'cpu-2048';
 /** The same engine when the runtime cannot count: the builders fall back on their estimate. */
@@ -112,7 +112,7 @@ describe.each([SMALLEST, ESTIMATING])('builders fit %s', (profile) => {
     // The current message last, the instructions first; the start of the chat recalled.
     expect(prepared.messages.at(-1)!.content).toContain('sister Ingrid visiting');
     expect(prepared.messages[0]!.content).toMatch(/^You are Tealeaf/);
-    expect(prepared.systemPrompt).toContain('Ingrid is coming to visit me at Christmas');
+    expect(sentText(prepared)).toContain('Ingrid is coming to visit me at Christmas');
     expect(prepared.usedMemory.earlierTurnIds).toContain('t2');
     expect(prepared.chat.left).toBeGreaterThan(150);
   });

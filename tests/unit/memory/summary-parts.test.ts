@@ -97,6 +97,7 @@ describe('Phase 0 in parts keeps every memory with its source turn', () => {
     const three = { events: [1, 2, 3].map((i) => ({ text: `e${i}`, turns: ['T1'] })), userTraits: [{ text: 'x', turns: ['T1'] }] };
     expect(answerFilled(JSON.stringify(three), schema)).toBe(false);
     expect(answerFilled(JSON.stringify({ ...three, userTraits: [three.events[0], three.events[1]] }), schema)).toBe(true);
+    expect(answerFilled(JSON.stringify({ ...three, assistantTraits: [three.events[0]], notes: [three.events[0]] }), schema)).toBe(false);
     expect(answerFilled(JSON.stringify({ ...three, events: [...three.events, three.events[0]] }), schema)).toBe(true);
     expect(answerFilled('not json', schema)).toBe(false);
   });

@@ -53,7 +53,7 @@ function script(call: ScriptedCall): string {
     return JSON.stringify({ verdict: reply.includes('remember') ? 'corrected' : 'fooled', reason: 'scripted' });
   }
   if (call.schemaTitle) return '{}';
-  return /What you remember/.test(call.messages[0]!.content) ? 'As I remember it, that is not quite so.' : 'Sure, happy to help!';
+  return /^<memory>\n/.test(call.messages.at(-1)!.content) ? 'As I remember it, that is not quite so.' : 'Sure, happy to help!';
 }
 
 function input(llm: ScriptedModel, extra: Partial<TeaFarmInput> = {}): TeaFarmInput {
@@ -341,7 +341,8 @@ describe('runTeaFarm: every case on its own state', () => {
         keywords: [],
       });
     }
-    const system = call.messages[0]!.content;
+    // The system prompt and what memory added to the question (not the earlier replies).
+    const system = `${call.messages[0]!.content}\n${call.messages.at(-1)!.content}`;
     const notes = system.match(/seen\[[^\]]*\]/g) ?? [];
     const bank = system.includes('What you know about the person now') ? 'traits' : 'no traits';
     return `Hello (${bank}) ${notes.join(' ')}`.trim();

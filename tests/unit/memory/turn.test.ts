@@ -11,7 +11,7 @@ import { memoryUnit } from '../../../src/memory/ingest/memorise';
 import { withDefaults } from '../../../src/memory/settings';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import type { Memory, Segment, Timeline } from '../../../src/memory/types';
-import { DAY, edge, FixedIndex, mem, ScriptedModel, T0 } from './helpers';
+import { DAY, edge, FixedIndex, mem, ScriptedModel, T0, sentText } from './helpers';
 
 const memories: Memory[] = [
   mem('m1', 1, 'User is afraid of cruise ships after a storm', 'event'),
@@ -75,15 +75,20 @@ describe('prepareTurn', () => {
     expect(r.usedMemory.memoryIds).toContain('m1');
     expect(r.usedMemory.timelines.some((t) => t.memoryIds.join() === 'm1,m2')).toBe(true);
     expect(r.usedMemory.refined?.length).toBe(r.usedMemory.timelines.length);
-    expect(r.systemPrompt).toContain('Today is 2024-02-10.');
-    expect(r.systemPrompt).toContain('note 1');
-    expect(r.systemPrompt).toMatch(/ignore anything that does not fit or would\s+mislead/);
-    expect(r.messages.at(-1)).toEqual({ role: 'user', content: dialogue[0].text });
+    expect(sentText(r)).toContain('Today is 2024-02-10.');
+    expect(sentText(r)).toContain('note 1');
+    expect(sentText(r)).toMatch(/ignore anything that does not fit or would\s+mislead/);
+    // What memory found rides with the person's message, marked as not theirs.
+    expect(r.messages.at(-1)!.role).toBe('user');
+    const last = r.messages.at(-1)!.content;
+    expect(last.startsWith('<memory>\n')).toBe(true);
+    expect(last.endsWith(`\n</memory>\n\n${dialogue[0].text}`)).toBe(true);
+    expect(last).toContain('note 1');
     expect(r.usedMemory.scores.length).toBeGreaterThan(0);
     // The same turn again (a regenerated reply): answered from the cache.
     const same = await prepareTurn(input);
     expect(same.modelCalls).toBe(0);
-    expect(same.systemPrompt).toBe(r.systemPrompt);
+    expect(sentText(same)).toBe(sentText(r));
     // The next turn, on the same timelines: the notes are written again for the new dialogue.
     const again = await prepareTurn({
       ...input,
@@ -109,7 +114,7 @@ describe('prepareTurn', () => {
     });
     expect(llm.count()).toBe(0);
     expect(r.usedMemory.refined).toBeUndefined();
-    expect(r.systemPrompt).toContain('; no longer true)] -(Changed)->');
+    expect(sentText(r)).toContain('; no longer true)] -(Changed)->');
   });
 
   it('plain top-k mode lists memories in time order with no graph and no call', async () => {
@@ -128,11 +133,13 @@ describe('prepareTurn', () => {
     });
     expect(llm.count()).toBe(0);
     expect(r.usedMemory.timelines).toEqual([]);
-    const lines = r.systemPrompt.split('\n').filter((l) => l.startsWith('- 2024'));
+    const lines = sentText(r)
+      .split('\n')
+      .filter((l) => l.startsWith('- 2024'));
     expect(lines.length).toBe(3);
     expect(r.units.every((u) => u.kind === 'memory')).toBe(true);
     expect([...lines].sort()).toEqual(lines);
-    expect(r.systemPrompt).toContain('; no longer true)');
+    expect(sentText(r)).toContain('; no longer true)');
   });
 
   it('with no memory at all states only the date', async () => {
@@ -149,7 +156,8 @@ describe('prepareTurn', () => {
     });
     expect(r.usedMemory.memoryIds).toEqual([]);
     expect(r.modelCalls).toBe(0);
-    expect(r.systemPrompt).not.toContain('remember');
+    expect(r.messages.slice(1).some((m) => m.content.includes('<memory>'))).toBe(false);
+    expect(r.messages.at(-1)).toEqual({ role: 'user', content: dialogue[0].text });
   });
 });
 
@@ -164,7 +172,8 @@ describe('prepareTurn over memories and segments', () => {
     mem('m1', 1, 'User adopted a rescue dog called Biscuit', 'event', { sourceTurnIds: ['a1'] }),
     mem('m2', 3, 'Biscuit was afraid of the vacuum cleaner', 'event', { sourceTurnIds: ['a2'] }),
     mem('m3', 8, 'User took Biscuit to obedience classes', 'event', { sourceTurnIds: ['b1'] }),
-    mem('t9', 12, 'User prefers tea over coffee', 'user-trait', { sourceTurnIds: ['c1'] }),
+    // An event, not a trait: a current trait is told in the system prompt (the persona bank) and not again.
+    mem('t9', 12, 'User prefers tea over coffee', 'event', { sourceTurnIds: ['c1'] }),
   ];
   const segs = [
     segment(
@@ -202,12 +211,12 @@ describe('prepareTurn over memories and segments', () => {
     // The top memory goes in through its timeline (n = 1), the other memory as itself.
     expect(r.usedMemory.timelines.map((t) => t.memoryIds)).toEqual([['m1', 'm2', 'm3'], ['t9']].slice(0, r.usedMemory.timelines.length));
     expect(r.usedMemory.memoryIds.slice(0, 3)).toEqual(['m3', 'm1', 'm2']);
-    expect(r.systemPrompt).toContain('  user: The vet said Biscuit needs a diet.');
-    expect(r.systemPrompt).not.toContain('vet biscuit diet');
+    expect(sentText(r)).toContain('  user: The vet said Biscuit needs a diet.');
+    expect(sentText(r)).not.toContain('vet biscuit diet');
     // Time order in the prompt, whatever the ranking: seg-a (day 2), timeline at m3 (day 8), t9 (day 12), seg-c (day 20).
     const times = r.units.map((u) => u.time);
     expect([...times].sort((a, b) => a - b)).toEqual(times);
-    const pos = (s: string) => r.systemPrompt.indexOf(s);
+    const pos = (s: string) => sentText(r).indexOf(s);
     expect(pos('We got Biscuit')).toBeLessThan(pos('-(React)->'));
     expect(pos('-(React)->')).toBeLessThan(pos('tea over coffee'));
     expect(pos('tea over coffee')).toBeLessThan(pos('The vet said'));
@@ -258,7 +267,7 @@ describe('prepareTurn over memories and segments', () => {
     });
     expect(llm.count()).toBe(1);
     expect(r.usedMemory.refined).toEqual(['Biscuit settled in after a shaky start.']);
-    expect(r.systemPrompt).toContain('2024-01-02 to 2024-01-09: Biscuit settled in after a shaky start.');
+    expect(sentText(r)).toContain('2024-01-02 to 2024-01-09: Biscuit settled in after a shaky start.');
     expect(r.usedMemory.memoryIds).not.toContain('t9');
     expect(r.usedMemory.segmentIds).toEqual(['seg-c']);
   });
@@ -280,9 +289,9 @@ describe('prepareTurn over memories and segments', () => {
           });
           expect(r.budget.used).toBeLessThanOrEqual(budget);
           expect(r.budget.used).toBe(countWords(r.units.map((u) => promptItem(u.text)).join('\n')));
-          for (const u of r.units) expect(r.systemPrompt).toContain(u.text);
+          for (const u of r.units) expect(sentText(r)).toContain(u.text);
           // Every word of the remembered list is paid for, its bullets included.
-          if (r.units.length > 0) expect(r.systemPrompt.endsWith(r.units.map((u) => promptItem(u.text)).join('\n'))).toBe(true);
+          if (r.units.length > 0) expect(sentText(r)).toContain(`${r.units.map((u) => promptItem(u.text)).join('\n')}\n</memory>`);
           const ids = new Set(r.units.flatMap((u) => u.memoryIds));
           expect(new Set(r.usedMemory.memoryIds)).toEqual(ids);
           expect(r.usedMemory.scores.length).toBe(r.units.length);

@@ -103,7 +103,7 @@ describe('EvaluationService', () => {
     const { repo, memory, evaluation, setModel } = await memorised();
     let replies = 0;
     const llm = new ScriptedModel((call) => {
-      if (call.kind === 'chat' && call.messages.at(-1)?.content.startsWith('Since') && ++replies === 2) evaluation.cancel();
+      if (call.kind === 'chat' && /(^|\n\n)Since/.test(call.messages.at(-1)?.content ?? '') && ++replies === 2) evaluation.cancel();
       return answer(call);
     });
     setModel(llm);

@@ -81,12 +81,12 @@ describe('memory switches', () => {
 
     const on = await ask();
     expect(on.usedMemory?.memoryIds.length).toBeGreaterThan(0);
-    expect(on.messages[0].content).toMatch(/Biscuit/);
+    expect(on.messages.at(-1)?.content).toMatch(/^<memory>\n[^]*Biscuit[^]*\n<\/memory>\n\nHow is Biscuit the puppy\?$/);
 
     await settings.update({ memoryUse: false });
     const off = await ask();
     expect(off.usedMemory).toBeUndefined();
-    expect(off.messages[0].content).not.toMatch(/Biscuit/);
+    expect(off.messages.map((m) => m.content).join()).not.toMatch(/<memory>/);
     expect(off.messages.at(-1)?.content).toBe('How is Biscuit the puppy?');
   });
 
