@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { type Bytes, randomBytes, toBase64Url } from '../../src/services/sync/bytes';
 import { generateSyncKey, roomOf } from '../../src/services/sync/keys';
 import { type RoomSigner, roomSigner, signedText } from '../../src/services/sync/room-key';
+import { until } from '../support/until';
 
 export interface RelayProcess {
   url: string;
@@ -55,4 +56,10 @@ export async function answer(url: string, init: RequestInit): Promise<{ status: 
   const res = await fetch(url, init);
   const text = await res.text();
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+/** Waits until the relay at `url` holds `n` long polls (its /metrics says so): a wait is registered, not assumed after a pause. */
+export async function holdsPolls(url: string, n: number): Promise<void> {
+  const waiters = async () => Number(/^tealeaf_relay_poll_waiters (\d+)$/m.exec(await (await fetch(`${url}/metrics`)).text())?.[1]);
+  await until(`${n} long polls on the relay`, async () => (await waiters()) === n, 10);
 }

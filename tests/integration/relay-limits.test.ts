@@ -9,7 +9,7 @@ import { utf8 } from '../../src/services/sync/bytes';
 import { RelayClient, RelayError } from '../../src/services/sync/relay-client';
 import { syncWords } from '../../src/services/sync/sync-status';
 import { sql, startPostgres } from '../support/pg-cluster.mjs';
-import { answer, newRoom, signWith } from './relay-helpers';
+import { answer, holdsPolls, newRoom, signWith } from './relay-helpers';
 
 let cluster: Awaited<ReturnType<typeof startPostgres>>;
 const open: Array<() => Promise<void>> = [];
@@ -107,12 +107,12 @@ describe.each(['file', 'postgres'])('the relay on %s', (store) => {
   });
 
   it('a read or a wait on a room that does not exist allocates nothing', async () => {
-    const { client, dir } = await relayWith();
+    const { client, dir, url } = await relayWith();
     const { room } = await newRoom();
     expect(await client.read(room, 0)).toEqual({ messages: [], last: 0 });
     const ctl = new AbortController();
     const waiting = client.wait(room, 0, ctl.signal).catch(() => 'aborted');
-    await new Promise((r) => setTimeout(r, 50));
+    await holdsPolls(url, 1);
     ctl.abort();
     expect(await waiting).toBe('aborted');
     expect(await roomsIn(store, dir)).toBe(0);
@@ -156,7 +156,8 @@ describe.each(['file', 'postgres'])('the relay on %s', (store) => {
     expect(((await busy.json()) as { reason: string }).reason).toBe('too-many-posts');
     const ctl = new AbortController();
     const polls = [client.wait(a.room, 9, ctl.signal), client.wait(b.room, 9, ctl.signal)].map((p) => p.catch(() => undefined));
-    await new Promise((r) => setTimeout(r, 50));
+    // The third is refused once the two are open on the relay (not merely sent).
+    await holdsPolls(url, 2);
     await expect(client.wait(a.room, 9)).rejects.toMatchObject({ status: 429, reason: 'too-many-polls' });
     ctl.abort();
     await Promise.all(polls);

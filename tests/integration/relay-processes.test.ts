@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { utf8 } from '../../src/services/sync/bytes';
 import { RelayClient } from '../../src/services/sync/relay-client';
 import { sql, startPostgres } from '../support/pg-cluster.mjs';
-import { type RelayProcess, newRoom, spawnRelay } from './relay-helpers';
+import { until } from '../support/until';
+import { type RelayProcess, holdsPolls, newRoom, spawnRelay } from './relay-helpers';
 
 let cluster: Awaited<ReturnType<typeof startPostgres>>;
 let relays: RelayProcess[] = [];
@@ -26,35 +27,23 @@ const text = (b: Uint8Array) => Buffer.from(b).toString();
 const clients = () => relays.map((r) => new RelayClient(r.url));
 
 /** Waits until a relay holds `n` long polls (its /metrics says so). */
-async function polling(r: RelayProcess, n: number): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    const m = /^tealeaf_relay_poll_waiters (\d+)$/m.exec(await (await fetch(`${r.url}/metrics`)).text());
-    if (Number(m?.[1]) === n) return;
-    await new Promise((ok) => setTimeout(ok, 10));
-  }
-  throw new Error(`the relay never held ${n} long polls`);
-}
+const polling = (r: RelayProcess, n: number) => holdsPolls(r.url, n);
 
 /** Waits until no post is running in the database (those of a killed process end by themselves). */
 async function settled(): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const r = await sql(
-      cluster.url,
-      `SELECT count(*) AS n FROM pg_stat_activity WHERE state <> 'idle' AND query LIKE 'SELECT relay_post%'`,
+  const running = async () =>
+    Number(
+      (await sql(cluster.url, `SELECT count(*) AS n FROM pg_stat_activity WHERE state <> 'idle' AND query LIKE 'SELECT relay_post%'`))[0].n,
     );
-    if (Number(r[0].n) === 0) return;
-    await new Promise((ok) => setTimeout(ok, 25));
-  }
-  throw new Error('posts still running in the database');
+  await until('no post running in the database', async () => (await running()) === 0, 25);
 }
 
-/** Posts, retrying while the store is away (503), as a device does. */
+/** Posts, retrying while the store is away (503), as a device does: for as long as the restart takes. */
 async function postRetrying(client: RelayClient, room: string, body: string): Promise<number> {
-  for (let i = 0; ; i++) {
+  for (;;) {
     try {
       return await client.post(room, utf8(body));
-    } catch (e) {
-      if (i > 100) throw e;
+    } catch {
       await new Promise((r) => setTimeout(r, 100));
     }
   }

@@ -58,6 +58,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   private wake?: AbortController;
   /** A kick heard while the loop was busy: it goes round again instead of waiting. */
   private kicked = false;
+  /** The loop waits in `sleep` (on the relay, or out a backoff). */
+  private sleeping = false;
   private readonly rows: StateRows;
   private readonly keyChange: KeyChange;
   private readonly compactor: Compactor;
@@ -223,14 +225,22 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.wake?.abort();
   }
 
+  /** Tests: the loop has done all it had to and waits (for the relay, or out a backoff); nothing woke it since. */
+  get idle(): boolean {
+    return this.sleeping && !this.kicked;
+  }
+
   /** Waits for `until` unless a kick came since the loop last looked (a write made while it read or sent). */
   private async sleep(until: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
     this.wake = new AbortController();
     if (this.kicked) return;
+    this.sleeping = true;
     try {
       await until(this.wake.signal);
     } catch (e) {
       if (!this.wake.signal.aborted) throw e;
+    } finally {
+      this.sleeping = false;
     }
   }
 

@@ -13,7 +13,7 @@ import { RelayClient } from '../../../src/services/sync/relay-client';
 import type { SyncConfig } from '../../../src/services/sync/sync-config';
 import { memory, session } from './records';
 import { until } from './devices';
-import { type Device, device, killedAt, relayFor, reopen, settled, wroteWords } from './faults';
+import { type Device, device, killedAt, quiet, relayFor, reopen, settled, wroteWords } from './faults';
 
 const closers: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -52,7 +52,7 @@ async function pairLaptopPhone(laptopMemories = 20) {
  * fresh world; `act` starts the action on the device `victim` names; `done` says it has ended;
  * `check` runs after the kill (`killed`) and again on the reopened device.
  */
-async function matrix<W>(
+async function matrix<W extends { relay: { url: string } }>(
   name: string,
   setup: () => Promise<W>,
   victim: (w: W) => Device,
@@ -68,8 +68,8 @@ async function matrix<W>(
     () => act(first),
     () => done(first),
   );
-  // Every step of the action, the last saves after it included.
-  await new Promise((r) => setTimeout(r, 300));
+  // Every step of the action, the last saves after it included: its loop has gone back to waiting.
+  await until(`${name}: the saves after it`, () => quiet(victim(first), first.relay.url));
   const steps = [...victim(first).killer.steps];
   const wrote = [...victim(first).killer.wrote];
   const named = (k: number) => (steps[k - 1] === 'a write' ? `the write of ${wroteWords(wrote[k - 1])}` : steps[k - 1]);
@@ -83,8 +83,9 @@ async function matrix<W>(
       () => act(w),
       () => done(w),
     );
-    // The last steps (saves after the action) come a moment later, and not always: wait for them.
-    if (!killed) await until(`${name}: step ${k}`, () => victim(w).killer.dead, 2000).catch(() => undefined);
+    // The last steps (saves after the action) come a moment later, and not always: wait for them,
+    // or for the loop to go back to waiting without them.
+    if (!killed) await until(`${name}: step ${k}`, async () => victim(w).killer.dead || (await quiet(victim(w), w.relay.url)));
     killed = victim(w).killer.dead;
     if (!killed) {
       table.push(`| ${name} | ${k} of ${steps.length} | (this run ended in ${victim(w).killer.steps.length} steps) | ok |`);
@@ -172,7 +173,7 @@ describe('the fault matrix', () => {
         await until('the phone told', () => w.phone.sync.status.phase === 'unpaired');
         await canary(laptop, 'after-unpair');
         await until('the tablet gets it', async () => (await w.tablet.repo.getMemory('after-unpair')) !== undefined);
-        await new Promise((r) => setTimeout(r, 300));
+        // The phone's loop ended when it was told (phase unpaired): nothing reaches it after that.
         expect(await w.phone.repo.getMemory('after-unpair')).toBeUndefined();
       },
     );

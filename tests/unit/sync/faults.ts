@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IDBFactory } from 'fake-indexeddb';
 import { startRelay } from '../../../relay/relay.mjs';
+import { RelayClient } from '../../../src/services/sync/relay-client';
 import { SyncService, type SyncServiceOptions } from '../../../src/services/sync/sync-service';
 import { type TealeafDb, openTealeafDb } from '../../../src/store/db';
 import { IdbRepository } from '../../../src/store/repository';
@@ -138,8 +139,10 @@ async function open(name: string, factory: IDBFactory, options: SyncServiceOptio
 export async function reopen(d: Device, start = true): Promise<Device> {
   d.killer.dead = true;
   d.sync.stop();
-  // Whatever the dead tab still had in flight fails against the dead killer; let it settle.
-  await new Promise((r) => setTimeout(r, 50));
+  // Whatever the dead tab still had in flight fails against the dead killer. A read of every store
+  // waits for the write transactions it had already begun: none lands after the new tab has read.
+  const db = d.repo.db;
+  await db.transaction(Array.from(db.objectStoreNames), 'readonly').done;
   d.repo.close();
   const again = await open(d.name, d.factory, d.options);
   if (start) await again.sync.start();
@@ -153,9 +156,26 @@ export async function relayFor(closers: Array<() => Promise<void> | void>, waitM
   return relay;
 }
 
-/** Each device's loop is idle: synced, nothing waiting to be sent. */
+/**
+ * Each device's loop is idle: synced, nothing waiting to be sent, and waiting on the relay with
+ * nothing woken since (a status says "synced" from the round before too).
+ */
 export async function settled(what: string, ...ds: Device[]): Promise<void> {
-  await until(what, () => ds.every((d) => d.sync.status.phase === 'synced' && !d.sync.status.pending));
+  await until(what, () => ds.every((d) => d.sync.idle && d.sync.status.phase === 'synced' && !d.sync.status.pending));
+}
+
+/**
+ * Nothing more will happen on this device until something new does: its loop waits (idle), nothing
+ * is waiting to be sent, and the relay holds nothing after what it has read (the loop's long poll
+ * would wake for that).
+ */
+export async function quiet(d: Device, relayUrl: string): Promise<boolean> {
+  if (!d.sync.idle || d.sync.status.pending) return false;
+  const engine = d.sync['engine'];
+  if (!engine) return true;
+  const position = engine.position;
+  const { last } = await new RelayClient(relayUrl).read(engine.room, position, 1);
+  return last <= position && d.sync.idle;
 }
 
 /** Runs `action` with the device's tab killed at step `at` (Infinity: not killed). True when it was killed. */

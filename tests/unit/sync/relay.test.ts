@@ -7,6 +7,7 @@ import { utf8 } from '../../../src/services/sync/bytes';
 import { Sealer } from '../../../src/services/sync/envelope';
 import { generateSyncKey, roomOf } from '../../../src/services/sync/keys';
 import { RelayClient, RelayError } from '../../../src/services/sync/relay-client';
+import { holdsPolls } from '../../integration/relay-helpers';
 
 const open: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -98,9 +99,10 @@ describe('the relay', () => {
   });
 
   it('wakes a waiting device when a message arrives', async () => {
-    const { client } = await relayIn();
+    const { client, url } = await relayIn();
     const waiting = client.wait(ROOM, 0);
-    await new Promise((r) => setTimeout(r, 50));
+    // Posted once the wait is open on the relay (else it would be answered at once, not woken).
+    await holdsPolls(url, 1);
     await client.post(ROOM, utf8('news'));
     expect(await waiting).toBe(1);
     expect(await client.wait(ROOM, 0)).toBe(1);

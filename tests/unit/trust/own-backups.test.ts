@@ -17,6 +17,7 @@ import type { UsedMemory } from '../../../src/memory/types';
 import { ScriptedModel } from '../memory/helpers';
 import { dump, freshFactory } from '../store/helpers';
 import { startFakeOpenAiServer } from '../../support/fake-openai-server.mjs';
+import { until } from '../../support/until';
 
 const open = () => IdbRepository.open({ factory: freshFactory() });
 const DATA = ['sessions', 'turns', 'memories', 'edges', 'segments', 'vectors', 'settings'] as const;
@@ -32,12 +33,12 @@ async function roundTrip(repo: IdbRepository): Promise<string> {
 }
 
 async function jobsSettled(repo: Repository) {
-  for (let i = 0; i < 2000; i++) {
-    await new Promise((r) => setTimeout(r, 5));
+  const ended = async () => {
     const jobs = await repo.listJobs();
-    if (jobs.length > 0 && jobs.every((j) => j.status === 'done' || j.status === 'failed')) return jobs;
-  }
-  throw new Error('jobs did not settle');
+    return jobs.length > 0 && jobs.every((j) => j.status === 'done' || j.status === 'failed');
+  };
+  await until('every job done or failed', ended);
+  return repo.listJobs();
 }
 
 /** Every user message becomes an event; no topics, so the segmenter decides on its own. */

@@ -18,6 +18,7 @@ import type { Repository } from '../../../src/ports';
 import { dump, freshFactory } from '../store/helpers';
 import { ScriptedModel } from '../memory/helpers';
 import { startFakeOpenAiServer } from '../../support/fake-openai-server.mjs';
+import { until } from '../../support/until';
 
 const DATA = ['sessions', 'turns', 'memories', 'edges', 'segments', 'vectors', 'settings', 'tombstones'] as const;
 const open = () => IdbRepository.open({ factory: freshFactory() });
@@ -77,12 +78,7 @@ function claudeExport(chats: Size[][], run: number): string {
 }
 
 async function settled(repo: Repository): Promise<void> {
-  for (let i = 0; i < 4000; i++) {
-    const jobs = await repo.listJobs();
-    if (jobs.every((j) => j.status === 'done' || j.status === 'failed')) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error('jobs did not settle');
+  await until('every job done or failed', async () => (await repo.listJobs()).every((j) => j.status === 'done' || j.status === 'failed'));
 }
 
 /** Every user message becomes an event (its first words), with the topics left to the segmenter. */

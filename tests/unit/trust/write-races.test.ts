@@ -15,6 +15,7 @@ import type { LineReads, Repository } from '../../../src/ports';
 import type { Memory, Session, Turn } from '../../../src/memory/types';
 import { ScriptedModel } from '../memory/helpers';
 import { freshFactory } from '../store/helpers';
+import { until } from '../../support/until';
 
 const T = Date.UTC(2025, 0, 10);
 
@@ -83,12 +84,8 @@ async function seedSession(repo: Repository, id: string, day: number, userLines:
 }
 
 async function jobsSettled(repo: Repository) {
-  for (let i = 0; i < 400; i++) {
-    await new Promise((r) => setTimeout(r, 5));
-    const jobs = await repo.listJobs();
-    if (jobs.every((j) => j.status === 'done' || j.status === 'failed')) return jobs;
-  }
-  throw new Error('jobs did not settle');
+  await until('every job done or failed', async () => (await repo.listJobs()).every((j) => j.status === 'done' || j.status === 'failed'));
+  return repo.listJobs();
 }
 
 /** No record points at one that is missing. */
@@ -215,10 +212,11 @@ describe('import and delete-all while a job runs (IndexedDB store)', () => {
     const wiped = service.exclusive(() => repo.wipeAll());
     g.open();
     await wiped;
-    // Give the stopped job every chance to write what it had computed.
-    await new Promise((r) => setTimeout(r, 50));
+    // Give the stopped job every chance to write what it had computed: its run has ended, and a
+    // new run (kicked) has ended too.
+    await service['runner'].settled();
     service.kick();
-    await new Promise((r) => setTimeout(r, 50));
+    await service['runner'].settled();
     const counts = await repo.countAll();
     expect(counts).toEqual({
       sessions: 0,
@@ -254,7 +252,7 @@ describe('import and delete-all while a job runs (IndexedDB store)', () => {
     g.open();
     await imported;
     await service.reload();
-    await new Promise((r) => setTimeout(r, 50));
+    await service['runner'].settled();
     expect(await dangling(repo)).toEqual([]);
     expect((await repo.listMemories()).map((m) => m.text).sort()).toEqual(backup.data.memories.map((m) => m.text).sort());
     expect((await repo.listEdges()).map((e) => e.id).sort()).toEqual(backup.data.edges.map((e) => e.id).sort());
