@@ -76,7 +76,7 @@ describe('untangleTimelines (Phase II-1, Figure 4)', () => {
     );
   });
 
-  it('handles a graph with more than a million paths through a node in well under 5 ms', () => {
+  it('handles a graph with more than a million paths through a node with a few hundred looks at it', () => {
     // 24 layers of 3 memories, every memory linked to all 3 of the next layer: 3^23 paths in all.
     const layers = 24;
     const width = 3;
@@ -86,18 +86,24 @@ describe('untangleTimelines (Phase II-1, Figure 4)', () => {
     for (let l = 1; l < layers; l++)
       for (let a = 0; a < width; a++) for (let b = 0; b < width; b++) es.push(edge(`n${l - 1}_${a}`, `n${l}_${b}`));
     const big = MemoryGraph.from(ms, es);
-    untangleTimelines(big, 'n12_1', { seed: 1 }); // warm up
+    // The work, counted rather than timed: every call on the graph (a walk of the paths would be millions).
+    let looks = 0;
+    const counted = new Proxy(big, {
+      get(target, key) {
+        const v: unknown = Reflect.get(target, key, target);
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) => (looks++, (v as (...a: unknown[]) => unknown).apply(target, args));
+      },
+    });
     const avoid = new Set<string>();
-    const t0 = performance.now();
-    const t = untangleTimelines(big, 'n12_1', { seed: 2, avoid, maxSteps: 64 });
-    const ms1 = performance.now() - t0;
-    expect(ms1).toBeLessThan(5);
+    const t = untangleTimelines(counted, 'n12_1', { seed: 2, avoid, maxSteps: 64 });
+    expect(looks).toBeLessThan(1000); // 135 here
     expect(big.incoming(t.memoryIds[0]).length).toBe(0);
     expect(big.outgoing(t.memoryIds[t.memoryIds.length - 1]).length).toBe(0);
     expect(t.memoryIds.length).toBe(layers);
-    const t1 = performance.now();
-    timelinesForRetrieved(big, ['n3_0', 'n12_1', 'n20_2'], 5, { maxSteps: 64 });
-    expect(performance.now() - t1).toBeLessThan(5);
+    looks = 0;
+    timelinesForRetrieved(counted, ['n3_0', 'n12_1', 'n20_2'], 5, { maxSteps: 64 });
+    expect(looks).toBeLessThan(3000); // 396 here
   });
 
   it('random DAGs: every timeline is a valid path through the retrieved memory', () => {
