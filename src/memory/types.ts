@@ -43,6 +43,8 @@ export interface Turn {
   modelId?: string;
   /** What memory the reply drew on (assistant turns). */
   usedMemory?: UsedMemory;
+  /** How the reply started (assistant turns answered by a model). */
+  start?: ReplyStart;
   /**
    * Derived by the store on every write: the memories any version's `usedMemory` names
    * (src/memory/derived.ts), indexed, so a memory that changes finds the replies built from it.
@@ -105,12 +107,23 @@ export interface CommandAnswer {
 }
 
 /** A version of a turn that is not shown now. */
+/**
+ * How a reply started: the wait before its first word, and the tokens of its prompt the model had
+ * to read for it (the rest it kept from the chat's previous request, where it extended it).
+ */
+export interface ReplyStart {
+  waitMs: number;
+  promptTokens: number;
+  readTokens: number;
+}
+
 export interface TurnVersion {
   text: string;
   time: Millis;
   status: TurnStatus;
   modelId?: string;
   usedMemory?: UsedMemory;
+  start?: ReplyStart;
 }
 
 /**

@@ -158,6 +158,8 @@ const usedMemorySchema = z.strictObject({
 });
 
 const turnStatus = z.enum(['complete', 'streaming', 'interrupted', 'stopped', 'error']);
+const count = z.number().int().nonnegative().max(100_000_000);
+const replyStartSchema = z.strictObject({ waitMs: count, promptTokens: count, readTokens: count });
 // The answer to a memory command (src/services/commands/).
 const commandSchema = z.strictObject({ kind: z.enum(COMMAND_KINDS), state: z.enum(COMMAND_STATES), lines: list(refId).optional() });
 
@@ -170,6 +172,7 @@ const turnVersionSchema = z.strictObject({
   status: turnStatus,
   modelId: text.optional(),
   usedMemory: usedMemorySchema.optional(),
+  start: replyStartSchema.optional(),
 });
 
 const branchTurnSchema = z.strictObject({
@@ -180,6 +183,7 @@ const branchTurnSchema = z.strictObject({
   status: turnStatus,
   modelId: text.optional(),
   usedMemory: usedMemorySchema.optional(),
+  start: replyStartSchema.optional(),
   externalId: text.optional(),
   versions: list(turnVersionSchema).optional(),
   shown: position.optional(),
@@ -197,6 +201,7 @@ const turnSchema = z.strictObject({
   status: turnStatus,
   modelId: text.optional(),
   usedMemory: usedMemorySchema.optional(),
+  start: replyStartSchema.optional(),
   // Derived (src/memory/derived.ts): an import recomputes it rather than trusting the file.
   drewOn: list(refId).optional(),
   externalId: text.optional(),

@@ -14,7 +14,10 @@
 // 'tealeaf-test-chat-call:...'); "keywords" makes the self-reflection
 // of the refinement call answer "not enough" with them (only on turns whose last user message
 // contains "keywordsWhen", when given); otherwise it answers "enough"; "failJson" makes every JSON
-// call fail with that message (memorising fails, as with a broken model).
+// call fail with that message (memorising fails, as with a broken model); "holdJson" holds JSON
+// calls once begun ("<title>", or "<title>#<n>" for the n-th of the page), marked
+// 'tealeaf-test-held:<entry>', until a script without the entry is set: a test that needs a call
+// to be out waits for the mark, not for a time.
 //
 // Real limits: every call goes through the enforcing stand-in (tests/support/standin/) under the
 // engine profile in localStorage 'tealeaf-test-engine' (a profile's name or JSON with changes, see
@@ -60,6 +63,24 @@ interface Script {
    * every pair (model-check.spec: a model the self-test finds good).
    */
   labels?: 'judge';
+  /**
+   * JSON calls held once begun, until the script no longer names them (a test sets the script
+   * again): "<title>" holds every call of that schema title, "<title>#<n>" the n-th of this page. A
+   * call held for as long as the test needs, not for a time.
+   */
+  holdJson?: string[];
+  /** Replies of about this many words (the message echoed, then filler that differs per message). */
+  replyWords?: number;
+}
+
+/** Filler words after the echo, the same for the same message, so a reply is as long as asked. */
+function longReply(head: string, words: number): string {
+  const pool = ['well', 'that', 'sounds', 'like', 'a', 'good', 'plan', 'and', 'I', 'hope', 'it', 'goes', 'gently', 'today', 'for', 'you'];
+  let h = 0;
+  for (const c of head) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  const out = [head];
+  for (let i = 0; i < words; i++) out.push(pool[(h + i * 7) % pool.length]!);
+  return `${out.join(' ')}.`;
 }
 
 function script(): Script {
@@ -106,7 +127,10 @@ class ScriptedAnswers implements LanguageModel {
     if (s.recordCalls) localStorage.setItem(`tealeaf-test-chat-call:${Date.now()}:${Math.random().toString(36).slice(2)}`, '1');
     if (s.failWith) throw new Error(s.failWith);
     // The person's own words: what memory adds before them (<memory>...</memory>) is not theirs.
-    const lastUser = ([...messages].reverse().find((m) => m.role === 'user')?.content ?? '').replace(/^<memory>\n[\s\S]*?\n<\/memory>\n\n/, '');
+    const lastUser = ([...messages].reverse().find((m) => m.role === 'user')?.content ?? '').replace(
+      /^<memory>\n[\s\S]*?\n<\/memory>\n\n/,
+      '',
+    );
     const rule = s.replies?.find((r) => lastUser.includes(r.when));
     // Something remembered is in the prompt: a message carries what memory found for it.
     const memoryNote = messages.some((m) => m.role === 'user' && m.content.startsWith('<memory>\n'));
@@ -116,7 +140,8 @@ class ScriptedAnswers implements LanguageModel {
       : undefined;
     const sent = messages.map((m) => m.content).join('\n');
     const probes = (s.probe ?? []).map((w) => ` [probe ${w}: ${sent.includes(w) ? 'in prompt' : 'not in prompt'}]`).join('');
-    const reply = (echo ?? rule?.say ?? `You said: ${lastUser}${memoryNote ? '\n\n(I remembered something about this.)' : ''}`) + probes;
+    const said = `You said: ${lastUser}${memoryNote ? '\n\n(I remembered something about this.)' : ''}`;
+    const reply = (echo ?? rule?.say ?? (s.replyWords ? longReply(said, s.replyWords) : said)) + probes;
     let out = '';
     for (const piece of reply.match(/\S+\s*|\s+/g) ?? []) {
       if (options.signal?.aborted) break;
@@ -135,6 +160,12 @@ class ScriptedAnswers implements LanguageModel {
     if (s.recordCalls)
       localStorage.setItem(`tealeaf-test-call:${title || 'untitled'}:${Date.now()}:${Math.random().toString(36).slice(2)}`, '1');
     await sleep(s.jsonDelayMs ?? 5);
+    const nth = ScriptedAnswers.calls.filter((c) => c.kind === 'json' && c.title === title).length;
+    const hold = s.holdJson?.find((h) => h === title || h === `${title}#${nth}`);
+    if (hold) {
+      localStorage.setItem(`tealeaf-test-held:${hold}`, '1');
+      while (script().holdJson?.includes(hold)) await sleep(10);
+    }
     if (s.failJson) throw new Error(s.failJson);
     const text = messages.map((m) => m.content).join('\n');
     switch (title) {

@@ -88,6 +88,9 @@ export interface PreparedTurn {
   sent?: SentChat;
   /** Whether it extends `sent` exactly: an engine that kept what it read reads only what is new. */
   extended?: boolean;
+  /** Tokens of the reply prompt, and those new since the previous request where it extends it. */
+  replyTokens: number;
+  readTokens: number;
   problems: string[];
 }
 
@@ -387,6 +390,11 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     instructions,
     sent,
     extended: layout!.extended,
+    replyTokens: fitted.promptTokens,
+    // Extended: the messages after what was sent (the reply the engine wrote is kept with it too).
+    readTokens: layout!.extended
+      ? Math.min(fitted.promptTokens, Math.ceil(estimateMessages(messages.slice(-1)) * (ratio ?? 1)))
+      : fitted.promptTokens,
     problems,
   };
 }

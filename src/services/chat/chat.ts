@@ -370,12 +370,14 @@ export class ChatService extends Emitter<ChatEvents> {
       let text = '';
       const temperature = this.opts.temperature?.();
       let full = '';
+      let start: Turn['start'];
       // The prompt is fitted to the model's window; an engine that counts more than we did refuses
       // it before writing anything, and the prompt is built again smaller (twice at most).
       for (let budgetScale = 1, attempt = 0; ; attempt++) {
         const prepared = await preparer.prepare({ session, history, now: started, llm, signal: abort.signal, budgetScale });
         if (prepared.usedMemory) update({ ...turn, usedMemory: prepared.usedMemory });
         this.emit('busy', { phase: 'replying' });
+        const asked = this.now();
         try {
           full = await llm.chat(prepared.messages, {
             signal: abort.signal,
@@ -385,6 +387,13 @@ export class ChatService extends Emitter<ChatEvents> {
               // After Stop the reply keeps what the user saw: tokens a worker had already queued are
               // dropped.
               if (abort.signal.aborted) return;
+              // The wait the person felt: from the request to the first word.
+              if (!start && prepared.promptTokens !== undefined)
+                start = {
+                  waitMs: Math.max(0, this.now() - asked),
+                  promptTokens: prepared.promptTokens,
+                  readTokens: prepared.readTokens ?? prepared.promptTokens,
+                };
               text += delta;
               update({ ...turn, text });
               saver.grew(turn);
@@ -399,7 +408,7 @@ export class ChatService extends Emitter<ChatEvents> {
       }
       // Stopped: what had arrived, not the whole text a call that finished anyway resolves with.
       const stopped = abort.signal.aborted;
-      update({ ...turn, text: stopped ? text : full || text, status: stopped ? 'stopped' : 'complete' });
+      update({ ...turn, text: stopped ? text : full || text, status: stopped ? 'stopped' : 'complete', ...(start ? { start } : {}) });
     } catch (e) {
       const stopped = abort.signal.aborted;
       update({ ...turn, status: stopped ? 'stopped' : 'error' });

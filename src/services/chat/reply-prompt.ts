@@ -13,6 +13,9 @@ export interface ReplyPrompt {
   usedMemory?: UsedMemory;
   /** The reply's output cap, sized so prompt plus reply fit the model's window. */
   maxTokens?: number;
+  /** Tokens of the prompt, and those the model reads for it if it kept the chat's previous request. */
+  promptTokens?: number;
+  readTokens?: number;
 }
 
 export interface PrepareInput {

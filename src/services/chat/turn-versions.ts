@@ -31,6 +31,7 @@ function versionOf(t: Turn): TurnVersion {
   const v: TurnVersion = { text: t.text, time: t.time, status: t.status };
   if (t.modelId !== undefined) v.modelId = t.modelId;
   if (t.usedMemory !== undefined) v.usedMemory = t.usedMemory;
+  if (t.start !== undefined) v.start = t.start;
   return v;
 }
 
@@ -47,8 +48,10 @@ function showing(t: Turn, list: TurnVersion[], k: number): Turn {
   const next: Turn = { ...t, text: v.text, time: v.time, status: v.status, versions: list.filter((_, i) => i !== k), shown: k };
   delete next.modelId;
   delete next.usedMemory;
+  delete next.start;
   if (v.modelId !== undefined) next.modelId = v.modelId;
   if (v.usedMemory !== undefined) next.usedMemory = v.usedMemory;
+  if (v.start !== undefined) next.start = v.start;
   return next;
 }
 

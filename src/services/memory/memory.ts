@@ -331,7 +331,13 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       sent: this.sentChats.get(input.session.id),
     });
     this.sentChats.set(input.session.id, prepared.sent);
-    return { messages: prepared.messages, usedMemory: prepared.usedMemory, maxTokens: prepared.maxTokens };
+    return {
+      messages: prepared.messages,
+      usedMemory: prepared.usedMemory,
+      maxTokens: prepared.maxTokens,
+      promptTokens: prepared.replyTokens,
+      readTokens: prepared.readTokens,
+    };
   }
 
   /**
