@@ -2,8 +2,9 @@
 // when memory is off or not ready.
 import type { ChatMessage, LanguageModel } from '../../ports';
 import type { Millis, Session, Turn, UsedMemory } from '../../memory/types';
-import { fitPrompt, MESSAGE_OVERHEAD, outputFor, REPLY_PRIMER, estimateTokens, windowOf } from '../../memory/fit';
-import { chatWindow } from '../../memory/recall/chat-window';
+import { estimateMessages, fitPrompt, outputFor, windowOf } from '../../memory/fit';
+import { layReply, type Layout, type TurnBlock } from '../../memory/recall/layout';
+import { SentChats } from '../../memory/recall/sent-chat';
 import { MIN_REPLY_TOKENS, REPLY_TOKENS } from '../../memory/recall/turn';
 import { isForgotten } from '../../memory/forget/lines';
 
@@ -57,14 +58,18 @@ export function dialogueOf(turns: readonly Turn[]): Array<{ id: string; role: Tu
  * persona still opens it; nothing remembered (no retrieval, no persona bank) goes in.
  */
 export function memorylessPreparer(persona: () => string | undefined): TurnPreparer {
+  // Each chat's last request as sent: the next extends it, as with memory (recall/layout.ts).
+  const sentChats = new SentChats();
   return {
-    async prepare({ history, now, llm, signal, budgetScale }) {
+    async prepare({ session, history, now, llm, signal, budgetScale }) {
       const own = persona();
       const system = own ? `${own}\n\nToday is ${new Date(now).toDateString()}.` : defaultSystemPrompt(now);
       // Only this chat, as much of its end as fits the window (nothing recalled from its start:
       // with memory off nothing is searched).
       const dialogue = dialogueOf(history);
       const maxTokens = outputFor(windowOf(llm), REPLY_TOKENS);
+      const sent = sentChats.get(session.id);
+      let layout: Layout | undefined;
       const fitted = await fitPrompt(
         {
           llm,
@@ -72,16 +77,37 @@ export function memorylessPreparer(persona: () => string | undefined): TurnPrepa
           minOutput: MIN_REPLY_TOKENS,
           signal,
           build: (tokens) => {
-            const room = tokens - estimateTokens(system) - MESSAGE_OVERHEAD - REPLY_PRIMER;
-            const recent = chatWindow(dialogue, room, '', 0).recent;
-            return [{ role: 'system', content: system }, ...recent.map((t) => ({ role: t.role, content: t.text }))];
+            layout = layReply({
+              head: system,
+              dialogue,
+              sent,
+              ratio: sent?.ratio,
+              memoriesById: new Map(),
+              segmentText: () => undefined,
+              tokens,
+              blockTokens: 0,
+              blockMax: 0,
+              freshBlockMax: 0,
+              reserve: 0,
+              // No recall brings back what a fresh start leaves out: it keeps half the chat.
+              keepShare: 0.5,
+              block: () => NO_BLOCK,
+            });
+            return layout.messages;
           },
         },
         budgetScale,
       );
-      return { messages: fitted.messages, maxTokens: fitted.maxTokens };
+      const ratio = fitted.exact ? Math.min(1, fitted.promptTokens / Math.max(1, estimateMessages(fitted.messages))) : undefined;
+      sentChats.set(session.id, { ...layout!.sent, ...(ratio ? { ratio } : {}) });
+      const readTokens = layout!.extended
+        ? Math.min(fitted.promptTokens, Math.ceil(estimateMessages(fitted.messages.slice(-1)) * (ratio ?? 1)))
+        : fitted.promptTokens;
+      return { messages: fitted.messages, maxTokens: fitted.maxTokens, promptTokens: fitted.promptTokens, readTokens };
     },
   };
 }
+
+const NO_BLOCK: TurnBlock = { text: '', memories: [], segments: [], earlierTurnIds: [] };
 
 export const plainPreparer: TurnPreparer = memorylessPreparer(() => undefined);
