@@ -18,14 +18,3 @@ export async function until(what: string, ok: () => boolean | Promise<boolean>, 
     signal?.removeEventListener('abort', said);
   }
 }
-
-/** The next value `on` hands its listener that passes `ok`: an event awaited, not a time. */
-export function nextEvent<T>(on: (listener: (value: T) => void) => () => void, ok: (value: T) => boolean = () => true): Promise<T> {
-  return new Promise((resolve) => {
-    const off = on((value) => {
-      if (!ok(value)) return;
-      off();
-      resolve(value);
-    });
-  });
-}

@@ -50,9 +50,8 @@ describe('pairing over the relay', () => {
 
   it('says so when the other device does not come', async () => {
     const relay = await relayAt();
-    const t0 = Date.now();
+    // Nobody answers: only the 300 ms limit can end the wait, so the refusal in these words is the check.
     await expect(joinWithCode(relay, newPairingCode(), 'Phone', { timeoutMs: 300 })).rejects.toThrow(/did not answer in time/);
-    expect(Date.now() - t0).toBeLessThan(5000);
   });
 
   it('the relay forgets a mailbox after its time and takes at most 16 messages in one', async () => {
