@@ -5,7 +5,8 @@
 import type { Id, Millis, Role } from '../types';
 import { LexicalIndex } from '../retrieval/lexical';
 import { estimateTokens, MESSAGE_OVERHEAD } from '../fit/tokens';
-import { contentWords, promptDate } from '../text';
+import { promptDate } from '../text';
+import { tokenize } from '../retrieval/tokenize';
 
 export interface ChatTurn {
   id?: Id;
@@ -114,7 +115,7 @@ const STRONG_COVERAGE = 0.5;
 /** Whether an exchange holds at least half of the query's content words (and two at least). */
 function strong(asked: ReadonlySet<string>, text: string): boolean {
   if (asked.size < 2) return false;
-  const have = new Set(contentWords(text));
+  const have = new Set(tokenize(text));
   let n = 0;
   for (const w of asked) if (have.has(w)) n++;
   return n >= 2 && n >= STRONG_COVERAGE * asked.size;
@@ -122,7 +123,7 @@ function strong(asked: ReadonlySet<string>, text: string): boolean {
 
 function recallEarlier<T extends ChatTurn>(before: readonly T[], query: string, tokens: number): { picked: T[][]; missed: number } {
   const groups = exchanges(before);
-  const asked = new Set(contentWords(query));
+  const asked = new Set(tokenize(query));
   let missed = 0;
   let tookStrong = false;
   const index = new LexicalIndex();

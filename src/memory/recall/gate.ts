@@ -7,6 +7,7 @@
 import type { Id, Memory, Timeline } from '../types';
 import type { SearchHit } from '../retrieval/types';
 import { contentWords } from '../text';
+import { tokenize } from '../retrieval/tokenize';
 
 /** Share of the message's content words that must be found for retrieval to count as sure. */
 export const SURE_COVERAGE = 0.5;
@@ -38,9 +39,10 @@ export function retrievalUnsure(
  * each message's memory stays in the prompt for the turns after it, so weak matches are not paid for.
  */
 export function bearsOn(message: string, text: string): boolean {
-  const asked = new Set(contentWords(message));
+  // Stemmed as the search stems them: "researching" bears on "research".
+  const asked = new Set(tokenize(message));
   if (asked.size === 0) return false;
   let shared = 0;
-  for (const w of new Set(contentWords(text))) if (asked.has(w)) shared++;
+  for (const w of new Set(tokenize(text))) if (asked.has(w)) shared++;
   return shared >= Math.min(2, asked.size);
 }

@@ -139,11 +139,16 @@ function lastUserText(dialogue: readonly DialogueTurn[]): string | undefined {
   return undefined;
 }
 
+/** Words of a reply the query keeps: what it was about, for a short follow-up ("and then?"). */
+const QUERY_REPLY_WORDS = 30;
+
 function retrievalQuery(input: PrepareTurnInput): string {
   if (input.query !== undefined) return input.query;
+  // A long reply in the query drowns the person's own words (in a continuing chat the turn before
+  // the message is the reply): only its opening goes in.
   return input.dialogue
     .slice(-Math.max(1, input.settings.queryTurns))
-    .map((t) => t.text)
+    .map((t) => (t.role === 'assistant' ? t.text.split(/\s+/).slice(0, QUERY_REPLY_WORDS).join(' ') : t.text))
     .join('\n');
 }
 
