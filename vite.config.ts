@@ -49,6 +49,14 @@ export default defineConfig(({ mode }) => ({
         // download the memory search model need it.
         runtimeCaching: [
           { urlPattern: ({ url }) => url.pathname.endsWith('.wasm'), handler: 'CacheFirst', options: { cacheName: 'tealeaf-wasm' } },
+          // The tokenizer data for a model server's family (src/models/tokenizer-assets.ts, 2 to 33 MB
+          // each) likewise: fetched at the first count of such a model, kept for offline use. Names
+          // carry a content hash, so a cached file is never stale.
+          {
+            urlPattern: ({ url }) => /\/assets\/tokenizer(_config)?-[\w-]+\.json$/.test(url.pathname),
+            handler: 'CacheFirst',
+            options: { cacheName: 'tealeaf-tokenizers' },
+          },
         ],
         navigateFallback: '/index.html',
         navigateFallbackDenylist: [/^\/models\//, /^\/mlc\//],

@@ -17,6 +17,7 @@ import { CHAT_LIMITS, JSON_LIMITS, tokenBudget, type CallLimits } from './call-l
 import { serverOverflow } from './overflow';
 import { CallGuard, readText, sseData, type CallLimit } from './server-call';
 import { PROBE_MS, serverWindow, ServerWindowTracker } from './server-window';
+import type { TokenizerSource } from './server-tokenizer';
 import { withSchemaInstruction } from '../memory/fit/schema';
 import { isLocalServerError, LocalServerError, normaliseServerUrl } from './server-address';
 
@@ -50,6 +51,8 @@ export interface LocalServerOptions {
   apiKey?: string;
   /** The model's window where the caller knows it: the server is not asked (server-window.ts). */
   window?: { contextTokens: number; maxOutputTokens?: number };
+  /** Tests: where the model family's tokenizer data comes from (default: the app's own assets). */
+  tokenizers?: TokenizerSource;
   /** Tests: how long a question about the window may go unanswered (default PROBE_MS, at most timeoutMs). */
   probeMs?: number;
 }
@@ -117,6 +120,7 @@ export class LocalServerModel implements LanguageModel {
           fetch: this.fetchImpl,
           apiKey: this.apiKey,
           probeMs: Math.min(this.timeoutMs, options.probeMs ?? PROBE_MS),
+          ...(options.tokenizers ? { tokenizers: options.tokenizers } : {}),
         },
         this.modelId,
       );

@@ -13,9 +13,12 @@
 //              Ollama silently drops the START of a longer prompt (the system prompt).
 //   vLLM       GET /v1/models: max_model_len.
 // Anything else gets the smallest window of the catalog (FALLBACK_WINDOW, src/memory/fit/window.ts).
+// Where the server has no tokenize route, a model of a family we ship tokenizer data for is counted
+// with it (server-tokenizer.ts); any other is fitted by the estimate.
 import type { ChatMessage, ModelWindow } from '../ports';
 import { outputCap } from './call-limits';
 import { CallGuard, readText } from './server-call';
+import { familyCounter, type TokenizerSource } from './server-tokenizer';
 
 export type ServerKind = 'llama.cpp' | 'LM Studio' | 'Ollama' | 'vLLM' | 'unknown';
 
@@ -137,7 +140,12 @@ export interface ServerAddress {
   apiKey?: string;
   /** How long one question about the window may take (default PROBE_MS). */
   probeMs?: number;
+  /** Where a model family's tokenizer data comes from (default: the app's own assets). */
+  tokenizers?: TokenizerSource;
 }
+
+/** The tokenizer files the app serves itself, loaded at the first count that needs them. */
+const appTokenizers: TokenizerSource = (data) => import('./tokenizer-assets').then((m) => m.assetTokenizers(data));
 
 /** How long the window's questions may take: they never hold a call for long. */
 export const PROBE_MS = 5_000;
@@ -184,11 +192,15 @@ export class ServerWindowTracker {
   private probing?: Promise<unknown>;
   private reprobed = false;
   private cache?: { from: ServerWindowInfo | undefined; window: ModelWindow };
+  /** Counts with the model family's tokenizer, where the name says a family we have data for. */
+  private readonly familyCount?: ModelWindow['countTokens'];
 
   constructor(
     private readonly server: ServerAddress,
     private readonly model: string,
-  ) {}
+  ) {
+    this.familyCount = familyCounter(model, server.tokenizers ?? appTokenizers);
+  }
 
   get kind(): ServerKind | undefined {
     return this.probed?.kind;
@@ -209,10 +221,12 @@ export class ServerWindowTracker {
   private current(): ModelWindow {
     const from = this.probed;
     if (this.cache?.from !== from || !this.cache) {
+      // llama.cpp counts itself; a server without a tokenize route is counted with the family's
+      // tokenizer (server-tokenizer.ts), else by the estimate.
       const count: ModelWindow['countTokens'] =
         from?.kind === 'llama.cpp'
           ? (messages, signal) => llamaCppCount(jsonAsker(this.server, COUNT_MS, signal), this.model, messages)
-          : undefined;
+          : this.familyCount;
       this.cache = { from, window: serverWindow(from, count) };
     }
     return this.cache.window;
