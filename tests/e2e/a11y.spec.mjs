@@ -70,7 +70,7 @@ test('every view passes axe-core without serious or critical violations, at 1280
       for (const c of ['no-memory', 'no-refinement', 'plain-topk', 'no-requery', 'no-persona-bank'])
         await page.getByTestId(`eval-condition-${c}`).uncheck();
       await page.getByTestId('eval-run').click();
-      await page.getByTestId('eval-case').first().locator('summary').click({ timeout: 30_000 });
+      await page.getByTestId('eval-case').first().locator('summary').click();
       await check('evaluate, results');
       await page.getByTestId('nav-settings').click();
       await page.getByTestId('idle-gap').waitFor();

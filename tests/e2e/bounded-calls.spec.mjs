@@ -5,7 +5,7 @@
 // again; a server that ignores `stream: true` still gives its reply.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, serveApp } from './harness.mjs';
+import { launch, PATIENCE_MS, serveApp } from './harness.mjs';
 import { assertNoOffHost, lastReply, pollDb, say } from './flows.mjs';
 import { startFakeOpenAiServer } from '../support/fake-openai-server.mjs';
 
@@ -24,7 +24,7 @@ async function useServerModel(page, model) {
   await page.getByTestId('server-connect').click();
   await page.getByTestId('server-model').selectOption(model);
   await page.getByTestId('server-use').click();
-  await page.getByTestId('model-status').filter({ hasText: model }).waitFor({ timeout: 10_000 });
+  await page.getByTestId('model-status').filter({ hasText: model }).waitFor();
 }
 
 const summaryCalls = (from) =>
@@ -43,8 +43,10 @@ test('a memorising call that never ends is stopped by switching model; the job r
     fake.set({ endless: 'trickle', eventDelayMs: 50 });
     const from = fake.requests.length;
     await page.getByTestId('end-session').click();
-    for (let i = 0; i < 200 && summaryCalls(from).length === 0; i++) await page.waitForTimeout(50);
+    for (const end = Date.now() + PATIENCE_MS; summaryCalls(from).length === 0 && Date.now() < end;) await page.waitForTimeout(50);
     assert.equal(summaryCalls(from).length, 1, 'the summarising call is in flight');
+    // Stuck: the endless answer holds the job (a check that something does not happen, finishing:
+    // a slow machine can make it weaker, not fail it).
     await page.waitForTimeout(1500);
     let db = await pollDb(page, (d) => d.jobs.length === 1, { what: 'the job' });
     assert.notEqual(db.jobs[0].status, 'done', 'stuck on the endless answer');
@@ -52,7 +54,7 @@ test('a memorising call that never ends is stopped by switching model; the job r
     // The user switches model: the stuck call stops, the job runs again with the new model.
     fake.set({ endless: false, eventDelayMs: 0 });
     await useServerModel(page, 'tiny-judge');
-    db = await pollDb(page, (d) => d.jobs.length === 1 && d.jobs[0].status === 'done', { what: 'the job to finish', timeout: 30_000 });
+    db = await pollDb(page, (d) => d.jobs.length === 1 && d.jobs[0].status === 'done', { what: 'the job to finish' });
     assert.equal(db.jobs[0].attempts, 0, 'the stopped call was not counted as a failed attempt');
     assert.equal(db.jobs[0].lastError, undefined);
     assert.ok(db.memories.some((m) => m.text === 'The user said: My sister Ana plays the cello'));
@@ -63,7 +65,7 @@ test('a memorising call that never ends is stopped by switching model; the job r
       'every call has a token limit',
     );
     await page.getByTestId('nav-chat').click();
-    await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 10_000 });
+    await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor();
     assert.deepEqual(h.errors, []);
     assertNoOffHost(h);
   } finally {
@@ -81,7 +83,7 @@ test('a model list that never finishes ends in an error and Connect works again;
     await page.getByTestId('server-url').fill(fake.url);
     const connect = page.getByTestId('server-connect');
     await connect.click();
-    await page.getByTestId('server-error').filter({ hasText: 'did not send its list of models within 10 s' }).waitFor({ timeout: 20_000 });
+    await page.getByTestId('server-error').filter({ hasText: 'did not send its list of models within 10 s' }).waitFor();
     assert.equal(await connect.isEnabled(), true, 'Connect can be clicked again');
 
     fake.set({ modelsStall: false, noStream: true });

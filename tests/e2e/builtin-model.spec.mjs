@@ -34,7 +34,7 @@ test("the browser's model: made ready with progress, chats, memorises, and is us
       await page.getByTestId('builtin-progress').waitFor();
       await card.scrollIntoViewIfNeeded();
       await shot(page, `builtin-progress-${width}`);
-      await page.getByTestId('builtin-in-use').waitFor({ timeout: 10_000 });
+      await page.getByTestId('builtin-in-use').waitFor();
       await page.getByTestId('model-status').filter({ hasText: 'Built into this browser' }).waitFor();
 
       await page.getByTestId('nav-chat').click();
@@ -52,7 +52,7 @@ test("the browser's model: made ready with progress, chats, memorises, and is us
       );
 
       await page.reload();
-      await page.getByTestId('model-status').filter({ hasText: 'Built into this browser' }).waitFor({ timeout: 10_000 });
+      await page.getByTestId('model-status').filter({ hasText: 'Built into this browser' }).waitFor();
       await page.getByTestId('nav-chat').click();
       assert.equal(await say(page, 'Practice went well'), 'Built in: Practice went well');
       assert.deepEqual(h.errors, []);

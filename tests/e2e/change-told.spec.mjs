@@ -58,7 +58,7 @@ async function useServer(page) {
   await page.getByTestId('server-url').fill(fake.url);
   await page.getByTestId('server-connect').click();
   await page.getByTestId('server-use').click();
-  await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
+  await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor();
   await page.getByTestId('nav-chat').click();
 }
 
@@ -130,7 +130,7 @@ test('a change told as an event is never sent as current once memorised, also af
     h = await launch({ profile });
     page = h.page;
     await page.goto(`${server.url}/#/chat`);
-    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
+    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor();
     from = fake.requests.length;
     await say(page, 'Do you remember where I live?');
     const [again] = replyPrompts(from, 'Do you remember where I live?');

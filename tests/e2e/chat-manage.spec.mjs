@@ -6,12 +6,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import { launch, PATIENCE_MS, serveApp, shot, tempProfile } from './harness.mjs';
 import {
   answerDialog,
   assertNoOffHost,
   endAndRemember,
   exportBackup,
+  held,
   lastReply,
   loadTestModel,
   newChat,
@@ -21,6 +22,7 @@ import {
   say,
   send,
   setScript,
+  setScriptHolding,
   startChat,
   startImport,
 } from './flows.mjs';
@@ -34,11 +36,27 @@ const shownTexts = async (page) =>
   ).map((t) => t.trim());
 const sessionOf = (db, title) => db.sessions.find((s) => s.title === title);
 
-async function search(page, q) {
+/**
+ * Types `q` into the chat search and waits until the list shows `want` (the titles, in order): the
+ * search answers after a debounce, so the list is awaited, not read after a pause (an empty search
+ * shows every chat at once). Returns the titles.
+ */
+async function search(page, q, want) {
   await page.getByTestId('chat-search').fill(q);
-  // The list settles after the debounce; wait for it to stop changing.
-  await page.waitForTimeout(400);
-  return (await page.getByTestId('session-row').locator('.title').allTextContents()).map((t) => t.trim());
+  const titles = async () => (await page.getByTestId('session-row').locator('.title').allTextContents()).map((t) => t.trim());
+  if (want !== undefined) await pollUntilShown(page, titles, want, `the chats found for "${q}"`);
+  return titles();
+}
+
+/** Waits until `read` gives `want`; the safety net's error says what was shown instead. */
+async function pollUntilShown(page, read, want, what) {
+  const end = Date.now() + PATIENCE_MS;
+  for (;;) {
+    const got = await read();
+    if (JSON.stringify(got) === JSON.stringify(want)) return;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(got)}`);
+    await page.waitForTimeout(50);
+  }
 }
 
 test('rename, search and delete chats; kept memories show their source as deleted; all after a restart', async () => {
@@ -67,12 +85,12 @@ test('rename, search and delete chats; kept memories show their source as delete
     const gardenMemories = memorised.memories.filter((m) => m.sessionId === garden.id);
     assert.ok(gardenMemories.some((m) => /ginkgo/.test(m.text)));
 
-    assert.deepEqual(await search(page, 'ginkgo'), ['Garden notes'], 'found by message text');
+    assert.deepEqual(await search(page, 'ginkgo', ['Garden notes']), ['Garden notes'], 'found by message text');
     assert.match(await page.getByTestId('search-snippet').first().textContent(), /ginkgo/);
     await shot(page, 'chat-search-1280');
-    assert.deepEqual(await search(page, 'GARDEN'), ['Garden notes'], 'found by title');
-    assert.deepEqual(await search(page, 'lyon may'), ['Planning a trip to Lyon in May']);
-    assert.deepEqual(await search(page, 'cactus'), []);
+    assert.deepEqual(await search(page, 'GARDEN', ['Garden notes']), ['Garden notes'], 'found by title');
+    assert.deepEqual(await search(page, 'lyon may', ['Planning a trip to Lyon in May']), ['Planning a trip to Lyon in May']);
+    assert.deepEqual(await search(page, 'cactus', []), []);
     await page.getByTestId('sessions-empty').filter({ hasText: 'No chat mentions that' }).waitFor();
     await search(page, '');
 
@@ -125,7 +143,7 @@ test('rename, search and delete chats; kept memories show their source as delete
     await h.page.goto(`${server.url}/#/chat`);
     await row(h.page, 'Planning a trip').waitFor();
     assert.equal(await row(h.page, 'Garden notes').count(), 0);
-    assert.deepEqual(await search(h.page, 'ginkgo'), []);
+    assert.deepEqual(await search(h.page, 'ginkgo', []), []);
     await openMemory(h.page, 'ginkgo');
     await h.page.getByTestId('source-deleted').first().waitFor();
 
@@ -151,35 +169,36 @@ test('deleting a chat while its memorise job runs leaves nothing of it, and memo
   const h = await launch();
   try {
     const { page } = h;
-    await startChat(page, server.url, { delayMs: 1, jsonDelayMs: 2_000, recordCalls: true });
+    await startChat(page, server.url, { delayMs: 1, recordCalls: true });
+    await setScriptHolding(page, { delayMs: 1, recordCalls: true, holdJson: ['session_memories'] });
     await say(page, 'I bake sourdough every Sunday');
     await page.getByTestId('end-session').click();
-    // The job is inside its summarising call (the scripted model notes each call as it starts).
-    await page.waitForFunction(() => Object.keys(localStorage).some((k) => k.startsWith('tealeaf-test-call:session_memories')));
+    // The job is inside its summarising call, held there until the chat is deleted.
+    await held(page, 'session_memories');
     const sid = (await readDb(page, ['sessions'])).sessions[0].id;
     await row(page, 'sourdough').getByTestId('delete-chat').click();
     assert.match(await answerDialog(page), /not been memorised yet/);
-    // Well past the model call the job was waiting on.
-    await page.waitForTimeout(2_500);
-    const db = await readDb(page);
-    assert.deepEqual(
-      {
-        sessions: db.sessions.length,
-        turns: db.turns.length,
-        jobs: db.jobs.length,
-        memories: db.memories.filter((m) => m.sessionId === sid).length,
-        segments: db.segments.length,
-      },
-      { sessions: 0, turns: 0, jobs: 0, memories: 0, segments: 0 },
-    );
+    // The call the job was waiting on answers now; the delete, which waits for the job to let go, ends.
+    await setScript(page, { delayMs: 1 });
+    await pollDb(page, (db) => !db.sessions.some((x) => x.id === sid), { what: 'the chat deleted' });
+    const ofIt = (db) => ({
+      sessions: db.sessions.filter((s) => s.id === sid).length,
+      turns: db.turns.filter((t) => t.sessionId === sid).length,
+      jobs: db.jobs.filter((j) => j.sessionId === sid).length,
+      memories: db.memories.filter((m) => m.sessionId === sid).length,
+      segments: db.segments.filter((g) => g.sessionId === sid).length,
+    });
+    const none = { sessions: 0, turns: 0, jobs: 0, memories: 0, segments: 0 };
+    assert.deepEqual(ofIt(await readDb(page)), none);
     assert.equal(await page.getByTestId('toast-error').count(), 0, 'no error');
     await page.getByTestId('job-badge').waitFor({ state: 'detached' });
 
-    // The job runner is not stuck: the next chat is memorised.
-    await setScript(page, { delayMs: 1 });
+    // The job runner is not stuck: the next chat is memorised. The runner takes one job at a
+    // time, so the answer to the deleted chat's call has been dealt with by then: still nothing of it.
     await say(page, 'My cat is called Pepper');
     await endAndRemember(page);
     const later = await readDb(page);
+    assert.deepEqual(ofIt(later), none);
     assert.ok(later.memories.some((m) => /Pepper/.test(m.text)));
     assert.ok(!later.memories.some((m) => /sourdough/.test(m.text)));
     assertNoOffHost(h);

@@ -139,7 +139,7 @@ test('a message over 990,000 characters is refused in the composer; the text sta
     await page.getByTestId('send').click();
     // (A reply with no text never reads as settled to lastReply: wait for the failed turn itself.)
     const failed = page.getByTestId('turn-assistant').last().and(page.locator('[data-status="error"]'));
-    await failed.waitFor({ timeout: 60_000 });
+    await failed.waitFor();
     assert.match(
       await failed.getByTestId('turn-status').textContent(),
       /too long for the model in use.*Shorten the message, or choose a model with a larger window/,

@@ -309,7 +309,7 @@ test('a LoCoMo import says what it brought in chats and memories, also when run 
     );
     await shot(page, 'confirm-locomo-1280');
     await page.getByTestId('import-locomo').first().setInputFiles(FIXTURE);
-    await note.filter({ hasText: 'Nothing new' }).waitFor({ timeout: 60_000 });
+    await note.filter({ hasText: 'Nothing new' }).waitFor();
     assert.equal(
       await text(note.locator('span')),
       `${name}: Nothing new was imported: ${chats(db.sessions.length)} of this conversation were already there.`,
@@ -331,12 +331,12 @@ test('leaving and removing the demo say so after the reload', async () => {
     await importLocomo(page, server.url, FIXTURE);
     const db = await readDb(page, ['sessions']);
     // Leave the demo: said after the reload.
-    await openDemo(page, { button: 'open-demo', timeout: 30_000 });
+    await openDemo(page, { button: 'open-demo' });
     await leaveDemo(page);
     await toast(page, 'You left the demo').waitFor();
     assert.equal(await page.getByTestId('demo-banner').count(), 0);
     // Remove it: said after the reload, and its database is gone.
-    await openDemo(page, { button: 'open-demo', timeout: 30_000 });
+    await openDemo(page, { button: 'open-demo' });
     await Promise.all([page.waitForEvent('load'), page.getByTestId('remove-demo').click()]);
     await toast(page, 'The demo was removed').waitFor();
     await shot(page, 'confirm-demo-removed-1280');

@@ -62,26 +62,26 @@ test('without WebGPU: the CPU model is recommended, streams a reply, stops, and 
     await say(page, 'I adopted a puppy named Biscuit last week');
     await say(page, 'Biscuit loves chasing the red ball in the park');
     await page.getByTestId('end-session').click();
-    await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 30_000 });
+    await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor();
 
     await page.getByTestId('nav-models').click();
     await page.getByTestId(`load-${CPU_MODEL}`).click();
     await page
       .getByTestId('model-status')
       .filter({ hasText: /Tiny test chat model/ })
-      .waitFor({ timeout: 60_000 });
+      .waitFor();
 
     await page.getByTestId('nav-chat').click();
     await page.getByTestId('new-chat').click();
     await send(page, 'How is Biscuit doing with the ball?');
     await page.getByTestId('turn-assistant').first().waitFor();
     const lengths = await watchReply(page, 0);
-    const first = await lastReply(page, { timeout: 60_000 });
+    const first = await lastReply(page);
     assert.ok(first.length > 20, `a reply arrived (${first.length} chars)`);
     assert.ok(lengths.filter((n) => n > 0).length >= 3, `the reply grew in steps: ${lengths.join(',')}`);
     // The reply drew on the memories of the first chat.
     const chip = page.getByTestId('remembered').last();
-    await chip.waitFor({ timeout: 10_000 });
+    await chip.waitFor();
     await chip.click();
     assert.match(await page.getByTestId('remembered-detail').last().textContent(), /Biscuit/);
     await shot(page, 'chat-cpu-reply');
@@ -114,8 +114,8 @@ test('without WebGPU: the CPU model is recommended, streams a reply, stops, and 
       });
       await send(page, 'Tell me a long story about Biscuit');
       const reply = page.getByTestId('turn-assistant').nth(replies++);
-      await reply.locator('[data-testid="reply-body"]').filter({ hasText: /\S{3}/ }).waitFor({ timeout: 30_000 });
-      await reply.and(page.locator('[data-status="stopped"], [data-status="complete"]')).waitFor({ timeout: 15_000 });
+      await reply.locator('[data-testid="reply-body"]').filter({ hasText: /\S{3}/ }).waitFor();
+      await reply.and(page.locator('[data-status="stopped"], [data-status="complete"]')).waitFor();
       await page.evaluate(() => window.__stopWhenWritten?.disconnect());
       const status = await reply.getAttribute('data-status');
       const text = await lastReply(page, { status });
@@ -129,7 +129,7 @@ test('without WebGPU: the CPU model is recommended, streams a reply, stops, and 
     // The engine still answers after a stop.
     await send(page, 'How are you today?');
     await page.getByTestId('turn-assistant').nth(replies).waitFor();
-    assert.ok((await lastReply(page, { timeout: 60_000 })).length > 0);
+    assert.ok((await lastReply(page)).length > 0);
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {
@@ -144,7 +144,7 @@ test('a malformed model file: a clear error, and the CPU engine still loads a go
     await page.goto(`${server.url}/#/models`);
     await page.getByTestId(`load-${BROKEN_MODEL}`).click();
     const err = page.getByTestId('model-error');
-    await err.waitFor({ timeout: 60_000 });
+    await err.waitFor();
     const text = await err.textContent();
     assert.match(text, /damaged/);
     assert.match(text, /Download it again/);
@@ -156,7 +156,7 @@ test('a malformed model file: a clear error, and the CPU engine still loads a go
     await page
       .getByTestId('model-status')
       .filter({ hasText: /Tiny test chat model/ })
-      .waitFor({ timeout: 60_000 });
+      .waitFor();
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {

@@ -133,7 +133,7 @@ for (const viewport of VIEWPORTS) {
       const { page } = h;
       await loadDemo(page);
       await page.getByRole('tab', { name: /graph/i }).click();
-      await page.getByText('Drag to pan, scroll to zoom').waitFor({ timeout: 15_000 });
+      await page.getByText('Drag to pan, scroll to zoom').waitFor();
       await page.waitForTimeout(500);
       const canvas = page.locator('canvas[aria-roledescription="memory graph"]');
       await canvas.focus();
@@ -175,7 +175,7 @@ for (const viewport of VIEWPORTS) {
       const box = await canvas.boundingBox();
       const at = await settledLabel(page, '.labels .label:not(.selected)');
       await page.mouse.move(box.x + at.x, box.y + at.y);
-      await page.locator('.stage .tip').waitFor({ timeout: 5_000 });
+      await page.locator('.stage .tip').waitFor();
       assertNoOffHost(h);
       assert.deepEqual(h.errors, []);
     } finally {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { launch, shot, startServer, tempProfile } from './harness.mjs';
-import { assertNoOffHost, loadTestModel, pollDb, setScript } from './flows.mjs';
+import { assertNoOffHost, frames, graphLaidOut, loadTestModel, pollDb, setScript } from './flows.mjs';
 
 let server;
 before(async () => {
@@ -126,7 +126,7 @@ before(async () => {
     await setScript(page, { delayMs: 2 });
     await page.goto(`${server.url}/#/memory`);
     await page.getByTestId('import-history').first().setInputFiles(historyFile());
-    await page.getByTestId('import-result').filter({ hasText: 'Imported 23 chats' }).waitFor({ timeout: 30_000 });
+    await page.getByTestId('import-result').filter({ hasText: 'Imported 23 chats' }).waitFor();
     db = await pollDb(page, (d) => d.jobs.length === 23 && d.jobs.every((j) => j.status === 'done'), {
       what: 'memorised history',
       timeout: 120_000,
@@ -149,7 +149,7 @@ async function open(width = 1280) {
     await h.page.goto(`${server.url}/#/memory`);
     await h.page.getByTestId('memory-count').filter({ hasText: '23 memories' }).waitFor();
     await h.page.locator('[data-testid="timeline-view"] svg g[transform]').first().waitFor();
-    await h.page.waitForTimeout(300);
+    await frames(h.page);
     return h;
   } catch (e) {
     await h.close();
@@ -187,7 +187,7 @@ test('a click on a label, away from its dot, opens that memory; so does Enter; t
     await page.mouse.click(label.x + label.width - 6, label.y + label.height / 2);
     await detailTitle(page)
       .filter({ hasText: said(label.id) })
-      .waitFor({ timeout: 5_000 });
+      .waitFor();
     // Closed again, Enter on the selected memory opens it; its whole text shows as on hover.
     await page.keyboard.press('Escape');
     await detailTitle(page).waitFor({ state: 'detached' });
@@ -211,7 +211,7 @@ test('the graph names memories before anything is selected, none over another', 
   try {
     const { page } = h;
     await page.getByRole('tab', { name: /graph/i }).click();
-    await page.waitForTimeout(1500);
+    await graphLaidOut(page);
     const graphLabels = await page.$$eval('.stage .labels .label', (els) =>
       els.map((el) => {
         const r = el.getBoundingClientRect();
@@ -232,7 +232,7 @@ test('search "cat": "my cat Miso" listed first, "relocation" no word match, and 
   try {
     const { page } = h;
     await page.getByRole('searchbox', { name: 'Search memories' }).first().fill('cat');
-    await page.getByTestId('search-result').first().waitFor({ timeout: 5_000 });
+    await page.getByTestId('search-result').first().waitFor();
     assert.equal(
       await page.getByTestId('search-count').textContent(),
       '1 whole-word match · searched by words only (the memory search model is not loaded)',
@@ -261,11 +261,12 @@ test('screenshots: timeline and graph at 1280 and 375 px, light and dark', async
       for (const scheme of ['light', 'dark']) {
         await page.emulateMedia({ colorScheme: scheme });
         await page.getByRole('tab', { name: /timeline/i }).click();
-        await page.waitForTimeout(300);
+        await page.locator('[data-testid="timeline-view"] svg g[transform]').first().waitFor();
+        await frames(page);
         assertReadable(await timelineLabels(page), stored(), `timeline ${width} ${scheme}`);
         await shot(page, `explread-timeline-${width}-${scheme}`);
         await page.getByRole('tab', { name: /graph/i }).click();
-        await page.waitForTimeout(1200);
+        await graphLaidOut(page);
         await shot(page, `explread-graph-${width}-${scheme}`);
       }
       assertNoOffHost(h);

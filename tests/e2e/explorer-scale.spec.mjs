@@ -88,9 +88,7 @@ test(
         // Keyboard: End reaches the last link (rendered on demand), its picker keeps its own keys.
         await page.locator(`${DETAIL} [data-testid="detail-links"] button.link-text`).first().focus();
         await page.keyboard.press('End');
-        await page.waitForFunction((n) => document.activeElement?.closest('li')?.getAttribute('aria-posinset') === String(n), LINKS, {
-          timeout: 30_000,
-        });
+        await page.waitForFunction((n) => document.activeElement?.closest('li')?.getAttribute('aria-posinset') === String(n), LINKS);
         const last = await page.evaluate(() => document.activeElement?.textContent.replace(/\s+/g, ' ').trim());
         assert.equal(last, `→ After the hub, memory ${LINKS - 4}: a letter from a friend.`);
         assert.ok((await linkRows(page)).length <= 80, 'still a bounded number of rows at the end');

@@ -43,7 +43,6 @@ async function pickerSays(page, model, state = 'Ready') {
       );
     },
     [model, state],
-    { timeout: 15_000 },
   );
 }
 
@@ -54,7 +53,7 @@ test('a model server running here is ranked first; one click uses it from the ch
       const { page } = h;
       await page.goto(`${server.url}/`);
       const first = page.getByTestId('first-run-choice').first();
-      await page.locator('[data-testid="first-run-choice"][data-engine="server"]').waitFor({ timeout: 10_000 });
+      await page.locator('[data-testid="first-run-choice"][data-engine="server"]').waitFor();
       assert.equal(await first.getAttribute('data-engine'), 'server', 'the server is ranked first');
       assert.match(await first.textContent(), /Ollama on this computer.*2 models: nothing to download/s);
       const engines = await page.getByTestId('first-run-choice').evaluateAll((els) => els.map((e) => e.getAttribute('data-engine')));
@@ -113,7 +112,7 @@ test('no server and no WebGPU: the usual ports are asked quietly, the card leads
     page.on('request', (r) => /\/v1\/models$/.test(r.url()) && asked.push(new URL(r.url()).origin));
     await page.goto(`${server.url}/`);
     await page.getByTestId('first-run-choice').first().waitFor();
-    await page.getByTestId('first-run-looking').waitFor({ state: 'detached', timeout: 10_000 });
+    await page.getByTestId('first-run-looking').waitFor({ state: 'detached' });
     // The product's addresses, not a test's (the e2e build looks there unless told otherwise).
     for (const origin of ['http://127.0.0.1:11434', 'http://127.0.0.1:1234', 'http://127.0.0.1:8080'])
       assert.ok(asked.includes(origin), `${origin} was asked (${asked.join(', ')})`);
@@ -138,7 +137,7 @@ test('no server and no WebGPU: the usual ports are asked quietly, the card leads
     assert.equal(await picker(page).getAttribute('data-engine'), 'cpu');
     assert.equal(new URL(page.url()).hash, '#/chat');
     await send(page, 'Hello');
-    await lastReply(page, { timeout: 60_000 });
+    await lastReply(page);
     assert.equal((await turnsOf(page)).at(-1).modelId, 'tealeaf-test/tiny-causal-lm');
     assert.deepEqual(h.errors, []);
     assertNoOffHost(h);
@@ -271,7 +270,7 @@ test('the Models page leads with what works here; disabled buttons look disabled
     try {
       const { page } = h;
       await page.goto(`${server.url}/#/models`);
-      await page.getByTestId('server-found').waitFor({ timeout: 10_000 });
+      await page.getByTestId('server-found').waitFor();
       // The found server comes before the chat models; models that need WebGPU are folded away last.
       const order = await page.evaluate(() =>
         ['server-card', 'model-list', 'unavailable-models'].map((id) => {

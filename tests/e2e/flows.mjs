@@ -1,10 +1,40 @@
 // Steps shared by several e2e specs.
 import assert from 'node:assert/strict';
+import { PATIENCE_MS } from './harness.mjs';
 
 export const TEST_MODEL = 'tealeaf-test-scripted';
 
 export async function setScript(page, script) {
   await page.evaluate((s) => localStorage.setItem('tealeaf-test-script', JSON.stringify(s)), script);
+}
+
+/**
+ * Sets `script` with its `holdJson` entries (tests/support/scripted-model.ts): JSON calls held once
+ * begun until a script without them is set. Their marks from before are cleared first.
+ */
+export async function setScriptHolding(page, script) {
+  await page.evaluate((s) => {
+    for (const e of s.holdJson ?? []) localStorage.removeItem(`tealeaf-test-held:${e}`);
+    localStorage.setItem('tealeaf-test-script', JSON.stringify(s));
+  }, script);
+}
+
+/** Waits for `n` animation frames of the page: what a frame draws is drawn, counted in frames, not in ms. */
+export async function frames(page, n = 2) {
+  await page.evaluate(async (k) => {
+    for (let i = 0; i < k; i++) await new Promise((r) => requestAnimationFrame(r));
+  }, n);
+}
+
+/** The graph's layout has settled and been fitted (GraphView's data-laid-out), and drawn. */
+export async function graphLaidOut(page) {
+  await page.locator('.stage[data-laid-out="true"]').waitFor({ state: 'attached' });
+  await frames(page);
+}
+
+/** Waits until the scripted model holds the JSON call `entry` names ("<title>" or "<title>#<n>"): it is out. */
+export async function held(page, entry) {
+  await page.waitForFunction((e) => localStorage.getItem(`tealeaf-test-held:${e}`) !== null, entry);
 }
 
 /** In the Models view already shown: the user loads the scripted test model; resolves once it is ready. */
@@ -13,7 +43,7 @@ export async function pickTestModel(page) {
   await page
     .getByTestId('model-status')
     .filter({ hasText: /scripted/i })
-    .waitFor({ timeout: 15_000 });
+    .waitFor();
 }
 
 /** The user opens the Models view and loads the scripted test model (pending jobs then run). */
@@ -41,25 +71,31 @@ export async function send(page, text) {
 
 /**
  * Waits until the last assistant turn has `status` and its text has stopped changing (the DOM may
- * flush the final words a frame after the status), then returns the text.
+ * flush the final words a frame after the status), then returns the text. Looked at every frame,
+ * and unchanged for three frames: counted in frames, which a busy machine slows as it slows the
+ * flush (two looks 50 ms apart could both fall before a late frame).
  */
-export async function lastReply(page, { status = 'complete', timeout = 15_000 } = {}) {
+export async function lastReply(page, { status = 'complete', timeout = PATIENCE_MS } = {}) {
   const handle = await page.waitForFunction(
     (want) => {
       const all = document.querySelectorAll('[data-testid="turn-assistant"]');
       const el = all[all.length - 1];
-      if (!el || el.getAttribute('data-status') !== want) return false;
-      const text = el.querySelector('[data-testid="reply-body"]')?.textContent?.trim() ?? '';
       const w = window;
-      if (w.__lastReplySeen !== text) {
-        w.__lastReplySeen = text;
+      if (!el || el.getAttribute('data-status') !== want) {
+        w.__lastReplySeen = undefined;
         return false;
       }
+      const text = el.querySelector('[data-testid="reply-body"]')?.textContent?.trim() ?? '';
+      if (w.__lastReplySeen?.text !== text) {
+        w.__lastReplySeen = { text, frames: 0 };
+        return false;
+      }
+      if (++w.__lastReplySeen.frames < 3) return false;
       w.__lastReplySeen = undefined;
       return text;
     },
     status,
-    { timeout, polling: 50 },
+    { timeout, polling: 'raf' },
   );
   return handle.jsonValue();
 }
@@ -68,7 +104,7 @@ export async function lastReply(page, { status = 'complete', timeout = 15_000 } 
  * Answers the app's in-page confirmation (src/app/dialog): OK or Cancel, optionally ticking its
  * checkbox first. Returns the dialog's text. Fails if a native dialog would have been needed.
  */
-export async function answerDialog(page, { ok = true, check = false, timeout = 5_000 } = {}) {
+export async function answerDialog(page, { ok = true, check = false, timeout = PATIENCE_MS } = {}) {
   const dialog = page.getByTestId('confirm-dialog');
   await dialog.waitFor({ timeout });
   const text = (await dialog.textContent()).replace(/\s+/g, ' ').trim();
@@ -82,12 +118,17 @@ export function assertNoOffHost(h) {
   assert.deepEqual(h.offHost, [], `requests left 127.0.0.1: ${h.offHost.join(', ')}`);
 }
 
-/** Sends a message and waits for *its* reply (lastReply alone may still see the previous one). */
+/**
+ * Sends a message and waits for *its* reply (lastReply alone may still see the previous one), and
+ * for the chat to be idle again (Send back in place of Stop: the reply's last save is done).
+ */
 export async function say(page, text) {
   const before = await page.getByTestId('turn-assistant').count();
   await send(page, text);
   await page.getByTestId('turn-assistant').nth(before).waitFor();
-  return lastReply(page);
+  const reply = await lastReply(page);
+  await page.getByTestId('send').waitFor({ state: 'attached' });
+  return reply;
 }
 
 /** The user starts a new chat; resolves once the previous chat's turns are gone. */
@@ -99,14 +140,14 @@ export async function newChat(page) {
 /** The user ends the open chat and waits until it is memorised ("remembered"). */
 export async function endAndRemember(page) {
   await page.getByTestId('end-session').click();
-  await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor({ timeout: 30_000 });
+  await page.getByTestId('session-status').filter({ hasText: 'remembered' }).waitFor();
 }
 
 /**
  * The user shows the demo from the Memory view: `button` is 'load-demo' (an empty memory) or
  * 'open-demo' (beside the user's own memories). Resolves once the demo banner is up.
  */
-export async function openDemo(page, { button = 'load-demo', timeout = 15_000 } = {}) {
+export async function openDemo(page, { button = 'load-demo', timeout = PATIENCE_MS } = {}) {
   await page.getByTestId('nav-memory').click();
   await page.getByTestId(button).click();
   await page.getByTestId('demo-banner').waitFor({ timeout });
@@ -163,7 +204,7 @@ export async function waitForServiceWorker(page) {
     await navigator.serviceWorker.ready;
   });
   await page.reload();
-  await page.waitForFunction(() => !!navigator.serviceWorker.controller, null, { timeout: 20_000 });
+  await page.waitForFunction(() => !!navigator.serviceWorker.controller);
 }
 
 const ALL_STORES = ['sessions', 'turns', 'memories', 'edges', 'segments', 'jobs', 'vectors'];
@@ -204,11 +245,14 @@ export async function readDb(page, names = ALL_STORES, { db } = {}) {
   );
 }
 
-/** Polls the database until `predicate` holds; the error names what was awaited and the jobs. */
-export async function pollDb(page, predicate, { timeout = 30_000, what = 'state' } = {}) {
+/**
+ * Reads the database again and again until `predicate` holds. `timeout` is a safety net, not a
+ * time the app must keep: the error names what was awaited and the jobs.
+ */
+export async function pollDb(page, predicate, { timeout = PATIENCE_MS, what = 'state', db: name } = {}) {
   const end = Date.now() + timeout;
   for (;;) {
-    const db = await readDb(page);
+    const db = await readDb(page, ALL_STORES, { db: name });
     if (predicate(db)) return db;
     if (Date.now() > end)
       throw new Error(
@@ -226,11 +270,14 @@ const DETAIL = 'aside[aria-label="Memory details"]';
  * Opens the Memory view afresh (the view reads the live graph when it mounts), shows the List tab
  * with every thread expanded, and selects the memory whose text contains `text`.
  */
-export async function openMemory(page, text, { timeout = 5_000 } = {}) {
+export async function openMemory(page, text, { timeout = PATIENCE_MS } = {}) {
   await page.getByTestId('nav-chat').click();
   await page.getByTestId('nav-memory').click();
   await page.getByRole('tab', { name: /list/i }).click({ timeout });
   const item = page.locator('.tl button.item').filter({ hasText: text }).first();
+  // The list is drawn (its folded threads with it) before it is looked at: a look before the first
+  // item is there would find nothing to unfold.
+  await page.locator('.tl button.item').first().waitFor({ timeout });
   if (!(await item.isVisible())) {
     // Long threads and many threads are folded: unfold them all.
     for (let i = 0; i < 20; i++) {
@@ -254,7 +301,7 @@ export async function editOpenMemory(page, text) {
   await page.locator(DETAIL).getByRole('button', { name: 'Edit', exact: true }).click();
   await page.locator(`${DETAIL} textarea`).fill(text);
   await page.locator(DETAIL).getByRole('button', { name: 'Save', exact: true }).click();
-  await page.locator(`${DETAIL} h3`).filter({ hasText: text }).first().waitFor({ timeout: 5_000 });
+  await page.locator(`${DETAIL} h3`).filter({ hasText: text }).first().waitFor();
 }
 
 /** The relation picker of one edge in the selected memory's detail panel. */
@@ -268,14 +315,14 @@ export async function setEdgeRelation(page, edgeId, relation) {
   if (relation === null) {
     await select.selectOption('__delete');
     await page.locator(`${DETAIL} .confirm`).getByRole('button', { name: 'Remove' }).click();
-    await select.waitFor({ state: 'detached', timeout: 5_000 });
+    await select.waitFor({ state: 'detached' });
   } else {
     await select.selectOption(relation);
   }
 }
 
 /** Loads the test embedding model from the Models view unless it is already ready (or loading). */
-export async function loadTestEmbedder(page, { timeout = 30_000 } = {}) {
+export async function loadTestEmbedder(page, { timeout = PATIENCE_MS } = {}) {
   const state = page.getByTestId('embedder-state');
   await state.waitFor({ timeout });
   const button = page.getByTestId('load-embedder');

@@ -31,7 +31,7 @@ async function useServer(page) {
   await page.getByTestId('server-connect').click();
   await page.getByTestId('server-model').selectOption('tiny-chat');
   await page.getByTestId('server-use').click();
-  await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 15_000 });
+  await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor();
   await page.getByTestId('nav-chat').click();
 }
 
@@ -120,7 +120,7 @@ test("the memory's Delete says what goes; then no request holds the fact, after 
 
     assert.deepEqual(await ask(page), [], 'the next reply');
     await page.reload();
-    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 15_000 });
+    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor();
     assert.deepEqual(await ask(page), [], 'after a reload');
 
     // The chat it was said in deleted (its other memory kept): still nowhere.

@@ -12,6 +12,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 export const DIST = process.env.E2E_DIST ? resolve(process.env.E2E_DIST) : join(ROOT, 'dist-e2e');
 export const TEST_MODELS = join(ROOT, '.tmp/test-models');
 export const SHOTS = join(ROOT, 'test-results/shots');
+/** The safety net of every wait on a condition (Playwright's default here, pollDb's, the specs' own polls). */
+export const PATIENCE_MS = 120_000;
 
 /** Content types by file ending, for the files of the build (also used by trust-headers' bare server). */
 export const TYPES = {
@@ -130,6 +132,10 @@ export async function launch({
   context.on('request', guard);
   await context.route(/^(https?|wss?):\/\/(?!127\.0\.0\.1[:/])/, (route) => route.abort('blockedbyclient'));
   if (init) await context.addInitScript(init);
+  // Every wait on the page (a locator's waitFor, click, waitForFunction) is for a condition, and its
+  // limit only a safety net (docs/TESTING.md, "How tests wait"): long enough that a loaded machine
+  // never reaches it on the way to a condition that does come.
+  context.setDefaultTimeout(PATIENCE_MS);
   const page = context.pages()[0] ?? (await context.newPage());
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));

@@ -45,7 +45,7 @@ async function importFile(page, file, expect) {
   await page.getByTestId('import-history').setInputFiles(file);
   const result = page.getByTestId('import-result').filter({ hasText: expect });
   await result.waitFor({ timeout: 120_000 });
-  await page.getByTestId('memory-busy').waitFor({ state: 'detached', timeout: 30_000 });
+  await page.getByTestId('memory-busy').waitFor({ state: 'detached' });
   return result.textContent();
 }
 
@@ -101,7 +101,7 @@ test('a 40 MB export: progress in words; Cancel while saving takes back every ch
     await shot(page, 'history-large-saving-1280');
     await page.getByTestId('history-cancel').click();
     const note = page.getByTestId('import-result').filter({ hasText: `${BIG.split('/').pop()}: Import cancelled. Nothing was changed.` });
-    await note.waitFor({ timeout: 60_000 });
+    await note.waitFor();
     assert.equal(await note.getAttribute('role'), 'status');
     await page.getByTestId('memory-busy').waitFor({ state: 'detached' });
     await shot(page, 'history-large-cancelled-1280');
@@ -166,7 +166,7 @@ test('the whole 40 MB export from the explorer toolbar, after a Cancel while the
       .locator('[data-testid="history-progress"]:is([data-phase="reading"],[data-phase="opening"],[data-phase="checking"])')
       .waitFor();
     await page.getByTestId('history-cancel').click();
-    await page.getByTestId('import-result').filter({ hasText: 'Import cancelled. Nothing was changed.' }).waitFor({ timeout: 30_000 });
+    await page.getByTestId('import-result').filter({ hasText: 'Import cancelled. Nothing was changed.' }).waitFor();
     assert.deepEqual(await readDb(page, RECORDS), before);
 
     // Now the whole file.
@@ -237,16 +237,14 @@ test('errors inside the worker: malformed JSON and a broken last chat of a 40 MB
 
     const error = page.getByTestId('import-result').filter({ hasText: 'Could not import conversations.json' });
     await page.getByTestId('import-history').setInputFiles(truncated);
-    await error
-      .filter({ hasText: 'This file is not JSON. Tealeaf imports conversations.json from a ChatGPT data export' })
-      .waitFor({ timeout: 60_000 });
+    await error.filter({ hasText: 'This file is not JSON. Tealeaf imports conversations.json from a ChatGPT data export' }).waitFor();
     assert.equal(await error.getAttribute('role'), 'alert');
     await shot(page, 'history-large-not-json-375');
     assert.deepEqual(await readDb(page, RECORDS), before);
 
     await page.getByTestId('import-result').getByRole('button').click(); // dismissed: the next words are new
     await page.getByTestId('import-history').setInputFiles(broken);
-    await error.waitFor({ timeout: 60_000 });
+    await error.waitFor();
     assert.match(
       await error.textContent(),
       /This looks like a ChatGPT export, but one chat could not be read \(chat 1140 mapping: expected an object of message nodes\)\. Nothing was imported\./,

@@ -21,8 +21,8 @@ after(async () => {
 
 async function importHistory(page, file, expect) {
   await page.getByTestId('import-history').first().setInputFiles(file);
-  await page.getByTestId('import-result').filter({ hasText: expect }).waitFor({ timeout: 30_000 });
-  await page.getByTestId('memory-busy').waitFor({ state: 'detached', timeout: 30_000 });
+  await page.getByTestId('import-result').filter({ hasText: expect }).waitFor();
+  await page.getByTestId('memory-busy').waitFor({ state: 'detached' });
 }
 
 const counts = (db) => ({ sessions: db.sessions.length, turns: db.turns.length, jobs: db.jobs.length, memories: db.memories.length });
@@ -258,23 +258,23 @@ test('both imports work from the keyboard alone, on the empty page and in the ex
       await chooser.setFiles(file);
     };
     await chooseByKeyboard('Import a LoCoMo conversation', LOCOMO);
-    await page.getByTestId('memory-count').waitFor({ timeout: 30_000 });
-    await page.getByTestId('memory-busy').waitFor({ state: 'detached', timeout: 30_000 });
+    await page.getByTestId('memory-count').waitFor();
+    await page.getByTestId('memory-busy').waitFor({ state: 'detached' });
     const afterLocomo = counts(await readDb(page));
     assert.ok(afterLocomo.sessions > 0 && afterLocomo.memories > 0, JSON.stringify(afterLocomo));
 
     await page.locator('h1, h2').first().click();
     await chooseByKeyboard('Import ChatGPT or Claude history…', CHATGPT);
-    await page.getByTestId('import-result').filter({ hasText: 'Imported 3 chats from ChatGPT' }).waitFor({ timeout: 30_000 });
+    await page.getByTestId('import-result').filter({ hasText: 'Imported 3 chats from ChatGPT' }).waitFor();
     assert.equal(counts(await readDb(page)).sessions, afterLocomo.sessions + 3);
     // The toolbar's LoCoMo import is a button too.
     await page.locator('h1, h2').first().click();
     await chooseByKeyboard('Import LoCoMo…', LOCOMO);
-    await page.getByTestId('memory-busy').waitFor({ state: 'detached', timeout: 30_000 });
+    await page.getByTestId('memory-busy').waitFor({ state: 'detached' });
     await page
       .getByText(/already there/)
       .first()
-      .waitFor({ timeout: 10_000 });
+      .waitFor();
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {

@@ -79,7 +79,7 @@ after(() => rmSync(FILE, { force: true }));
 async function importChats(page) {
   await page.goto(`${server.url}/#/settings`);
   await startImport(page, FILE);
-  await page.getByTestId('import-done').waitFor({ timeout: 20_000 });
+  await page.getByTestId('import-done').waitFor();
   assert.equal((await readDb(page, ['sessions'])).sessions.length, N);
 }
 
@@ -91,8 +91,15 @@ async function freshChat(page, chats = N) {
     .getByTestId('session-row')
     .nth(chats - 1)
     .waitFor({ state: 'attached' });
-  // Let the composer's mount (and any focus it takes) run.
-  await page.waitForTimeout(300);
+  // The composer mounted, with the focus it takes on a desk-sized screen with nothing else in focus
+  // (Composer.svelte): awaited, so that a key pressed next does not race it.
+  await page.getByTestId('composer').waitFor();
+  await page.waitForFunction(
+    () =>
+      document.activeElement?.matches('[data-testid="composer"]') ||
+      (document.activeElement && document.activeElement !== document.body) ||
+      !matchMedia('(pointer: fine) and (min-width: 721px)').matches,
+  );
 }
 
 /** What has focus: its test id, or its tag name. */

@@ -36,7 +36,7 @@ test('connect to a model server, chat and remember through it, still in use afte
       assert.deepEqual(await select.locator('option').allTextContents(), ['tiny-chat', 'tiny-judge']);
       await select.selectOption('tiny-chat');
       await page.getByTestId('server-use').click();
-      await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
+      await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor();
       await page.getByTestId('server-card').scrollIntoViewIfNeeded();
       await shot(page, `local-server-${width}`);
 
@@ -60,7 +60,7 @@ test('connect to a model server, chat and remember through it, still in use afte
 
       // After a reload the server's model is used again without asking.
       await page.reload();
-      await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
+      await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor();
       await page.getByTestId('nav-chat').click();
       await send(page, 'Ana has a concert on Friday');
       assert.match(await lastReply(page), /^Served locally: Ana has a concert on Friday/);
@@ -86,11 +86,11 @@ test('errors say what to do: nothing running, origin refused, not this computer;
     const { port } = probe.address();
     await new Promise((ok) => probe.close(ok));
     await connect(page, `http://127.0.0.1:${port}`);
-    await error.filter({ hasText: 'Nothing answers' }).waitFor({ timeout: 15_000 });
+    await error.filter({ hasText: 'Nothing answers' }).waitFor();
 
     // Running, but the browser's origin is not allowed.
     await connect(page, refusing.url);
-    await error.filter({ hasText: 'does not allow this app' }).waitFor({ timeout: 15_000 });
+    await error.filter({ hasText: 'does not allow this app' }).waitFor();
     assert.match(await error.textContent(), new RegExp(`OLLAMA_ORIGINS=${server.url.replace(/[.]/g, '\\.')}`));
     await error.scrollIntoViewIfNeeded();
     await shot(page, 'local-server-refused-1280');
@@ -112,11 +112,7 @@ test('errors say what to do: nothing running, origin refused, not this computer;
     fake.set({ status: 503 });
     await page.getByTestId('nav-chat').click();
     await send(page, 'Are you there?');
-    await page
-      .getByTestId('toast-error')
-      .or(page.locator('[data-testid="turn-assistant"][data-status="error"]'))
-      .first()
-      .waitFor({ timeout: 15_000 });
+    await page.getByTestId('toast-error').or(page.locator('[data-testid="turn-assistant"][data-status="error"]')).first().waitFor();
     const shown = await page.locator('body').textContent();
     assert.match(shown, /503/);
     fake.set({ status: 0 });

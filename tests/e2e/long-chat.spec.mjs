@@ -74,7 +74,7 @@ for (const [engine, window] of [
         const before = await page.getByTestId('turn-assistant').count();
         await send(page, line(i));
         await page.getByTestId('turn-assistant').nth(before).waitFor();
-        await lastReply(page, { timeout: 60_000 });
+        await lastReply(page);
       }
       // Turn 201: asks about what was said at the start, long out of the window of recent turns.
       const answer = await say(page, 'When is my sister Ingrid visiting?');

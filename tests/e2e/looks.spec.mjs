@@ -37,9 +37,7 @@ test('dark mode follows the system until the user chooses, and the choice surviv
     assert.equal(await pageBg(page), '#f7f6f2', 'back to the light system');
     await page.emulateMedia({ colorScheme: 'dark' });
     // The device's change arrives as an event: wait for it (it fails if the page never follows).
-    await page.waitForFunction(() => getComputedStyle(document.documentElement).getPropertyValue('--bg').trim() === '#131816', null, {
-      timeout: 5_000,
-    });
+    await page.waitForFunction(() => getComputedStyle(document.documentElement).getPropertyValue('--bg').trim() === '#131816', null);
     assert.notEqual(await background(page), '');
     assertNoOffHost(h);
   } finally {
@@ -102,7 +100,7 @@ test('phone: the chats drawer closes on Escape, on a tap outside and with its cl
       else if (close === 'backdrop')
         await page.mouse.click(360, 400); // right of the drawer
       else await page.getByTestId('close-chats').click();
-      await drawer.waitFor({ state: 'hidden', timeout: 3_000 });
+      await drawer.waitFor({ state: 'hidden' });
       assert.equal(await open.getAttribute('aria-expanded'), 'false', `closed by ${close}`);
     }
     await open.click();

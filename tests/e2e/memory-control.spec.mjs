@@ -11,6 +11,7 @@ import {
   assertNoOffHost,
   endAndRemember,
   exportBackup,
+  held,
   leaveDemo,
   loadTestModel,
   newChat,
@@ -18,6 +19,7 @@ import {
   readDb,
   say,
   setScript,
+  setScriptHolding,
   startChat,
   startImport,
 } from './flows.mjs';
@@ -162,7 +164,7 @@ test("demo records an earlier version put into the user's memory are offered for
     await page.reload();
 
     const offer = page.getByTestId('legacy-demo');
-    await offer.waitFor({ timeout: 15_000 });
+    await offer.waitFor();
     assert.match(await offer.textContent(), /6 chats, 27 memories/);
     await shots(page, 'demo-legacy-offer');
     let db = await readDb(page, ['sessions', 'memories', 'edges', 'turns'], { db: 'tealeaf' });
@@ -202,19 +204,22 @@ test('memorising shows its step, then "Memory updated" with what was learned and
   let h = await launch({ profile });
   try {
     let { page } = h;
-    // Slow JSON calls, so the progress can be seen.
-    await startChat(page, server.url, { delayMs: 1, jsonDelayMs: 1500 });
+    // The summarising call is held, so the progress is seen while it runs (not raced by a timer).
+    await startChat(page, server.url, { delayMs: 1 });
+    await setScriptHolding(page, { delayMs: 1, holdJson: ['session_memories'] });
     await say(page, 'I adopted a puppy named Biscuit last week');
     await say(page, 'Biscuit loves chasing the red ball in the park');
     await page.getByTestId('end-session').click();
+    await held(page, 'session_memories');
     const progress = page.getByTestId('memory-progress');
-    await progress.filter({ hasText: /Memorising this chat: step \d of 4/ }).waitFor({ timeout: 15_000 });
+    await progress.filter({ hasText: /Memorising this chat: step \d of 4/ }).waitFor();
     assert.doesNotMatch(await page.getByTestId('session-status').textContent(), /memorising soon/);
     assert.match(await page.getByTestId('session-status').textContent(), /memorising \d\/4|waiting/);
     await shots(page, 'memory-progress');
+    await setScript(page, { delayMs: 1 });
 
     const notice = page.getByTestId('memory-updated');
-    await notice.waitFor({ timeout: 30_000 });
+    await notice.waitFor();
     const text = await notice.textContent();
     assert.match(text, /Memory updated\./);
     assert.match(text, /learned 2 new memories/);
@@ -234,9 +239,9 @@ test('memorising shows its step, then "Memory updated" with what was learned and
     page = h.page;
     await page.goto(`${server.url}/#/chat`);
     await openChat(page, 'I adopted a puppy');
-    await page.getByTestId('memory-updated').waitFor({ timeout: 15_000 });
+    await page.getByTestId('memory-updated').waitFor();
     await page.getByTestId('memory-updated-open').click();
-    await page.locator('aside[aria-label="Memory details"] h3').filter({ hasText: 'Biscuit' }).first().waitFor({ timeout: 10_000 });
+    await page.locator('aside[aria-label="Memory details"] h3').filter({ hasText: 'Biscuit' }).first().waitFor();
     await shots(page, 'memory-updated-explorer');
     assert.deepEqual(h.errors, []);
     assertNoOffHost(h);
@@ -347,7 +352,7 @@ test('"No longer true" on any trait, in the persona panel and the detail panel; 
 
     // A reload keeps this tab in the demo, and the trait ended.
     await page.reload();
-    await page.getByTestId('demo-banner').waitFor({ timeout: 15_000 });
+    await page.getByTestId('demo-banner').waitFor();
     await page.getByRole('tab', { name: /persona/i }).click();
     const ended = page.getByTestId('trait').filter({ hasText: 'encouraging' }).first();
     await ended.filter({ hasText: /until/ }).waitFor();
@@ -421,14 +426,22 @@ test("entering the demo while a chat is being memorised: nothing reaches the dem
   const h = await launch();
   try {
     const { page } = h;
-    await startChat(page, server.url, { delayMs: 1, jsonDelayMs: 1500 });
+    // The summarising call is held: the demo is entered while the job is in it (not raced by a timer).
+    await startChat(page, server.url, { delayMs: 1 });
+    await setScriptHolding(page, { delayMs: 1, holdJson: ['session_memories'] });
     await say(page, 'I adopted a puppy named Biscuit last week');
     await page.getByTestId('end-session').click();
+    await held(page, 'session_memories');
     await page
       .getByTestId('memory-progress')
       .filter({ hasText: /step \d of 4/ })
-      .waitFor({ timeout: 15_000 });
+      .waitFor();
+    // Entered while the call is out (the memory still empty: the demo loads into it); the call
+    // dies with the page, and the job finishes back in the user's memory.
     await openDemo(page);
+    await setScript(page, { delayMs: 1 });
+    // Time for anything to reach the demo, were it going to (a check that something does not
+    // happen: a slow machine can make it weaker, not fail it).
     await page.waitForTimeout(2000);
     const demo = await readDb(page, ['memories', 'sessions']);
     assert.ok(
@@ -440,7 +453,7 @@ test("entering the demo while a chat is being memorised: nothing reaches the dem
     await leaveDemo(page);
     await loadTestModel(page, server.url);
     await openChat(page, 'I adopted a puppy');
-    await page.getByTestId('memory-updated').waitFor({ timeout: 30_000 });
+    await page.getByTestId('memory-updated').waitFor();
     const own = await readDb(page, ['memories', 'jobs'], { db: 'tealeaf' });
     assert.ok(own.memories.some((m) => /Biscuit/.test(m.text)));
     assert.ok(own.memories.every((m) => !m.id.startsWith('demo:')));

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, serveApp, shot, tempProfile } from './harness.mjs';
-import { assertNoOffHost, pickTestModel, setScript, TEST_MODEL } from './flows.mjs';
+import { assertNoOffHost, held, pickTestModel, setScript, setScriptHolding, TEST_MODEL } from './flows.mjs';
 import { audit } from './axe.mjs';
 
 const server = serveApp();
@@ -17,7 +17,7 @@ const server = serveApp();
 async function openModels(page, script) {
   await page.goto(`${server.url}/`);
   await page.evaluate(() => localStorage.setItem('tealeaf-test-self-test', 'on'));
-  await setScript(page, { delayMs: 1, ...script });
+  await setScriptHolding(page, { delayMs: 1, ...script });
   await page.goto(`${server.url}/#/models`);
   await page.reload();
   await page.getByTestId(`load-${TEST_MODEL}`).waitFor();
@@ -26,7 +26,7 @@ async function openModels(page, script) {
 /** The check on the model's card once it has a result. */
 async function checkDone(page) {
   const check = page.getByTestId(`model-${TEST_MODEL}`).getByTestId('model-check');
-  await check.and(page.locator('[data-state="done"]')).waitFor({ timeout: 30_000 });
+  await check.and(page.locator('[data-state="done"]')).waitFor();
   return check;
 }
 
@@ -39,13 +39,15 @@ test('a model that writes memories well: said on its card, no notice in the chat
   const h = await launch();
   try {
     const { page } = h;
-    // Slow answers, so the check is seen while it runs.
-    await openModels(page, { labels: 'judge', jsonDelayMs: 1500 });
+    // Its first answer held, so the check is seen while it runs (not raced by a timer).
+    await openModels(page, { labels: 'judge', holdJson: ['session_memories'] });
     await pickTestModel(page);
+    await held(page, 'session_memories');
     const running = page.getByTestId(`model-${TEST_MODEL}`).getByTestId('model-check');
     await running.and(page.locator('[data-state="running"]')).waitFor();
     assert.equal(await text(running.getByRole('status')), 'Checking how well this model writes memories…');
     await shot(page, 'model-check-running-1280');
+    await setScript(page, { delayMs: 1, labels: 'judge' });
 
     const check = await checkDone(page);
     assert.equal(await check.getAttribute('data-verdict'), 'good');
@@ -136,7 +138,6 @@ test('a weak model: the card and a notice in the chat say so in words; Hide is r
     await page.waitForFunction(
       (id) => document.querySelector(`[data-testid="model-${id}"] [data-testid="model-check"]`)?.getAttribute('data-verdict') === 'good',
       TEST_MODEL,
-      { timeout: 30_000 },
     );
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);

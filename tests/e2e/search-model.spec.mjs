@@ -84,13 +84,13 @@ test('the memory search model comes with the first chat model, with its size and
 
     await pickTestModel(page);
     const state = page.getByTestId('embedder-state');
-    await state.filter({ hasText: /Loading Static test embedder… \d+%/ }).waitFor({ timeout: 10_000 });
+    await state.filter({ hasText: /Loading Static test embedder… \d+%/ }).waitFor();
     assert.equal(await page.getByTestId('cancel-embedder').count(), 1, 'the download can be cancelled');
     assert.equal(await along.count(), 0, 'the offer is gone once it downloads');
     await page.getByTestId('search-model-card').scrollIntoViewIfNeeded();
     await shot(page, 'search-model-loading');
     release();
-    await state.filter({ hasText: `Ready: ${EMBEDDER}` }).waitFor({ timeout: 30_000 });
+    await state.filter({ hasText: `Ready: ${EMBEDDER}` }).waitFor();
     assert.match(await page.getByTestId('embedder-hint').textContent(), /found by meaning and by words/);
     await page.getByTestId('search-model-card').scrollIntoViewIfNeeded();
     await shot(page, 'search-model-ready');
@@ -124,7 +124,7 @@ test('the memory search model comes with the first chat model, with its size and
     await page
       .getByTestId('embedder-state')
       .filter({ hasText: `Ready: ${EMBEDDER}` })
-      .waitFor({ timeout: 30_000 });
+      .waitFor();
     assert.equal(await page.getByTestId('search-model-along').count(), 0);
     await page.getByTestId('nav-memory').click();
     assert.equal(await page.getByTestId('search-model-recall').getAttribute('data-by-meaning'), 'true');
@@ -145,7 +145,7 @@ test('a failed download says what to do and chat works by words; after a retry r
     await openModels(page);
     await pickTestModel(page);
     const state = page.getByTestId('embedder-state');
-    await state.filter({ hasText: 'failed' }).waitFor({ timeout: 30_000 });
+    await state.filter({ hasText: 'failed' }).waitFor();
     assert.match(await page.getByTestId('embedder-hint').textContent(), /Chat works without it.*retry/);
     assert.match(await page.getByTestId('load-embedder').textContent(), /^Retry \(0\.1 MB\)$/);
     await page.getByTestId('search-model-card').scrollIntoViewIfNeeded();
@@ -184,7 +184,7 @@ test('a failed download says what to do and chat works by words; after a retry r
     await h.context.unroute(EMBEDDER_FILES);
     await page.getByTestId('nav-models').click();
     await page.getByTestId('load-embedder').click();
-    await state.filter({ hasText: `Ready: ${EMBEDDER}` }).waitFor({ timeout: 30_000 });
+    await state.filter({ hasText: `Ready: ${EMBEDDER}` }).waitFor();
     await pollDb(page, (db) => db.memories.length > 0 && db.memories.every((m) => db.vectors.some((v) => v.unitId === m.id)), {
       what: 'vectors after the retry',
     });
@@ -220,7 +220,7 @@ test('a failed download says what to do and chat works by words; after a retry r
     await page
       .getByTestId('embedder-state')
       .filter({ hasText: `Ready: ${EMBEDDER}` })
-      .waitFor({ timeout: 30_000 });
+      .waitFor();
     await openChat(page, 'second cat');
     assert.equal((await recallShown(page, before)).kind, 'words');
     await openChat(page, 'another kitten');
@@ -269,7 +269,7 @@ test('cancelled or turned off, it stays off after a reload and a new chat model,
     await page
       .getByTestId('embedder-state')
       .filter({ hasText: `Ready: ${EMBEDDER}` })
-      .waitFor({ timeout: 30_000 });
+      .waitFor();
     assert.equal((await appSettings(page)).memorySearchModel, true);
     // Turned off when ready: recall goes back to words, and the choice is kept.
     await page.getByTestId('turn-off-embedder').click();
@@ -294,11 +294,11 @@ test("the browser's own model brings it along too (no download of ours for chat)
     await page.goto(`${server.url}/#/models`);
     await page.reload();
     await page.getByTestId('builtin-use').click();
-    await page.getByTestId('builtin-in-use').waitFor({ timeout: 10_000 });
+    await page.getByTestId('builtin-in-use').waitFor();
     await page
       .getByTestId('embedder-state')
       .filter({ hasText: `Ready: ${EMBEDDER}` })
-      .waitFor({ timeout: 30_000 });
+      .waitFor();
     assert.equal((await appSettings(page)).embeddingModelId, EMBEDDER);
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
@@ -349,7 +349,7 @@ for (const [width, scheme] of [
       // The CPU engine's model: the search model downloads beside it, its progress in the same card.
       await page.getByTestId(`load-${CPU_MODEL}`).click();
       const line = page.getByTestId('search-model-progress');
-      await line.waitFor({ timeout: 10_000 });
+      await line.waitFor();
       assert.match(await line.textContent(), /^Also downloading the memory search model \(0\.1 MB\): \d+%/);
       await page.getByTestId('download').scrollIntoViewIfNeeded();
       await shot(page, name('downloading'));
@@ -357,11 +357,11 @@ for (const [width, scheme] of [
       // The search model's download fails; the chat model loads all the same.
       releaseSearch('abort');
       releaseChat('continue');
-      await page.getByTestId('embedder-state').filter({ hasText: 'failed' }).waitFor({ timeout: 30_000 });
+      await page.getByTestId('embedder-state').filter({ hasText: 'failed' }).waitFor();
       await page
         .getByTestId('model-status')
         .filter({ hasText: /Tiny test chat model/ })
-        .waitFor({ timeout: 30_000 });
+        .waitFor();
       await page.getByTestId('search-model-card').scrollIntoViewIfNeeded();
       await shot(page, name('failed'));
 
@@ -384,7 +384,7 @@ for (const [width, scheme] of [
       await h.context.unroute('**/models/tealeaf-test/static-embedder/onnx/**');
       await page.getByTestId('nav-models').click();
       await page.getByTestId('load-embedder').click();
-      await page.getByTestId('embedder-state').filter({ hasText: 'Ready' }).waitFor({ timeout: 30_000 });
+      await page.getByTestId('embedder-state').filter({ hasText: 'Ready' }).waitFor();
       await page.getByTestId('search-model-card').scrollIntoViewIfNeeded();
       await shot(page, name('ready'));
       await page.getByTestId('nav-memory').click();

@@ -43,7 +43,7 @@ async function useServer(page) {
   await page.getByTestId('server-url').fill(fake.url);
   await page.getByTestId('server-connect').click();
   await page.getByTestId('server-use').click();
-  await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
+  await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor();
   await page.getByTestId('nav-chat').click();
 }
 
@@ -108,7 +108,7 @@ test('a standing instruction reaches every later reply, also after a reload, and
     h = await launch({ profile });
     page = h.page;
     await page.goto(`${server.url}/#/chat`);
-    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
+    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor();
     from = fake.requests.length;
     await say(page, 'Good morning!');
     assert.deepEqual(instructionsIn(replyPrompts(from)[0]), [SHORT, METRIC]);
@@ -145,7 +145,7 @@ test('a standing instruction reaches every later reply, also after a reload, and
     h = await launch({ profile });
     page = h.page;
     await page.goto(`${server.url}/#/chat`);
-    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
+    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor();
     from = fake.requests.length;
     await say(page, 'And after a reload?');
     assert.deepEqual(instructionsIn(replyPrompts(from)[0]), [METRIC]);

@@ -6,8 +6,8 @@
 // shows "not reachable" with a reconnect that works once it is back, and its error is shown once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, serveApp, shot, tempProfile } from './harness.mjs';
-import { assertNoOffHost, loadTestModel, newChat, pollDb, readDb, say, send, setScript, startChat } from './flows.mjs';
+import { launch, PATIENCE_MS, serveApp, shot, tempProfile } from './harness.mjs';
+import { assertNoOffHost, loadTestModel, newChat, pollDb, readDb, say, send, setScript, setScriptHolding, startChat } from './flows.mjs';
 import { startFakeOpenAiServer } from '../support/fake-openai-server.mjs';
 
 const server = serveApp();
@@ -49,7 +49,7 @@ async function listWord(page, title) {
  * place against the one state: the list, the app header's job badge (`want.job`, null: none), the
  * ended line and the notice under the chat.
  */
-async function expectWords(page, title, want, what, { timeout = 30_000 } = {}) {
+async function expectWords(page, title, want, what, { timeout = PATIENCE_MS } = {}) {
   await page
     .getByTestId('session-status')
     .filter({ hasText: exactly(want.label) })
@@ -218,8 +218,9 @@ test('memorising, waiting with memory creation off, and waiting for a model: tru
   const h = await launch();
   try {
     const { page } = h;
-    // A summary that takes a minute: the job stays in step 1.
-    await startChat(page, server.url, { delayMs: 1, jsonDelayMs: 60_000 });
+    // A summary held until the test lets it answer: the job stays in step 1.
+    await startChat(page, server.url, { delayMs: 1 });
+    await setScriptHolding(page, { delayMs: 1, holdJson: ['session_memories'] });
     await say(page, 'I am learning the oboe');
     await page.getByTestId('end-session').click();
     await expectWords(page, 'I am learning', WORDS.memorising, 'memorising');
@@ -247,11 +248,12 @@ test('memorising, waiting with memory creation off, and waiting for a model: tru
     db = await readDb(page);
     assert.equal(jobOf(db, 'I am learning').status, 'pending');
 
-    // A model: memorised step by step, then remembered.
-    await setScript(page, { delayMs: 1, jsonDelayMs: 3_000 });
+    // A model: memorised step by step (its summary held while that is read), then remembered.
+    await setScriptHolding(page, { delayMs: 1, holdJson: ['session_memories'] });
     await loadTestModel(page, server.url);
     await openChat(page, 'I am learning');
     await expectWords(page, 'I am learning', WORDS.memorising, 'memorising after the reload');
+    await setScript(page, { delayMs: 1 });
     await expectWords(page, 'I am learning', WORDS.remembered, 'remembered after the reload');
     db = await readDb(page);
     assert.equal(sessionOf(db, 'I am learning').status, 'memorised');
@@ -325,7 +327,7 @@ test('a model server that stops answering is "not reachable", its error is shown
     await page.getByTestId('server-model').waitFor();
     await page.getByTestId('server-use').click();
     const status = page.getByTestId('model-status');
-    await status.filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
+    await status.filter({ hasText: 'tiny-chat' }).waitFor();
     await page.getByTestId('nav-chat').click();
     assert.equal(await say(page, 'My sister Ana plays the cello'), 'Served locally: My sister Ana plays the cello ✓');
 
@@ -333,10 +335,10 @@ test('a model server that stops answering is "not reachable", its error is shown
     await fake.close();
     await send(page, 'Are you still there?');
     const failed = page.locator('[data-testid="turn-assistant"][data-status="error"]');
-    await failed.waitFor({ timeout: 15_000 });
+    await failed.waitFor();
     const said = `The model server at ${fake.url} did not answer. Is it still running?`;
     assert.equal((await failed.getByTestId('turn-status').textContent()).replace(/\s+/g, ' ').trim(), `${said} Reconnect`);
-    await status.filter({ hasText: 'Model server not reachable' }).waitFor({ timeout: 5_000 });
+    await status.filter({ hasText: 'Model server not reachable' }).waitFor();
     assert.doesNotMatch(await status.textContent(), /tiny-chat/);
     assert.match(await page.getByTestId('model-dot').getAttribute('class'), /^dot bad\b/, 'the dot is not green');
     assert.equal(await page.getByTestId('reconnect').count(), 1);
@@ -372,7 +374,7 @@ test('a model server that stops answering is "not reachable", its error is shown
 
     // Reloaded while the server is still down: not reachable at once, never green.
     await page.reload();
-    await status.filter({ hasText: 'Model server not reachable' }).waitFor({ timeout: 10_000 });
+    await status.filter({ hasText: 'Model server not reachable' }).waitFor();
     assert.match(await page.getByTestId('model-dot').getAttribute('class'), /^dot bad\b/);
     await openChat(page, 'My sister Ana');
     await page
@@ -383,7 +385,7 @@ test('a model server that stops answering is "not reachable", its error is shown
     // Reconnect while it is still down: still not reachable, and the job still waits untouched.
     await page.getByTestId('reconnect').click();
     await page.waitForTimeout(500);
-    await status.filter({ hasText: 'Model server not reachable' }).waitFor({ timeout: 10_000 });
+    await status.filter({ hasText: 'Model server not reachable' }).waitFor();
     db = await readDb(page, ['jobs']);
     assert.deepEqual(
       db.jobs.map((j) => [j.status, j.attempts]),
@@ -394,12 +396,12 @@ test('a model server that stops answering is "not reachable", its error is shown
     fake = await startFakeOpenAiServer({ delayMs: 1, port });
     // This time through the failed reply's own Reconnect (the header's was tried above).
     await page.getByTestId('reply-reconnect').click();
-    await status.filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
+    await status.filter({ hasText: 'tiny-chat' }).waitFor();
     assert.match(await page.getByTestId('model-dot').getAttribute('class'), /^dot ok\b/);
     await page
       .getByTestId('session-status')
       .filter({ hasText: exactly('remembered') })
-      .waitFor({ timeout: 30_000 });
+      .waitFor();
     db = await pollDb(page, (d) => d.jobs.length === 1 && d.jobs[0].status === 'done', { what: 'the memorised chat' });
     assert.ok(db.memories.some((m) => m.text === 'The user said: My sister Ana plays the cello'));
     await newChat(page);
@@ -410,7 +412,7 @@ test('a model server that stops answering is "not reachable", its error is shown
     h = await launch({ profile });
     page = h.page;
     await page.goto(`${server.url}/#/chat`);
-    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
+    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor();
     assert.deepEqual(h.errors, []);
     assertNoOffHost(h);
   } finally {

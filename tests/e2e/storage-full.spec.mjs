@@ -73,15 +73,16 @@ test('a full disk at start-up: the app starts with a banner and Settings opens; 
     await startChat(page, server.url, {});
     assert.equal(await say(page, 'My sister plays the cello'), 'You said: My sister plays the cello');
     const [session] = (await readDb(page, ['sessions'])).sessions;
-    await page.waitForTimeout(300); // the reply's last save
+    // The reply's last save: the chat is idle (Send back in place of Stop) only after it.
+    await page.getByTestId('send').waitFor();
     await ageOpenSessions(page, 3 * 24 * 3600_000);
 
     // The disk fills up; the next start has to end that chat and cannot write.
     await diskFull(page, true);
     await page.reload();
-    await page.locator('[data-testid="composer"], [data-testid="fatal"]').first().waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid="composer"], [data-testid="fatal"]').first().waitFor();
     assert.equal(await page.getByTestId('fatal').count(), 0, 'the app started');
-    await page.getByTestId('storage-full').waitFor({ timeout: 15_000 });
+    await page.getByTestId('storage-full').waitFor();
     assert.match(await page.getByTestId('storage-full').textContent(), BANNER);
     await page.getByTestId('composer').waitFor();
     // Nothing half-written: the chat is still open in the store, no job was queued.
@@ -132,10 +133,10 @@ test('a message that cannot be saved stays in the composer with the storage mess
     const composer = page.getByTestId('composer');
     await composer.fill('Please keep these words');
     await page.getByTestId('send').click();
-    // The refused write fails at once; the words must be back by then.
-    await page.waitForTimeout(1000);
+    // The refused write fails; the words are back (awaited: they may leave the box while it is tried).
+    await page.getByTestId('unsaved-note').waitFor();
+    await page.waitForFunction(() => document.querySelector('[data-testid="composer"]')?.value === 'Please keep these words');
     assert.equal(await composer.inputValue(), 'Please keep these words');
-    await page.getByTestId('unsaved-note').waitFor({ timeout: 10_000 });
     assert.match(await page.getByTestId('unsaved-note').textContent(), STORAGE_MESSAGE);
     await page.getByTestId('storage-full').waitFor();
     assert.equal(await page.getByTestId('turn-user').filter({ hasText: 'Please keep these words' }).count(), 0);

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRelay } from '../../relay/relay.mjs';
-import { launch, serveApp, tempProfile } from './harness.mjs';
+import { launch, PATIENCE_MS, serveApp, tempProfile } from './harness.mjs';
 import { assertNoOffHost, editOpenMemory, openMemory, readDb, startImport } from './flows.mjs';
 import { hubBackup } from './links-backup.mjs';
 import { counts } from './sync-devices.mjs';
@@ -26,7 +26,7 @@ async function settings(page) {
   await page.goto(`${server.url}/#/settings`);
   await page.getByTestId('settings-sync').waitFor();
 }
-const phase = (page, p, timeout = 60_000) => page.locator(`[data-testid="sync-status"][data-phase="${p}"]`).waitFor({ timeout });
+const phase = (page, p, timeout = PATIENCE_MS) => page.locator(`[data-testid="sync-status"][data-phase="${p}"]`).waitFor({ timeout });
 
 test('the joining tab killed mid-merge resumes: the same records as the first device, none twice, and its next edit arrives', async () => {
   const relay = await startRelay({ host: '127.0.0.1', port: 0, dir: relayDir });

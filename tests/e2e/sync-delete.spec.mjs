@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRelay } from '../../relay/relay.mjs';
-import { launch, serveApp, tempProfile } from './harness.mjs';
+import { launch, PATIENCE_MS, serveApp, tempProfile } from './harness.mjs';
 import { answerDialog, assertNoOffHost, readDb, startImport } from './flows.mjs';
 import { keyHolder, pair, settings, statusIs, syncKeyOf, whereInDb } from './sync-devices.mjs';
 
@@ -35,7 +35,7 @@ const chat = (id, title, texts) => ({
   })),
 });
 
-async function until(what, ok, timeout = 45_000) {
+async function until(what, ok, timeout = PATIENCE_MS) {
   const end = Date.now() + timeout;
   while (!(await ok())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -69,7 +69,7 @@ test('a deleted chat is gone from every profile’s database, from the relay, an
     );
     await settings(A.page, server.url);
     await startImport(A.page, file);
-    await A.page.getByTestId('import-done').waitFor({ timeout: 60_000 });
+    await A.page.getByTestId('import-done').waitFor();
     await pair(A, B, server.url, relay.url);
     await until('the chats on B', async () => (await readDb(B.page, ['sessions'])).sessions.length === 2);
     assert.ok((await whereInDb(B.page, CANARY)).length > 0, 'the check finds the words while they are there');
@@ -99,7 +99,7 @@ test('a deleted chat is gone from every profile’s database, from the relay, an
     await C.page.getByTestId('sync-device-name').fill('Tablet');
     await C.page.getByTestId('sync-code-input').fill(code);
     await C.page.getByTestId('sync-join').click();
-    await statusIs(C.page, 'synced', 60_000);
+    await statusIs(C.page, 'synced');
     await until('the kept chat on C', async () => (await readDb(C.page, ['sessions'])).sessions.some((s) => s.id === 'kept'));
     assert.deepEqual(await whereInDb(C.page, CANARY), []);
     for (const h of [A, B, C]) {

@@ -4,13 +4,14 @@
 import { webcrypto as crypto } from 'node:crypto';
 import * as Y from 'yjs';
 import { signedText } from '../../relay/auth.mjs';
+import { PATIENCE_MS } from './harness.mjs';
 
 export async function settings(page, url) {
   await page.goto(`${url}/#/settings`);
   await page.getByTestId('settings-sync').waitFor();
 }
 
-export async function statusIs(page, phase, timeout = 30_000) {
+export async function statusIs(page, phase, timeout = PATIENCE_MS) {
   await page.locator(`[data-testid="sync-status"][data-phase="${phase}"]`).waitFor({ timeout });
   return (await page.getByTestId('sync-status').textContent()).trim();
 }
@@ -21,7 +22,7 @@ export async function pair(A, B, url, relayUrl, relayUrlB = relayUrl) {
   await A.page.getByTestId('sync-relay-url').fill(relayUrl);
   await A.page.getByTestId('sync-device-name').fill('Laptop');
   await A.page.getByTestId('sync-turn-on').click();
-  await statusIs(A.page, 'synced', 60_000);
+  await statusIs(A.page, 'synced');
   await A.page.getByTestId('sync-show-code').click();
   const code = (await A.page.getByTestId('sync-code').textContent()).trim();
   await settings(B.page, url);
@@ -29,11 +30,11 @@ export async function pair(A, B, url, relayUrl, relayUrlB = relayUrl) {
   await B.page.getByTestId('sync-device-name').fill('Phone');
   await B.page.getByTestId('sync-code-input').fill(code);
   await B.page.getByTestId('sync-join').click();
-  await statusIs(B.page, 'synced', 60_000);
+  await statusIs(B.page, 'synced');
   await A.page
     .getByTestId('sync-device')
     .filter({ hasText: /^\s*Phone/ })
-    .waitFor({ timeout: 30_000 });
+    .waitFor();
 }
 
 /** This profile's sync config row: its device id and key bytes. */

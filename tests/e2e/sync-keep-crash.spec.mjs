@@ -43,7 +43,7 @@ test('“Keep this device’s data” with the browser closed mid-way: nothing l
       if (Date.now() > end) throw new Error(`the laptop did not get the phone's data: ${JSON.stringify(c)}`);
       await new Promise((r) => setTimeout(r, 200));
     }
-    await statusIs(B.page, 'synced', 60_000);
+    await statusIs(B.page, 'synced');
 
     // The laptop deletes everything; the phone is asked.
     await settings(A.page, server.url);
@@ -51,7 +51,7 @@ test('“Keep this device’s data” with the browser closed mid-way: nothing l
     await A.page.getByTestId('confirm-ok').click();
     await A.page.waitForLoadState('load');
     const choice = () => B.page.getByTestId('sync-reset-choice');
-    await choice().waitFor({ timeout: 60_000 });
+    await choice().waitFor();
 
     // Keep, then the browser closed after `ms`; opened again, every record is there.
     const kills = [];
@@ -66,10 +66,7 @@ test('“Keep this device’s data” with the browser closed mid-way: nothing l
       const c = await counts(B.page);
       kills.push({ ms, ...c });
       assert.deepEqual(c, total, `closed ${ms} ms after Keep: ${JSON.stringify(c)}`);
-      await B.page
-        .locator('[data-testid="sync-reset-choice"], [data-testid="sync-status"][data-phase="synced"]')
-        .first()
-        .waitFor({ timeout: 60_000 });
+      await B.page.locator('[data-testid="sync-reset-choice"], [data-testid="sync-status"][data-phase="synced"]').first().waitFor();
     }
     console.log(
       `[keep] closed after Keep: ${kills.map((k) => `${k.ms} ms`).join(', ')}; each time ${total.memories} memories and ${total.edges} links left`,

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRelay } from '../../relay/relay.mjs';
 import { audit } from './axe.mjs';
-import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import { launch, PATIENCE_MS, serveApp, shot, tempProfile } from './harness.mjs';
 import { assertNoOffHost, editOpenMemory, openMemory, readDb, startImport } from './flows.mjs';
 import { hubBackup } from './links-backup.mjs';
 import { keyHolder, pair, settings, syncKeyOf } from './sync-devices.mjs';
@@ -22,7 +22,7 @@ after(() => {
   rmSync(file, { force: true });
 });
 
-async function poll(page, predicate, what, timeout = 30_000) {
+async function poll(page, predicate, what, timeout = PATIENCE_MS) {
   const end = Date.now() + timeout;
   for (;;) {
     const db = await readDb(page, ['sessions', 'memories', 'edges']);
@@ -42,7 +42,7 @@ test('records this version cannot use are left out and named; sync, start-up and
     writeFileSync(file, JSON.stringify(backup));
     await settings(A.page, server.url);
     await startImport(A.page, file);
-    await A.page.getByTestId('import-done').waitFor({ timeout: 60_000 });
+    await A.page.getByTestId('import-done').waitFor();
     await pair(A, B, server.url, relay.url);
     await poll(B.page, (db) => db.memories.length === backup.data.memories.length, 'the first sync');
 
@@ -76,7 +76,7 @@ test('records this version cannot use are left out and named; sync, start-up and
     // Named in Settings, with the sender and the reason.
     await settings(B.page, server.url);
     const held = B.page.getByTestId('sync-held');
-    await held.waitFor({ timeout: 30_000 });
+    await held.waitFor();
     assert.match(await B.page.getByTestId('sync-detail').textContent(), /4 records from another device were left out/);
     await held.locator('summary').click();
     const rows = (await B.page.getByTestId('sync-held-record').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
@@ -103,7 +103,7 @@ test('records this version cannot use are left out and named; sync, start-up and
     await B.close();
     B = await launch({ profile: profB });
     await B.page.goto(`${server.url}/`);
-    await B.page.getByTestId('nav-chat').waitFor({ timeout: 30_000 });
+    await B.page.getByTestId('nav-chat').waitFor();
     assert.equal(await B.page.getByText('Tealeaf could not start').count(), 0);
     await openMemory(B.page, edited);
     await B.page.locator('aside[aria-label="Memory details"]').getByText('Before the hub, memory 1').first().waitFor();

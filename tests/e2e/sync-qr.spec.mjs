@@ -76,7 +76,7 @@ test('pair by QR code: B opens the link the QR holds, filled in and nothing sent
     await A.page.getByTestId('sync-relay-url').fill(relay.url);
     await A.page.getByTestId('sync-device-name').fill('Laptop');
     await A.page.getByTestId('sync-turn-on').click();
-    await A.page.locator('[data-testid="sync-status"][data-phase="synced"]').waitFor({ timeout: 20_000 });
+    await A.page.locator('[data-testid="sync-status"][data-phase="synced"]').waitFor();
     await A.page.getByTestId('sync-show-code').click();
     const code = (await A.page.getByTestId('sync-code').textContent()).trim();
     assert.match(code, /^[0-9A-Z]{4}(-[0-9A-Z]{4}){5}$/);
@@ -158,7 +158,7 @@ test('pair by QR code: B opens the link the QR holds, filled in and nothing sent
     // B names itself (the name field has the focus and its text selected) and pairs with one click.
     await B.page.keyboard.type('Phone');
     await B.page.getByTestId('sync-join').click();
-    await B.page.locator('[data-testid="sync-status"][data-phase="synced"]').waitFor({ timeout: 20_000 });
+    await B.page.locator('[data-testid="sync-status"][data-phase="synced"]').waitFor();
     assert.ok(toRelay.length > 0, 'Pair reached the relay');
     const b0 = await pollDb(B.page, (db) => db.memories.length === a0.memories.length, { what: "A's memories on B" });
     assert.deepEqual(b0.memories.map((m) => m.text).sort(), a0.memories.map((m) => m.text).sort());
@@ -176,7 +176,7 @@ test('pair by QR code: B opens the link the QR holds, filled in and nothing sent
     await B.close();
     B = await launch({ profile: profB });
     await B.page.goto(`${server.url}/#/settings`);
-    await B.page.locator('[data-testid="sync-status"][data-phase="synced"]').waitFor({ timeout: 20_000 });
+    await B.page.locator('[data-testid="sync-status"][data-phase="synced"]').waitFor();
     await B.page
       .getByTestId('sync-device')
       .filter({ hasText: /^\s*Laptop/ })

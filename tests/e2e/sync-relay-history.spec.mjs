@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRelay } from '../../relay/relay.mjs';
 import { audit } from './axe.mjs';
-import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import { launch, PATIENCE_MS, serveApp, shot, tempProfile } from './harness.mjs';
 import { assertNoOffHost, editOpenMemory, openMemory, readDb, startImport } from './flows.mjs';
 import { hubBackup } from './links-backup.mjs';
 import { lyingRelay } from './lying-relay.mjs';
@@ -30,7 +30,7 @@ const relayDir = () => {
   return d;
 };
 
-async function until(what, ok, timeout = 60_000) {
+async function until(what, ok, timeout = PATIENCE_MS) {
   const end = Date.now() + timeout;
   while (!(await ok())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
@@ -46,7 +46,7 @@ async function twoWithMemories(relayUrlA, relayUrlB) {
   writeFileSync(file, JSON.stringify(hubBackup(4)));
   await settings(A.page, server.url);
   await startImport(A.page, file);
-  await A.page.getByTestId('import-done').waitFor({ timeout: 60_000 });
+  await A.page.getByTestId('import-done').waitFor();
   await pair(A, B, server.url, relayUrlA, relayUrlB);
   await until('the memories on B', async () => (await readDb(B.page, ['memories'])).memories.length === 6);
   return { A, B };
@@ -121,7 +121,7 @@ test('a relay that drops and holds back the laptop’s messages for the phone: n
     liar.lies.drop.add(dropped);
     liar.lies.holdBack = { device: laptop, after: await last() };
     await settings(B.page, server.url);
-    await B.page.getByTestId('sync-status').filter({ hasText: 'Synced, but messages are missing' }).waitFor({ timeout: 60_000 });
+    await B.page.getByTestId('sync-status').filter({ hasText: 'Synced, but messages are missing' }).waitFor();
     assert.match(
       await B.page.getByTestId('sync-detail').textContent(),
       /1 message from Laptop is missing: the relay dropped or is holding it back/,
@@ -138,7 +138,7 @@ test('a relay that drops and holds back the laptop’s messages for the phone: n
     await B.page
       .getByTestId('sync-status')
       .filter({ hasText: /^Synced$/ })
-      .waitFor({ timeout: 60_000 });
+      .waitFor();
 
     // A message of the laptop's posted again: refused, and said.
     const copy = (await room.messages()).find((m) => m.seq === dropped + 1);

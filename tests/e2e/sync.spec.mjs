@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { startRelay } from '../../relay/relay.mjs';
 import { startPostgres } from '../support/pg-cluster.mjs';
 import { audit } from './axe.mjs';
-import { launch, serveApp, shot, tempProfile } from './harness.mjs';
+import { launch, PATIENCE_MS, serveApp, shot, tempProfile } from './harness.mjs';
 import {
   assertNoOffHost,
   deleteOpenMemory,
@@ -34,7 +34,8 @@ const CANARY = 'zebracanary7731';
 const relayDir = mkdtempSync(join(tmpdir(), 'tealeaf-relay-'));
 after(() => rmSync(relayDir, { recursive: true, force: true }));
 
-async function pollUntil(page, predicate, what, timeout = 30_000) {
+/** Reads the page's database until `predicate` holds (`timeout`: a safety net). */
+async function pollUntil(page, predicate, what, timeout = PATIENCE_MS) {
   const end = Date.now() + timeout;
   for (;;) {
     const db = await readDb(page, ['sessions', 'turns', 'memories', 'tombstones']);
@@ -50,7 +51,7 @@ async function settings(page, url) {
   await page.getByTestId('settings-sync').waitFor();
 }
 
-async function statusIs(page, phase, timeout = 20_000) {
+async function statusIs(page, phase, timeout = PATIENCE_MS) {
   await page.locator(`[data-testid="sync-status"][data-phase="${phase}"]`).waitFor({ timeout });
   return (await page.getByTestId('sync-status').textContent()).trim();
 }
@@ -242,7 +243,7 @@ const twoDevices = async (store) => {
     await openMemory(B.page, fourth.text);
     await editOpenMemory(B.page, 'Edited on B offline');
     await settings(B.page, server.url);
-    assert.equal(await statusIs(B.page, 'offline', 40_000), 'Offline: the relay cannot be reached');
+    assert.equal(await statusIs(B.page, 'offline'), 'Offline: the relay cannot be reached');
     assert.match(await B.page.getByTestId('sync-detail').textContent(), /Changes made here wait to be sent/);
     await shot(B.page, 'sync-offline');
     assert.deepEqual(await audit(B.page), [], 'axe: offline');
@@ -252,8 +253,8 @@ const twoDevices = async (store) => {
       db.tombstones.some((t) => t.id === second.id) &&
       db.memories.find((m) => m.id === third.id)?.text === 'Edited on A offline' &&
       db.memories.find((m) => m.id === fourth.id)?.text === 'Edited on B offline';
-    await pollUntil(A.page, converged, 'the offline changes on A', 45_000);
-    await pollUntil(B.page, converged, 'the offline changes on B', 45_000);
+    await pollUntil(A.page, converged, 'the offline changes on A');
+    await pollUntil(B.page, converged, 'the offline changes on B');
     // A deletes the memory once the relay is back, before B reconnects (B waits out its backoff).
     await openMemory(A.page, edited);
     await A.page.locator('aside[aria-label="Memory details"]').getByRole('button', { name: 'Delete', exact: true }).first().click();
@@ -286,7 +287,7 @@ const twoDevices = async (store) => {
     await A.page.getByTestId('confirm-ok').click();
     await A.page.waitForLoadState('load');
     const choice = B.page.getByTestId('sync-reset-choice');
-    await choice.waitFor({ timeout: 45_000 });
+    await choice.waitFor();
     assert.match(await choice.textContent(), /Laptop deleted all its data/);
     const bHeld = await readDb(B.page, ['memories']);
     assert.ok(bHeld.memories.length > 0, 'B keeps its data until its user answers');
@@ -299,7 +300,7 @@ const twoDevices = async (store) => {
     await B.page.setViewportSize({ width: 1280, height: 800 });
     await B.page.emulateMedia({ colorScheme: 'light' });
     await B.page.reload();
-    await choice.waitFor({ timeout: 45_000 });
+    await choice.waitFor();
     assert.equal((await readDb(B.page, ['memories'])).memories.length, bHeld.memories.length);
     // Answered from the Chat view (the banner is on every view): its chat list follows without a reload.
     await B.page.getByTestId('nav-chat').click();
@@ -307,9 +308,9 @@ const twoDevices = async (store) => {
     await B.page.getByTestId('sync-reset-wipe').click();
     assert.match(await B.page.getByTestId('confirm-dialog').textContent(), /Delete everything on this device too/);
     await B.page.getByTestId('confirm-ok').click();
-    await pollUntil(B.page, (db) => db.sessions.length === 0 && db.memories.length === 0, 'B emptied by delete-all', 45_000);
+    await pollUntil(B.page, (db) => db.sessions.length === 0 && db.memories.length === 0, 'B emptied by delete-all');
     await choice.waitFor({ state: 'detached' });
-    await B.page.waitForFunction(() => document.querySelectorAll('[data-testid="session-item"]').length === 0, null, { timeout: 10_000 });
+    await B.page.waitForFunction(() => document.querySelectorAll('[data-testid="session-item"]').length === 0, null);
     await settings(B.page, server.url);
     await new Promise((r) => setTimeout(r, 2000));
     const aEmpty = await readDb(A.page, ['sessions', 'memories']);
@@ -327,7 +328,7 @@ const twoDevices = async (store) => {
       .getByTestId('sync-device')
       .filter({ hasText: /^\s*Phone/ })
       .waitFor({ state: 'detached' });
-    assert.equal(await statusIs(B.page, 'unpaired', 45_000), 'This device was unpaired');
+    assert.equal(await statusIs(B.page, 'unpaired'), 'This device was unpaired');
     await shot(B.page, 'sync-unpaired');
 
     // An error the relay answers (not reachable is "offline"): A on a relay answering 500; on the
@@ -344,7 +345,7 @@ const twoDevices = async (store) => {
     await new Promise((ok) => bad.listen(Number(port), '127.0.0.1', ok));
     try {
       await settings(A.page, server.url);
-      assert.equal(await statusIs(A.page, 'error', 40_000), 'Sync stopped on an error');
+      assert.equal(await statusIs(A.page, 'error'), 'Sync stopped on an error');
       assert.match(
         await A.page.getByTestId('sync-detail').textContent(),
         full ? /^Your relay is full: your sync room holds its limit of 256 MiB\. Changes stay on this device/ : /answered 500/,

@@ -39,7 +39,7 @@ test('another tab renames the chat while its reply streams: the reply finishes, 
     await b.getByTestId('rename-input').fill('Allotment diary');
     await b.keyboard.press('Enter');
     await row(b, 'Allotment diary').waitFor();
-    const reply = await lastReply(a, { timeout: 30_000 });
+    const reply = await lastReply(a);
     assert.equal(reply, LONG, 'the reply streamed to its end');
     const db = await readDb(a, ['sessions', 'turns']);
     assert.deepEqual(
@@ -51,8 +51,8 @@ test('another tab renames the chat while its reply streams: the reply finishes, 
       db.turns.some((t) => t.role === 'assistant' && t.text === LONG && t.status === 'complete'),
       'and the whole reply',
     );
-    await row(a, 'Allotment diary').waitFor({ timeout: 5_000 });
-    await a.locator('.heading strong').filter({ hasText: 'Allotment diary' }).waitFor({ timeout: 5_000 });
+    await row(a, 'Allotment diary').waitFor();
+    await a.locator('.heading strong').filter({ hasText: 'Allotment diary' }).waitFor();
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);
   } finally {
@@ -68,16 +68,14 @@ test('another tab deletes the chat while its reply streams: it stays deleted, al
     await answerDialog(b);
     await row(b, 'Notes about the allotment').waitFor({ state: 'detached' });
     // The reply in tab A ends (stopped or complete); its last save must not bring the chat back.
-    await a.waitForFunction(() => !document.querySelector('[data-testid="turn-assistant"][data-status="streaming"]'), null, {
-      timeout: 30_000,
-    });
+    await a.waitForFunction(() => !document.querySelector('[data-testid="turn-assistant"][data-status="streaming"]'), null);
     await a.waitForTimeout(500);
     let db = await readDb(a, ['sessions', 'turns']);
     assert.deepEqual(db.sessions, [], 'no session after the reply ended');
     assert.deepEqual(db.turns, [], 'and none of its turns');
     // Tab A no longer shows the deleted chat, and says why: the next message starts a new one.
-    await row(a, 'Notes about the allotment').waitFor({ state: 'detached', timeout: 5_000 });
-    await a.getByText('This chat was deleted in another tab.').waitFor({ timeout: 5_000 });
+    await row(a, 'Notes about the allotment').waitFor({ state: 'detached' });
+    await a.getByText('This chat was deleted in another tab.').waitFor();
     assert.equal(await a.getByTestId('turn-user').count(), 0, 'tab A shows an empty chat');
     await setScript(a, { delayMs: 1 });
     await send(a, 'A fresh start');

@@ -53,19 +53,19 @@ test('Evaluate runs TeaFarm on the memorised sessions, can be cancelled and cont
     await page
       .getByTestId('eval-count')
       .filter({ hasText: /^[1-9]\d* of 12 cases done/ })
-      .waitFor({ timeout: 30_000 });
+      .waitFor();
     await shot(page, 'teafarm-1280-progress');
     const progressText = await page.getByTestId('eval-progress').textContent();
     assert.match(progressText, /question \d/);
     await page.getByTestId('eval-cancel').click();
-    await page.getByTestId('eval-cancelled').waitFor({ timeout: 10_000 });
+    await page.getByTestId('eval-cancelled').waitFor();
     const partial = await page.getByTestId('eval-case').count();
     assert.ok(partial >= 1 && partial < 2 * CONDITIONS, `a partial result (${partial} cases)`);
 
     // Continue: the finished cases are kept, the rest run.
     await setScript(page, { delayMs: 1 });
     await page.getByTestId('eval-run').click();
-    await page.getByTestId('eval-run').waitFor({ timeout: 60_000 });
+    await page.getByTestId('eval-run').waitFor();
     await page.getByTestId('eval-results').waitFor();
     assert.equal(await page.getByTestId('eval-cancelled').count(), 0);
     assert.equal(await page.getByTestId('eval-question').count(), 2);

@@ -85,7 +85,7 @@ test('every remembered fact in a reply prompt is listed under the reply, facts a
     await page.getByTestId('server-url').fill(fake.url);
     await page.getByTestId('server-connect').click();
     await page.getByTestId('server-use').click();
-    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor({ timeout: 10_000 });
+    await page.getByTestId('model-status').filter({ hasText: 'tiny-chat' }).waitFor();
     await page.getByTestId('nav-chat').click();
 
     const before = fake.requests.length;

@@ -71,7 +71,7 @@ for (const view of ['timeline', 'graph']) {
       await page.getByTestId('memory-count').waitFor();
       if (view === 'graph') {
         await page.getByRole('tab', { name: /graph/i }).tap();
-        await page.getByText('Drag to pan, scroll to zoom').waitFor({ timeout: 15_000 });
+        await page.getByText('Drag to pan, scroll to zoom').waitFor();
       }
       await page.waitForTimeout(800);
       const surface = view === 'timeline' ? page.getByTestId('timeline-view') : page.locator('canvas[aria-roledescription="memory graph"]');
@@ -90,7 +90,7 @@ for (const view of ['timeline', 'graph']) {
       const again = await selectedPoint(page, view);
       assert.ok(Math.abs(again.x - at.x) < 2 && Math.abs(again.y - at.y) < 2, 'the tapped memory is selected');
       // One tap opens the tapped memory's details (no hidden double tap).
-      await page.locator(`${DETAIL} h3`).waitFor({ timeout: 5_000 });
+      await page.locator(`${DETAIL} h3`).waitFor();
       const opened = await page.locator(`${DETAIL} h3`).textContent();
       assert.ok(opened.trim().length > 0, 'the details of the tapped memory');
       // Its date and chat, spaced as a sentence ("12:19 AM · Running again").

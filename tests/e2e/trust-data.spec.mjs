@@ -19,7 +19,7 @@ test('export, delete all my data, import the backup: everything is back', async 
     await startChat(page, server.url, { delayMs: 1 });
     await say(page, 'My favourite tree is the ginkgo');
     // The demo opens in a database of its own; the backup is of what the page shows (the demo).
-    await openDemo(page, { timeout: 30_000 });
+    await openDemo(page);
     await page.getByTestId('memory-count').waitFor();
     const memories = await count(page);
 
@@ -115,7 +115,7 @@ test('a large import shows its progress (phase and percent) and Cancel leaves ev
       // Wait until the bar shows a phase with a count, then picture it.
       await page
         .locator('[data-testid="backup-progress"]:is([data-phase="checking"], [data-phase="writing"], [data-phase="reading"])')
-        .waitFor({ timeout: 15_000 });
+        .waitFor();
       const phase = await progress.getAttribute('data-phase');
       const percent = Number(await progress.getAttribute('data-percent'));
       assert.ok(percent >= 0 && percent < 100, `percent ${percent}`);
@@ -125,7 +125,7 @@ test('a large import shows its progress (phase and percent) and Cancel leaves ev
       await shot(page, `data-import-progress-${width}`);
 
       await page.getByTestId('backup-cancel').click();
-      await page.getByTestId('import-cancelled').waitFor({ timeout: 30_000 });
+      await page.getByTestId('import-cancelled').waitFor();
       assert.equal(await progress.count(), 0, 'the progress bar goes away');
       assert.equal(await page.getByTestId('import-done').count(), 0);
       const after = await readDb(page, ['sessions', 'memories']);

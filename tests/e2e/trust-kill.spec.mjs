@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, serveApp, tempProfile } from './harness.mjs';
-import { assertNoOffHost, loadTestModel, pollDb, readDb, say, setScript } from './flows.mjs';
+import { assertNoOffHost, held, loadTestModel, pollDb, readDb, say, setScript, setScriptHolding } from './flows.mjs';
 
 const server = serveApp();
 
@@ -22,8 +22,6 @@ const CONVERSATION = [
 // An earlier chat, memorised first: Phase I takes link candidates from earlier sessions only (as
 // the paper), so the conversation's memories link to these (one labelling call each).
 const EARLIER = ['I walk my dog Biscuit in the park every morning', 'I keep my guitar in a black case'];
-// Slow JSON calls give each step a window long enough to close the tab in.
-const SLOW_JSON_MS = 700;
 
 async function chatAndEnd(page) {
   await page.goto(`${server.url}/#/chat`);
@@ -77,28 +75,33 @@ test('reference: an uninterrupted run', async () => {
   }
 });
 
+// Each point holds the job's next model call (scripted-model.ts, holdJson) and closes the tab
+// while it is out: the point is reached and kept for as long as the kill takes, on any machine.
 const KILL_POINTS = [
   {
     name: 'during summarising (model call in flight)',
-    // The job exists but nothing is written yet; the summary call takes SLOW_JSON_MS.
+    // The job exists but nothing is written yet (the page's first summary was the earlier chat's).
+    hold: 'session_memories#2',
     when: (db) => job(db)?.step === 'summarise',
-    settleMs: SLOW_JSON_MS / 2,
     partial: (db) => db.memories.length === EARLIER.length,
   },
   {
     name: 'after summarising committed, before any edge',
+    hold: 'relation_labels#1',
     when: (db) => job(db)?.step === 'embed' || (job(db)?.step === 'link' && (job(db).state?.linked ?? 0) === 0),
     partial: (db) => db.memories.length === EARLIER.length + CONVERSATION.length && db.edges.length === 0,
   },
   {
     name: 'in the middle of linking (2 of 5 linked)',
+    hold: 'relation_labels#3',
     when: (db) => job(db)?.step === 'link' && job(db).state?.linked === 2,
     partial: (db) => job(db)?.step === 'link' && ownSegments(db).length === 0,
   },
   {
-    // Segmenting makes no model call any more (the summary chose the topics), so it is too quick
-    // to catch here; the kill before and after its write is covered in crash-resume.test.ts.
+    // Segmenting makes no model call any more (the summary chose the topics), so it cannot be
+    // held here; the kill before and after its write is covered in crash-resume.test.ts.
     name: 'late in linking (4 of 5 linked)',
+    hold: 'relation_labels#5',
     when: (db) => job(db)?.step === 'link' && job(db).state?.linked === 4,
     partial: (db) => job(db)?.step === 'link' && ownSegments(db).length === 0,
   },
@@ -111,11 +114,11 @@ for (const point of KILL_POINTS) {
     let h = await launch({ profile });
     try {
       await h.page.goto(`${server.url}/`);
-      await setScript(h.page, { delayMs: 1, jsonDelayMs: SLOW_JSON_MS });
+      await setScriptHolding(h.page, { delayMs: 1, holdJson: [point.hold] });
       await loadTestModel(h.page, server.url);
       await chatAndEnd(h.page);
+      await held(h.page, point.hold);
       await pollDb(h.page, point.when, { what: point.name });
-      if (point.settleMs) await new Promise((r) => setTimeout(r, point.settleMs));
       const atKill = await readDb(h.page);
       assertNoOffHost(h);
       await h.close(); // the tab (and the whole browser) goes away mid-job

@@ -24,7 +24,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { launch, startServer, tempProfile } from './harness.mjs';
+import { launch, PATIENCE_MS, startServer, tempProfile } from './harness.mjs';
 import {
   deleteOpenMemory,
   editOpenMemory,
@@ -133,7 +133,8 @@ const nonEmpty = (db) =>
   );
 const jobsText = (db) => JSON.stringify(db.jobs.map((j) => [j.sessionId?.slice(-6), j.step, j.status, j.state?.linked, j.lastError]));
 
-async function pollUntil(page, predicate, { timeout = 10_000, what }) {
+/** Reads the page's stores until `predicate` holds (`timeout`: a safety net unless a caller means it). */
+async function pollUntil(page, predicate, { timeout = PATIENCE_MS, what }) {
   const end = Date.now() + timeout;
   for (;;) {
     const db = await readAll(page);
@@ -206,12 +207,12 @@ class Row {
     const fatal = page.getByTestId('fatal');
     // The shell paints first; views render once the store is open, the model list once the
     // services have started.
-    await page.getByTestId('nav-models').click({ timeout: 15_000 });
+    await page.getByTestId('nav-models').click();
     await fatal
       .or(page.getByTestId(`load-${TEST_MODEL}`))
       .or(page.getByText('Unload'))
       .first()
-      .waitFor({ timeout: 15_000 });
+      .waitFor();
     if (await fatal.count()) return (await fatal.textContent()).replace(/\s+/g, ' ').trim();
     return undefined;
   }
@@ -222,12 +223,12 @@ class Row {
     await setScript(page, FAST);
     await page.getByTestId('nav-models').click();
     const load = page.getByTestId(`load-${TEST_MODEL}`);
-    await load.or(page.getByText('Unload')).first().waitFor({ timeout: 15_000 });
+    await load.or(page.getByText('Unload')).first().waitFor();
     if (await load.count()) await load.click();
     await page
       .getByTestId('model-status')
       .filter({ hasText: /scripted/i })
-      .waitFor({ timeout: 15_000 });
+      .waitFor();
     if (embedder === true) await loadTestEmbedder(page);
     else if (embedder === 'start') {
       // Started, not waited for (the next case waits for it before its job).
@@ -244,7 +245,7 @@ class Row {
     for (const text of lines) {
       await send(page, text);
       // The scripted reply repeats the message: wait for *its* reply (a new session may have begun).
-      await page.getByTestId('turn-assistant').last().filter({ hasText: text }).waitFor({ timeout: 10_000 });
+      await page.getByTestId('turn-assistant').last().filter({ hasText: text }).waitFor();
       await lastReply(page);
     }
     const db = await readAll(page);
@@ -255,7 +256,6 @@ class Row {
   async end(sessionId) {
     await this.page.getByTestId('end-session').click();
     const db = await pollUntil(this.page, (d) => d.jobs.some((j) => j.sessionId === sessionId), {
-      timeout: 5_000,
       what: 'the job to be queued',
     });
     return db.jobs.find((j) => j.sessionId === sessionId).id;
@@ -344,12 +344,12 @@ async function driveTo(row, step, tag) {
         const linked = j.state?.linked ?? 0;
         return j.step === 'link' && linked === Number(switchAt.slice(4));
       },
-      { timeout: 10_000, what: `the call before ${step}` },
+      { what: `the call before ${step}` },
     );
     await sleep(80); // that call has read its (short) delay by now
     await setScript(page, { delayMs: 1, jsonDelayMs: row.slowMs });
   }
-  const db = await pollUntil(page, (d) => atStep(step, caseJob(d, jobId), d, sessionId), { timeout: 10_000, what: `step ${step}` });
+  const db = await pollUntil(page, (d) => atStep(step, caseJob(d, jobId), d, sessionId), { what: `step ${step}` });
   return { sessionId, jobId, db, lines };
 }
 
@@ -388,7 +388,7 @@ async function importBackupUi(page, file, mode) {
   await confirmInPage(page, /replace|import|yes|ok|continue/i);
   const done = page.getByTestId('import-done');
   const err = page.getByTestId('import-error');
-  await done.or(err).first().waitFor({ timeout: 20_000 });
+  await done.or(err).first().waitFor();
   if (await err.count()) throw new Error(`import refused: ${await err.textContent()}`);
 }
 
@@ -416,7 +416,7 @@ const ACTIONS = {
       const m = targetMemory(c.step, c.at, c.sessionId);
       await openMemory(row.page, handle(m.text));
       await deleteOpenMemory(row.page);
-      await row.page.getByTestId('undo-bar').waitFor({ timeout: 5_000 });
+      await row.page.getByTestId('undo-bar').waitFor();
       return { id: m.id, text: m.text };
     },
     effect(db, e) {
@@ -435,9 +435,9 @@ const ACTIONS = {
       const edgesBefore = c.at.edges.filter((x) => x.from === m.id || x.to === m.id).map((x) => x.id);
       await openMemory(row.page, handle(m.text));
       await deleteOpenMemory(row.page);
-      await row.page.getByTestId('undo-bar').waitFor({ timeout: 5_000 });
+      await row.page.getByTestId('undo-bar').waitFor();
       await row.page.getByTestId('undo').click();
-      await row.page.getByTestId('undo-bar').waitFor({ state: 'detached', timeout: 5_000 });
+      await row.page.getByTestId('undo-bar').waitFor({ state: 'detached' });
       // Feedback: the memory is shown again (selected), or an error toast says why not.
       await row.page
         .locator('aside[aria-label="Memory details"] h3')
@@ -445,7 +445,7 @@ const ACTIONS = {
         .first()
         .or(row.page.getByTestId('toast-error'))
         .first()
-        .waitFor({ timeout: 5_000 });
+        .waitFor();
       return { id: m.id, text: m.text, edgesBefore };
     },
     effect(db, e) {
@@ -482,7 +482,6 @@ const ACTIONS = {
       await openMemory(row.page, handle(textOf(c.at, e.to)));
       await setEdgeRelation(row.page, e.id, relation);
       await pollUntil(row.page, (d) => d.edges.some((x) => x.id === e.id && x.relation === relation), {
-        timeout: 5_000,
         what: 'the relation to be saved',
       });
       return { id: e.id, relation };
@@ -564,7 +563,7 @@ const ACTIONS = {
     async act(row) {
       const page = row.page;
       await page.getByTestId('nav-settings').click();
-      const loaded = page.waitForEvent('load', { timeout: 20_000 });
+      const loaded = page.waitForEvent('load');
       await page.getByTestId('delete-all').click();
       // The in-page dialog: models kept (box unticked), Delete everything.
       if (await confirmInPage(page, /delete|ok|yes|continue/i, { keep: true })) await confirmInPage(page, /delete|ok|yes|continue/i);
@@ -585,7 +584,7 @@ const ACTIONS = {
       const other = await row.h.context.newPage();
       try {
         await other.goto(`${server.url}/#/settings`);
-        const loaded = other.waitForEvent('load', { timeout: 20_000 });
+        const loaded = other.waitForEvent('load');
         await other.getByTestId('delete-all').click();
         if (await confirmInPage(other, /delete|ok|yes|continue/i, { keep: true })) await confirmInPage(other, /delete|ok|yes|continue/i);
         await loaded;
@@ -603,11 +602,11 @@ const ACTIONS = {
       await page.getByTestId('nav-models').click();
       const select = page.getByTestId('embedder-choice');
       // The list fills in once the catalog has loaded.
-      await select.locator('option').first().waitFor({ state: 'attached', timeout: 10_000 });
+      await select.locator('option').first().waitFor({ state: 'attached' });
       const options = await select.locator('option').evaluateAll((os) => os.map((o) => o.value));
       const to = options[c.index % options.length];
       await select.selectOption(to);
-      await page.getByTestId('embedder-state').filter({ hasText: 'Ready' }).waitFor({ timeout: 30_000 });
+      await page.getByTestId('embedder-state').filter({ hasText: 'Ready' }).waitFor();
       return { to, modelId: (await page.getByTestId('embedder-state').textContent()).replace(/^.*Ready:\s*/, '').trim() };
     },
     async settle(page, e, db) {
@@ -769,12 +768,12 @@ async function caseBody(row, action, step, index, st) {
   // The job resumes (models back) and finishes, or is gone with its session.
   phase('loading the models after the reload');
   await page.getByTestId('nav-chat').click();
-  await page.getByTestId('composer').waitFor({ timeout: 5_000 });
+  await page.getByTestId('composer').waitFor();
   // The embedder (re)loads by itself where it was loaded before (not after a wipe or a replace):
   // started here, not waited for.
   await row.models({ embedder: row.opts.embedder ? 'start' : false });
   try {
-    db = await pollUntil(page, (d) => d.jobs.every((j) => j.status === 'done'), { timeout: 10_000, what: 'every job to finish' });
+    db = await pollUntil(page, (d) => d.jobs.every((j) => j.status === 'done'), { what: 'every job to finish' });
   } catch (e) {
     db = await readAll(page);
     problems.push(`a job did not finish: ${jobsText(db)}`);
@@ -839,7 +838,7 @@ before(async () => {
       await row.quickSession([`My uncle keeps bees in backup ${i} b${i}k`, `The bees of my uncle made honey b${i}h`]);
       const page = row.page;
       await page.getByTestId('nav-settings').click();
-      const [download] = await Promise.all([page.waitForEvent('download', { timeout: 20_000 }), page.getByTestId('export').click()]);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export').click()]);
       const file = join(scratch, `backup-${i}.json`);
       await download.saveAs(file);
       const backup = JSON.parse(readFileSync(file, 'utf8'));

@@ -5,7 +5,7 @@
 // resource timing is checked too. A last test runs the whole session with the network off.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, serveApp } from './harness.mjs';
+import { launch, PATIENCE_MS, serveApp } from './harness.mjs';
 import { assertNoOffHost, newChat, pickTestModel, readDb, say, setScript, waitForServiceWorker } from './flows.mjs';
 
 const server = serveApp();
@@ -15,7 +15,7 @@ async function dbState(page) {
   return { memories: db.memories.map((m) => m.id), vectors: db.vectors.map((v) => v.unitId), jobs: db.jobs.map((j) => j.status) };
 }
 
-async function waitMemorised(page, timeout = 30_000) {
+async function waitMemorised(page, timeout = PATIENCE_MS) {
   const end = Date.now() + timeout;
   for (;;) {
     const s = await dbState(page);
@@ -35,7 +35,7 @@ async function embedderSettled(page) {
   await page
     .getByTestId('embedder-state')
     .filter({ hasText: /Ready|failed/ })
-    .waitFor({ timeout: 30_000 });
+    .waitFor();
   await page.waitForTimeout(2500);
   return (await page.getByTestId('embedder-state').textContent()).trim();
 }

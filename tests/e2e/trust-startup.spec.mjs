@@ -77,7 +77,7 @@ test('a store with dangling references starts, is repaired, and the repair is sh
 
     h = await launch({ profile });
     await h.page.goto(`${server.url}/#/memory`);
-    await h.page.getByTestId('memory-count').waitFor({ timeout: 30_000 });
+    await h.page.getByTestId('memory-count').waitFor();
     assert.equal(await h.page.getByTestId('fatal').count(), 0, 'the app started');
     await h.page
       .getByTestId('toast-info')
@@ -123,7 +123,7 @@ test('when the start fails anyway, the failure screen offers a backup and delete
     await h.page.getByTestId('rescue-delete').click();
     await h.page.getByTestId('confirm-dialog').getByTestId('confirm-ok').click();
     await h.page.waitForLoadState('load');
-    await h.page.getByTestId('composer').waitFor({ timeout: 30_000 });
+    await h.page.getByTestId('composer').waitFor();
     assert.equal(await fatal.count(), 0);
     // The reloaded page says what happened.
     await h.page.getByTestId('toast-info').filter({ hasText: 'Everything was deleted. Downloaded models were kept.' }).waitFor();

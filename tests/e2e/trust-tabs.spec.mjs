@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, serveApp } from './harness.mjs';
-import { assertNoOffHost, loadTestModel, pollDb, readDb, say, send, setScript } from './flows.mjs';
+import { assertNoOffHost, held, loadTestModel, pollDb, readDb, say, send, setScript, setScriptHolding } from './flows.mjs';
 
 const server = serveApp();
 
@@ -49,9 +49,9 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
     const b = await h.context.newPage();
     b.on('pageerror', (e) => h.errors.push(String(e)));
     await a.goto(`${server.url}/`);
-    // A slow summarising call keeps tab A's job running while tab B chats (a one-session job makes
-    // no other call: Phase I takes link candidates from earlier sessions only).
-    await setScript(a, { delayMs: 1, jsonDelayMs: 4000, recordCalls: true });
+    // A held summarising call keeps tab A's job running while tab B chats, however long B takes (a
+    // one-session job makes no other call: Phase I takes link candidates from earlier sessions only).
+    await setScriptHolding(a, { delayMs: 1, recordCalls: true, holdJson: ['session_memories'] });
     await loadTestModel(a, server.url);
     await b.goto(`${server.url}/`);
     await loadTestModel(b, server.url);
@@ -62,7 +62,7 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
     }
     await a.getByTestId('end-session').click();
     await pollDb(a, (db) => db.jobs.length === 1, { what: 'tab A to queue its job' });
-    for (let i = 0; i < 200 && (await recordedCalls(a)).session_memories !== 1; i++) await a.waitForTimeout(25);
+    await held(a, 'session_memories');
     assert.equal((await recordedCalls(a)).session_memories, 1, 'tab A is in its summarising call');
 
     // Tab B chats a new session while A's job runs.
@@ -75,7 +75,7 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
       if (db.jobs.some((j) => j.status !== 'done')) overlapped++;
     }
     assert.ok(overlapped > 0, 'tab B chatted while a job was still running');
-    // Quick calls from here on (read per call, shared by both tabs): B's job links to A's memories.
+    // Quick calls from here on (read per call, shared by both tabs; A's call goes on): B's job links to A's memories.
     await setScript(a, { delayMs: 1, jsonDelayMs: 50, recordCalls: true });
     await b.getByTestId('end-session').click();
 
@@ -84,7 +84,6 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
     try {
       await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), {
         what: "B's job to be picked up",
-        timeout: 10_000,
       });
       jobPickedUpWithoutReload = true;
     } catch {
@@ -95,7 +94,6 @@ test('chatting in one tab while the other memorises: one runner, no duplicates',
     }
     const db = await pollDb(b, (d) => d.jobs.length === 2 && d.jobs.every((j) => j.status === 'done'), {
       what: 'both jobs to finish',
-      timeout: 40_000,
     });
     expectCleanTurns(db);
     assert.equal(db.turns.length, 2 * (A_TEXTS.length + B_TEXTS.length));
@@ -177,7 +175,6 @@ test('one session open in two tabs: no two turns at one position', async () => {
     try {
       db = await pollDb(a, (d) => d.turns.some((t) => t.text === 'Third message, from tab B') && d.turns.length === 6, {
         what: "tab B's message to be stored",
-        timeout: 8_000,
       });
       tabBMessageKept = true;
     } catch {

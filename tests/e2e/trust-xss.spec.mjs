@@ -143,7 +143,7 @@ async function readCounts(page) {
 async function importAndCheck(page, file) {
   await page.goto(`${server.url}/#/settings`);
   await startImport(page, file);
-  await page.getByTestId('import-done').or(page.getByTestId('import-error')).waitFor({ timeout: 20_000 });
+  await page.getByTestId('import-done').or(page.getByTestId('import-error')).waitFor();
   const error = page.getByTestId('import-error');
   if (await error.count()) assert.fail(`import refused: ${await error.textContent()}`);
   await page.getByTestId('import-done').waitFor();
@@ -194,7 +194,7 @@ test(`${PAYLOADS.length} payloads in replies, memory texts, notes and session ti
     await newChat(page);
     await say(page, 'The user said script img svg iframe onerror javascript: what do you remember?');
     const chip = page.getByTestId('remembered').last();
-    await chip.waitFor({ timeout: 15_000 });
+    await chip.waitFor();
     await chip.click();
     const detail = page.getByTestId('remembered-detail').last();
     await detail.waitFor();
@@ -215,7 +215,7 @@ test(`${PAYLOADS.length} payloads in replies, memory texts, notes and session ti
 
     // The Memory view renders every memory text.
     await page.getByTestId('nav-memory').click();
-    await page.getByTestId('explorer').waitFor({ timeout: 15_000 });
+    await page.getByTestId('explorer').waitFor();
     await page.waitForTimeout(1000);
     await page.mouse.move(400, 400);
     await shot(page, 'trust-xss-memory-view');
@@ -269,7 +269,7 @@ test('the same payloads in an imported backup file stay inert', async () => {
     expectClean(await audit(page), 'imported sessions');
 
     await page.getByTestId('nav-memory').click();
-    await page.getByTestId('explorer').waitFor({ timeout: 15_000 });
+    await page.getByTestId('explorer').waitFor();
     await page.waitForTimeout(1000);
     await shot(page, 'trust-xss-imported-memory-view');
     expectClean(await audit(page), 'imported memory view');
@@ -376,7 +376,7 @@ test(`${PAYLOADS.length} payloads on every surface of the Memory view stay inert
     await page
       .getByTestId('memory-count')
       .filter({ hasText: `${2 * n} memories` })
-      .waitFor({ timeout: 15_000 });
+      .waitFor();
     const explorer = page.getByTestId('explorer');
 
     // Timeline: labels and session ticks (titles) render hostile text as text.

@@ -74,7 +74,7 @@ test("a chat deleted with its memories leaves no trace in other replies' notes, 
     assert.ok(after.drewOn.includes(db.memories[0].id));
     assert.ok(!after.drewOn.some((id) => id.includes(gone.id)), 'nothing of the deleted chat is named');
     // The view follows at once: the reply shows no note and no "(deleted memory)" line.
-    await page.getByTestId('remembered-detail').filter({ hasText: SECRET }).waitFor({ state: 'detached', timeout: 5_000 });
+    await page.getByTestId('remembered-detail').filter({ hasText: SECRET }).waitFor({ state: 'detached' });
     assert.doesNotMatch(await page.getByTestId('conversation').textContent(), /deleted memory/);
     await shot(page, 'truth-deleted-fact-1280');
     const file = await exportBackup(page, join(profile, 'after-delete.json'));
