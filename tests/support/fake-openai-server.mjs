@@ -216,7 +216,10 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
       reply = JSON.stringify(answer(schema.title ?? '', text, schema));
     } else {
       // The person's own words: what memory adds before them (<memory>...</memory>) is not theirs.
-      const lastUser = ([...messages].reverse().find((m) => m.role === 'user')?.content ?? '').replace(/^<memory>\n[\s\S]*?\n<\/memory>\n\n/, '');
+      const lastUser = ([...messages].reverse().find((m) => m.role === 'user')?.content ?? '').replace(
+        /^<memory>\n[\s\S]*?\n<\/memory>\n\n/,
+        '',
+      );
       const rule = config.replies.find((r) => lastUser.includes(r.when));
       reply = rule ? rule.say : `Served locally: ${lastUser} ✓`;
     }
