@@ -15,7 +15,7 @@ import {
 } from '../ports';
 import { CHAT_LIMITS, JSON_LIMITS, tokenBudget, type CallLimits } from './call-limits';
 import { serverOverflow } from './overflow';
-import { CallGuard, readText, sseData, type CallLimit } from './server-call';
+import { CallGuard, jsonLines, readText, sseData, type CallLimit } from './server-call';
 import { PROBE_MS, serverWindow, ServerWindowTracker } from './server-window';
 import type { TokenizerSource } from './server-tokenizer';
 import { withSchemaInstruction } from '../memory/fit/schema';
@@ -59,6 +59,7 @@ export interface LocalServerOptions {
 
 interface ChatChunk {
   choices?: Array<{ delta?: { content?: string | null }; message?: { content?: string | null }; finish_reason?: string | null }>;
+  message?: { content?: string | null };
   error?: { message?: string } | string;
 }
 
@@ -69,7 +70,43 @@ function chunkText(chunk: ChatChunk): string {
     throw new LocalServerError('http', `The server stopped with an error: ${detail}`, detail);
   }
   const choice = chunk.choices?.[0];
-  return choice?.delta?.content ?? choice?.message?.content ?? '';
+  // Ollama's own route: { message: { content }, done }.
+  return choice?.delta?.content ?? choice?.message?.content ?? chunk.message?.content ?? '';
+}
+
+/** A request to the OpenAI-compatible chat route. */
+function openAiChatBody(
+  model: string,
+  messages: ChatMessage[],
+  maxTokens: number | undefined,
+  temperature: number | undefined,
+  responseFormat: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const body: Record<string, unknown> = { model, messages, stream: true };
+  if (maxTokens !== undefined) body.max_tokens = maxTokens;
+  if (temperature !== undefined) body.temperature = temperature;
+  if (responseFormat) body.response_format = responseFormat;
+  return body;
+}
+
+/** The same request to Ollama's own chat route, with the context (num_ctx) it must load the model with. */
+function ollamaChatBody(
+  model: string,
+  messages: ChatMessage[],
+  contextTokens: number,
+  maxTokens: number | undefined,
+  temperature: number | undefined,
+  responseFormat: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const options: Record<string, number> = { num_ctx: contextTokens };
+  if (maxTokens !== undefined) options.num_predict = maxTokens;
+  if (temperature !== undefined) options.temperature = temperature;
+  const body: Record<string, unknown> = { model, messages, stream: true, options };
+  // A JSON schema is Ollama's `format` itself; JSON without one is "json".
+  const schema = (responseFormat?.json_schema as { schema?: unknown } | undefined)?.schema;
+  if (schema) body.format = schema;
+  else if (responseFormat?.type === 'json_object') body.format = 'json';
+  return body;
 }
 
 /** A 400 that names max_tokens or the context length: the server refuses our token limit. */
@@ -232,20 +269,24 @@ export class LocalServerModel implements LanguageModel {
     responseFormat: Record<string, unknown> | undefined,
     limits: CallLimits,
   ): Promise<string> {
-    const body: Record<string, unknown> = { model: this.modelId, messages, stream: true };
     // Never past the window's output cap (the first call waits, briefly, for the server's answer).
-    const cap = (await this.probeWindow())?.maxOutputTokens ?? Infinity;
-    if (!this.tokenLimitRefused) body.max_tokens = Math.min(tokenBudget(options.maxTokens, limits), cap);
-    if (options.temperature !== undefined) body.temperature = options.temperature;
-    if (responseFormat) body.response_format = responseFormat;
+    const window = await this.probeWindow();
+    const cap = window?.maxOutputTokens ?? Infinity;
+    const maxTokens = this.tokenLimitRefused ? undefined : Math.min(tokenBudget(options.maxTokens, limits), cap);
+    // Ollama's OpenAI route cannot set the context, and Ollama cuts the start of a longer prompt
+    // without a word: its own route loads the model with the window the prompt was fitted to.
+    const ollama = this.tracker?.kind === 'Ollama' && window ? window.contextTokens : undefined;
+    const body = ollama
+      ? ollamaChatBody(this.modelId, messages, ollama, maxTokens, options.temperature, responseFormat)
+      : openAiChatBody(this.modelId, messages, maxTokens, options.temperature, responseFormat);
     const guard = this.guard(options.signal, limits.totalMs);
     try {
       const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
-      const res = await this.request('/v1/chat/completions', init, guard);
+      const res = await this.request(ollama ? '/api/chat' : '/v1/chat/completions', init, guard);
       // A server that ignores `stream: true` answers with one JSON completion: read it as one.
       const text = /application\/json/i.test(res.headers.get('content-type') ?? '')
         ? await this.whole(res, options, limits, guard)
-        : await this.stream(res.body, options, limits, guard);
+        : await this.stream(res.body, options, limits, guard, ollama ? 'lines' : 'events');
       this.tracker?.afterCall();
       return text;
     } catch (e) {
@@ -286,12 +327,13 @@ export class LocalServerModel implements LanguageModel {
     options: GenerateOptions,
     limits: CallLimits,
     guard: CallGuard,
+    format: 'events' | 'lines' = 'events',
   ): Promise<string> {
     if (!body) throw new LocalServerError('bad-response', 'The server sent an empty answer.');
     let text = '';
     let events = 0;
     const read = async () => {
-      for await (const data of sseData(body, guard)) {
+      for await (const data of format === 'lines' ? jsonLines(body, guard) : sseData(body, guard)) {
         events++;
         if (data === '[DONE]') break;
         let chunk: ChatChunk;

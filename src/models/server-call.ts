@@ -101,6 +101,23 @@ export async function* sseData(body: ReadableStream<Uint8Array>, guard?: CallGua
   if (last.startsWith('data:')) yield last.slice(5).trimStart();
 }
 
+/** The lines of a newline-delimited JSON stream (Ollama's own routes), blank lines skipped. */
+export async function* jsonLines(body: ReadableStream<Uint8Array>, guard?: CallGuard): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const value of chunks(body, guard)) {
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, end).trim();
+      buffer = buffer.slice(end + 1);
+      if (line) yield line;
+    }
+  }
+  const last = (buffer + decoder.decode()).trim();
+  if (last) yield last;
+}
+
 /** The whole body as text, or `tooLong()` thrown once it passes `maxChars`. */
 export async function readText(
   body: ReadableStream<Uint8Array> | null,

@@ -6,11 +6,11 @@
 //   LM Studio  GET /api/v0/models/<id>: loaded_context_length; a model not loaded yet is loaded on
 //              first use with LM Studio's default context (4,096), so until then it is budgeted so.
 //   Ollama     GET /api/ps: context_length of the loaded model; else POST /api/show: a Modelfile's
-//              `num_ctx`, else Ollama's default. Its OpenAI-compatible endpoint cannot ask for a
-//              context (ChatCompletionRequest has no options; docs/api/openai-compatibility.mdx,
-//              "Setting the context size"), and the default was 2,048 tokens before v0.6.7, 4,096
-//              after, then 4k/32k/256k by VRAM (v0.15.5): 2,048 is budgeted, erring low, because
-//              Ollama silently drops the START of a longer prompt (the system prompt).
+//              `num_ctx`, else 4,096 (at most the model's trained context). Ollama silently drops
+//              the START of a prompt longer than the context it loaded (the system prompt), and
+//              its OpenAI-compatible endpoint cannot ask for a context (docs/api/openai-
+//              compatibility.mdx, "Setting the context size"; its default was 2,048 before v0.6.7),
+//              so LocalServerModel calls its own /api/chat with options.num_ctx set to this window.
 //   vLLM       GET /v1/models: max_model_len.
 // Anything else gets the smallest window of the catalog (FALLBACK_WINDOW, src/memory/fit/window.ts).
 // Where the server has no tokenize route, a model of a family we ship tokenizer data for is counted
@@ -39,8 +39,8 @@ export type AskJson = (path: string, body?: unknown) => Promise<unknown>;
 
 /** A server that says nothing: the smallest window of the catalog (FALLBACK_WINDOW). */
 export const UNKNOWN_SERVER_WINDOW: ModelWindow = { contextTokens: 2048, maxOutputTokens: 384 };
-/** Ollama's default context, the lowest of its versions (see above). */
-export const OLLAMA_DEFAULT_CONTEXT = 2048;
+/** The context asked of Ollama for a model not loaded and not set by a Modelfile (Ollama's own default since v0.6.7). */
+export const OLLAMA_DEFAULT_CONTEXT = 4096;
 /** LM Studio's default context for a model it loads on first use. */
 export const LM_STUDIO_DEFAULT_CONTEXT = 4096;
 
@@ -78,7 +78,8 @@ function ollama(show: unknown, ps: unknown, model: string): ServerWindowInfo | u
   if (set) return { kind: 'Ollama', contextTokens: Number(set[1]), loaded: true };
   const info = isObject(show.model_info) ? show.model_info : {};
   const trained = Object.entries(info).find(([k]) => k.endsWith('.context_length'))?.[1];
-  return { kind: 'Ollama', contextTokens: Math.min(positive(trained) ?? OLLAMA_DEFAULT_CONTEXT, OLLAMA_DEFAULT_CONTEXT), loaded: false };
+  // Asked for with every call (num_ctx), so it is the context the model loads with.
+  return { kind: 'Ollama', contextTokens: Math.min(positive(trained) ?? OLLAMA_DEFAULT_CONTEXT, OLLAMA_DEFAULT_CONTEXT), loaded: true };
 }
 
 function vllm(list: unknown, model: string): number | undefined {

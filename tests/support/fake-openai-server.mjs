@@ -27,7 +27,8 @@
 //                /tokenize; refuses a prompt of contextTokens or more with its 400), 'lmstudio'
 //                (GET /api/v0/models/<id>; loads the model on first use; refuses a longer prompt
 //                with its 400), 'ollama' (POST /api/show, GET /api/ps; loads on first use; CUTS a
-//                longer prompt from the front, silently, as Ollama does), 'vllm' (max_model_len in
+//                longer prompt from the front, silently, as Ollama does; POST /api/chat loads it
+//                with options.num_ctx), 'vllm' (max_model_len in
 //                GET /v1/models; refuses with its 400)
 //   contextTokens: that server's context for the model (tokens: see promptTokens below)
 //   loaded:      LM Studio / Ollama: the model is loaded already (else it loads on the first chat)
@@ -172,8 +173,19 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
       probes.push({ path: url.pathname, body });
       return json(window.status ?? 200, window.body);
     }
-    if (req.method !== 'POST' || url.pathname !== '/v1/chat/completions') return res.writeHead(404).end('not found');
+    // Ollama's own chat route (/api/chat, newline-delimited JSON) takes options.num_ctx: the context
+    // it loads the model with. Its body is read as the OpenAI one's, the answer written in its lines.
+    const native = config.kind === 'ollama' && req.method === 'POST' && url.pathname === '/api/chat';
+    if (req.method !== 'POST' || (url.pathname !== '/v1/chat/completions' && !native)) return res.writeHead(404).end('not found');
     requests.push({ path: url.pathname, body });
+    if (native) {
+      const options = body.options ?? {};
+      if (options.num_predict !== undefined) body.max_tokens = options.num_predict;
+      if (body.format === 'json') body.response_format = { type: 'json_object' };
+      else if (body.format && typeof body.format === 'object')
+        body.response_format = { type: 'json_schema', json_schema: { schema: body.format } };
+      if (options.num_ctx) config.contextTokens = options.num_ctx;
+    }
     // Writes after the client went away must not crash the test process.
     res.on('error', () => undefined);
     if (config.stall) return; // never answers
@@ -222,6 +234,21 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
       );
       const rule = config.replies.find((r) => lastUser.includes(r.when));
       reply = rule ? rule.say : `Served locally: ${lastUser} ✓`;
+    }
+    if (native) {
+      const line = (content, done = false) =>
+        `${JSON.stringify({ model: body.model, message: { role: 'assistant', content }, done, ...(done ? { done_reason: 'stop' } : {}) })}\n`;
+      if (body.stream === false) return res.writeHead(200, { 'content-type': 'application/json' }).end(line(reply, true));
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      let lines = '';
+      for (const word of reply.match(/\S+\s*|\s+/g) ?? []) lines += line(word);
+      lines += line('', true);
+      for (const p of pieces(encoder.encode(lines))) {
+        if (res.destroyed) return;
+        res.write(p);
+        if (config.delayMs) await sleep(config.delayMs);
+      }
+      return res.end();
     }
     if (config.noStream) {
       const completion = {

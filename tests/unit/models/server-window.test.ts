@@ -91,16 +91,23 @@ describe('LocalServerModel: the window the server reports', () => {
     expect(m.window!.contextTokens).toBe(2000);
   });
 
-  it("Ollama: a Modelfile's num_ctx, else 2,048 (its OpenAI endpoint cannot ask for more), then the loaded context", async () => {
+  it("Ollama: a Modelfile's num_ctx, else 4,096, asked for with every call on its own route (options.num_ctx)", async () => {
     const set = serve({ kind: 'ollama', numCtx: 8192, contextTokens: 8192 });
     expect(await set.probeWindow()).toMatchObject({ contextTokens: 8192, maxOutputTokens: 1024 });
-    const m = serve({ kind: 'ollama', contextTokens: 4096, loaded: false });
-    expect(await m.probeWindow()).toMatchObject({ contextTokens: 2048, maxOutputTokens: 512 });
+    await set.chat(hello);
+    expect(fake.requests.at(-1)).toMatchObject({ path: '/api/chat', body: { options: { num_ctx: 8192, num_predict: 1024 } } });
+    const m = serve({ kind: 'ollama', contextTokens: 2048, loaded: false });
+    expect(await m.probeWindow()).toMatchObject({ contextTokens: 4096, maxOutputTokens: 1024 });
     expect(m.window!.countTokens).toBeUndefined();
-    await m.chat(hello);
-    // /api/ps names the context of the model as loaded (asked again after the call, in the background).
-    await until('the window read again', () => m.window?.contextTokens === 4096);
+    expect(await m.chat(hello)).toMatch(/Served locally/);
+    // Ollama loads the model with the context asked, whatever its default.
+    expect(fake.requests.at(-1)).toMatchObject({ path: '/api/chat', body: { stream: true, options: { num_ctx: 4096 } } });
     expect(m.window).toMatchObject({ contextTokens: 4096 });
+    // A loaded model keeps its context: asked for as it is, so Ollama does not load it again.
+    const loaded = serve({ kind: 'ollama', contextTokens: 32_768, loaded: true });
+    expect(await loaded.probeWindow()).toMatchObject({ contextTokens: 32_768 });
+    await loaded.json(hello, { title: 'relation_labels', type: 'object' });
+    expect(fake.requests.at(-1)!.body).toMatchObject({ options: { num_ctx: 32_768 }, format: { title: 'relation_labels' } });
   });
 
   it('Ollama cuts a longer prompt from the front without a word: a prompt within the window it budgets is sent whole', async () => {
@@ -111,7 +118,7 @@ describe('LocalServerModel: the window the server reports', () => {
     await m.chat(fits);
     expect(fake.requests.at(-1)!.cut).toBeUndefined();
     // What the budget prevents: the fake cuts the system prompt of a prompt past its context.
-    await m.chat(longPrompt(3000));
+    await m.chat(longPrompt(5000));
     expect(fake.requests.at(-1)!.cut).toBe(true);
   });
 
