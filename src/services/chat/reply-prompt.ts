@@ -44,12 +44,15 @@ export function defaultSystemPrompt(now: Millis): string {
 
 /**
  * The dialogue a reply sees: turns with text (interrupted replies included: they are what the user
- * saw), but no line the user forgot (src/memory/forget/): neither sent as a recent turn nor
- * recalled from earlier in the chat (chat-window.ts), nor searched with.
+ * saw), but no line the user forgot (src/memory/forget/), and no memory command nor its answer
+ * (src/services/commands/: done from the store; "forget that I hate cilantro" must not go to the
+ * model word for word once done): neither sent as a recent turn nor recalled from earlier in the
+ * chat (chat-window.ts), nor searched with. Memorising leaves them out the same way (memorise.ts).
  */
 export function dialogueOf(turns: readonly Turn[]): Array<{ id: string; role: Turn['role']; text: string; time: Millis }> {
+  const answered = new Set(turns.filter((t) => t.command !== undefined).map((t) => t.index - 1));
   return turns
-    .filter((t) => t.text.trim().length > 0 && !isForgotten(t))
+    .filter((t) => t.text.trim().length > 0 && !isForgotten(t) && t.command === undefined && !(t.role === 'user' && answered.has(t.index)))
     .map((t) => ({ id: t.id, role: t.role, text: t.text, time: t.time }));
 }
 
