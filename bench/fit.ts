@@ -10,18 +10,21 @@
 // and last tenth of long sessions; tokens before a reply's first token with the call before it
 // made always (as before) or only when retrieval is unsure, with recall at 300 words; what a reply
 // late in a long chat still sees of the chat's start; and the pipeline under injected small-model
-// faults at 10 % and 30 %.
+// faults at 10 % and 30 %. Last, the adversarial corpus (bench/lib/fit/adversarial.ts: chats of
+// pasted blobs, digits, code, other scripts, emoji, URLs... generated from fixed seeds) under the
+// profiles that count with the estimate alone, `overWindow` counted by the real tokenizer.
 // The model is a double (tests/support/model-double.ts) that does its job: a memory per user line
 // it is shown, labels by shared words, the self-reflection by the rule of bench:calls. So coverage
 // measures how sessions are cut into calls, not what a real model writes; recall is LoCoMo's
 // evidence turns among the prompt's sources, its memories LoCoMo's own observations (bench:locomo).
-// Usage: npm run -s bench:fit -- --data <LoCoMo json or folder> [--json] [--profiles a,b] [--quick]
+// Usage: npm run -s bench:fit -- --data <LoCoMo json or folder> [--json] [--profiles a,b] [--quick] [--only adversarial]
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseLocomoConversation, type LocomoConversation } from '../src/memory/locomo';
 import { CPU_MODELS, LLM_MODELS } from '../src/models/catalog';
 import { engineProfile } from '../tests/support/standin';
 import { BUILDERS } from './lib/fit/tagged';
+import { adversarialRun, type AdversarialRow } from './lib/fit/adversarial';
 import {
   builderRun,
   chatRecall,
@@ -40,9 +43,10 @@ const arg = (name: string) => {
 };
 const json = process.argv.includes('--json');
 const quick = process.argv.includes('--quick');
+const only = arg('--only');
 const data = arg('--data');
 if (!data) {
-  console.error('usage: npm run -s bench:fit -- --data <LoCoMo json or folder> [--json] [--profiles a,b] [--quick]');
+  console.error('usage: npm run -s bench:fit -- --data <LoCoMo json or folder> [--json] [--profiles a,b] [--quick] [--only adversarial]');
   process.exit(2);
 }
 const files = statSync(data).isDirectory()
@@ -56,6 +60,17 @@ const log = (s: string) => {
   if (!json) console.error(s);
 };
 
+/**
+ * Profiles whose builders count with the estimate alone (no countTokens, as a model server of an
+ * unknown family): the stand-in's profiles with the count taken away. The stand-in still counts
+ * with the real tokenizer whether a call fits.
+ */
+const ESTIMATE_PROFILES: Record<string, string> = {
+  'webgpu-4096-estimate': JSON.stringify({ profile: 'webgpu-4096', exposesCount: false, name: 'webgpu-4096-estimate' }),
+  'cpu-2048-estimate': JSON.stringify({ profile: 'cpu-2048', exposesCount: false, name: 'cpu-2048-estimate' }),
+};
+const specOf = (name: string) => ESTIMATE_PROFILES[name] ?? name;
+
 /** Which catalog models each profile stands for (family, window and cap). */
 const FAMILY_PROFILE: Record<string, string> = {
   'Qwen2.5': 'webgpu-4096',
@@ -64,12 +79,16 @@ const FAMILY_PROFILE: Record<string, string> = {
   'Phi-3.5': 'phi3.5-4096',
 };
 const modelsOf = (profile: string) => [
+  ...(ESTIMATE_PROFILES[profile] ? ['a model server of a family without a tokenizer here (counted by the estimate)'] : []),
   ...LLM_MODELS.filter((m) => FAMILY_PROFILE[m.family] === profile).map((m) => m.id),
   ...(profile === 'cpu-2048' ? CPU_MODELS.map((m) => m.id) : []),
 ];
 const profiles = (
-  arg('--profiles') ?? (quick ? 'webgpu-4096,cpu-2048' : 'webgpu-4096,llama3.2-4096,qwen3-4096,phi3.5-4096,cpu-2048')
+  arg('--profiles') ??
+  (quick ? 'webgpu-4096,cpu-2048' : 'webgpu-4096,llama3.2-4096,qwen3-4096,phi3.5-4096,cpu-2048,webgpu-4096-estimate,cpu-2048-estimate')
 ).split(',');
+/** The adversarial corpus: the default profile (exact counts) and every profile that estimates. */
+const ADVERSARIAL_PROFILES = ['webgpu-4096', 'webgpu-4096-estimate', 'llama3.2-4096', 'qwen3-4096', 'phi3.5-4096', 'cpu-2048-estimate'];
 
 interface BuilderRow {
   calls: number;
@@ -85,9 +104,21 @@ async function main(): Promise<void> {
     string,
     { models: string[]; window: number; cap: number; builders: Record<string, BuilderRow>; coverage: CoverageRow[]; failedJobs: number }
   > = {};
+  const adversarial: Record<string, { window: number; cap: number; exposesCount: boolean; rows: AdversarialRow[] }> = {};
+  for (const profile of quick ? ['webgpu-4096-estimate'] : ADVERSARIAL_PROFILES) {
+    const p = engineProfile(specOf(profile));
+    log(`adversarial corpus: ${profile}`);
+    const { rows } = await adversarialRun(specOf(profile), p.contextTokens);
+    adversarial[profile] = { window: p.contextTokens, cap: p.maxOutputTokens, exposesCount: p.exposesCount, rows };
+  }
+  if (only === 'adversarial') {
+    if (json) console.log(JSON.stringify({ seconds: Math.round((Date.now() - started) / 1000), adversarial }, null, 2));
+    else printAdversarial(adversarial);
+    return;
+  }
   for (const profile of profiles) {
-    const p = engineProfile(profile);
-    const run = await builderRun(profile, convs, log);
+    const p = engineProfile(specOf(profile));
+    const run = await builderRun(specOf(profile), convs, log);
     const builders: Record<string, BuilderRow> = {};
     for (const b of BUILDERS) {
       const calls = run.calls.filter((c) => c.builder === b);
@@ -126,6 +157,7 @@ async function main(): Promise<void> {
     profiles: perProfile,
     replyStart: start,
     faults,
+    adversarial,
   };
   if (json) {
     console.log(JSON.stringify(result, null, 2));
@@ -155,7 +187,22 @@ async function main(): Promise<void> {
     console.log(
       `${f.profile} ${f.rate} ${f.jobs} ${f.failedJobs} ${f.lostFacts}/${f.namedTurns} ${f.corrupted} ${f.traitsRetired} ${f.faultsFired} ${f.recall.toFixed(3)}`,
     );
+  printAdversarial(adversarial);
   console.log(`\n${result.seconds} s`);
+}
+
+function printAdversarial(
+  adversarial: Record<string, { window: number; cap: number; exposesCount: boolean; rows: AdversarialRow[] }>,
+): void {
+  console.log('\nadversarial corpus (120-turn chats of pastes; overWindow by the real tokenizer)');
+  for (const [profile, r] of Object.entries(adversarial)) {
+    console.log(`${profile}: window ${r.window}, cap ${r.cap}, counted by ${r.exposesCount ? 'the tokenizer' : 'the estimate'}`);
+    console.log('kind            calls  max share  overWindow  failed jobs');
+    for (const row of r.rows)
+      console.log(
+        `${row.kind.padEnd(14)} ${String(row.calls).padStart(6)}  ${row.maxShare.toFixed(3).padStart(9)}  ${String(row.overWindow).padStart(10)}  ${String(row.failedJobs).padStart(11)}`,
+      );
+  }
 }
 
 await main();

@@ -35,7 +35,7 @@ const COMMON_PAIRS = new Set(
     'rn sc gi da yo cr cl du ga qu ue ff ba ey ls va um pp ua up lu go ht ru ug ds lt pi rc rr eg au ck ew mu br bi pt ' +
     'ak pu ui rg ib tl ny ki rk ys ob mm fu ph og ms ye ud mb ip ub oi rl gu dr hr cc tw ft wn nu af hu nn eo vo rv nf ' +
     'sm fl iz ok nl my gl aw ju oa sy sl ps jo lf nv je nk kn gs dy hy ze ks bs ik dd cy rp sk oe oy ws lv dl rf eu dg ' +
-    'wr ja ya yt za'
+    'wr ja ya yt za yp eq gt ax xt'
   ).split(' '),
 );
 // Symbol pairs that every tokenizer here reads as one token, also repeated ('=>', '//', '},', '::').
@@ -82,13 +82,14 @@ function letterTokens(run: string, besideDigit: boolean): number {
       // A common word is one token with its space, a long one two or more; each rare pair one more.
       const rare = rarePairs(w.toLowerCase(), COMMON_PAIRS);
       const cost = 1 + Math.floor(w.length / 9) + rare;
-      // A rare pair in a longer word may be no word at all (an id, a key), which tokenizers read
-      // two letters at a time or less.
-      n += rare > 0 && w.length >= 4 ? Math.max(cost, Math.ceil(w.length * 0.6)) : cost;
+      // Rare pairs in a longer word: likely no word at all (an id, a key), which tokenizers
+      // read two letters at a time or less.
+      n += rare > 1 && w.length >= 4 ? Math.max(cost, Math.ceil(w.length * 0.6)) : cost;
     }
   }
-  // A capital after a small letter (camelCase, base64) splits words in short pieces.
-  return /[a-z][A-Z]/.test(run) ? Math.max(n, Math.ceil(run.length * 0.75)) : n;
+  // Case changing every few letters (base64, not camelCase's 'maxLength') splits it in short pieces.
+  const changes = run.match(/[a-z][A-Z]/g)?.length ?? 0;
+  return changes >= 2 && changes * 4 >= run.length ? Math.max(n, Math.ceil(run.length * 0.75)) : n;
 }
 
 export function estimateTokens(text: string): number {
