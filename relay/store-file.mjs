@@ -223,6 +223,9 @@ export class FileStore {
     this.#expirePairing(id, now, limits.pairTtlMs);
     if (!this.rooms.has(id) && !existsSync(this.#log(id))) return { messages: [], last: 0 };
     const r = this.#room(id, now);
+    // After the room's queued writes: a compaction renames the new log before its offsets follow,
+    // and a read between the two handed out zero-filled bytes for messages that were posted.
+    await r.tail;
     return { messages: r.read(after, limit, maxBytes), last: r.last };
   }
 

@@ -1,11 +1,9 @@
-// A known defect of the relay's file store, kept here so that it is seen: a read of a room while a
-// compacting post rewrites its log can hand out messages that were never posted (zero bytes). The
-// store renames the rewritten log over the old one, then updates its in-memory offsets; a read in
-// between reads the new file at the old offsets, and nothing orders reads after the rewrite. A
-// device refuses such a message as malformed and moves its cursor past it, so it can miss what
-// another device posted (a delete-all's question, in tests/unit/sync/remote-reset.test.ts, where
-// one run in some thirty on a busy machine never asked). `it.fails`: this test passes while the
-// defect is there; once the store is fixed it fails, and `.fails` is to be removed.
+// A read of a room while a compacting post rewrites its log must hand out only messages that were
+// posted. The store renames the rewritten log over the old one, then updates its in-memory offsets;
+// a read in between read the new file at the old offsets (zero bytes), and a device refused such a
+// message as malformed and moved its cursor past it, missing what another device posted (a
+// delete-all's question, tests/unit/sync/remote-reset.test.ts, one run in some thirty on a busy
+// machine). Reads now wait for the room's queued writes.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +19,7 @@ afterEach(async () => {
 });
 
 describe('the relay while it compacts a room', () => {
-  it.fails('a read during a compacting post hands out only messages that were posted', async () => {
+  it('a read during a compacting post hands out only messages that were posted', async () => {
     const relay = await startRelay({
       port: 0,
       dir: mkdtempSync(join(tmpdir(), 'tealeaf-compact-read-')),
