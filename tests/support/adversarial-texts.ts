@@ -3,6 +3,7 @@
 // symbol runs, CJK and other scripts, emoji (skin tones, ZWJ sequences, flags, keycaps), accented Latin, long
 // URLs, whitespace layouts, and a mix of them with English. Used by the token bound's property
 // test (tests/unit/memory/fit-bound.test.ts) and bench:fit's adversarial corpus.
+import { seeded } from './standin/faults';
 
 export const TEXT_KINDS = [
   'base64',
@@ -22,17 +23,8 @@ export const TEXT_KINDS = [
 ] as const;
 export type TextKind = (typeof TEXT_KINDS)[number];
 
-/** A small deterministic generator (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The stand-in's seeded generator (mulberry32): the same seed gives the same texts. */
+export const rng = seeded;
 
 type Rand = () => number;
 const int = (r: Rand, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
