@@ -39,11 +39,11 @@ export default defineConfig(({ mode }) => ({
         icons: [{ src: '/icon.svg', sizes: 'any', type: 'image/svg+xml', purpose: 'any' }],
       },
       workbox: {
-        // The app shell and every runtime asset (workers, ONNX Runtime wasm) are precached so the
-        // app opens with no network after the first visit. Model weights are cached by the runtimes.
-        // The e2e build adds the test stand-in's tokenizer files (tests/support/standin): the scripted
-        // model counts with them, also offline (trust-offline.spec).
-        globPatterns: [mode === 'e2e' ? '**/*.{js,mjs,css,html,svg,webmanifest,json}' : '**/*.{js,mjs,css,html,svg,webmanifest}'],
+        // The app shell and every runtime asset (workers) are precached so the app opens with no
+        // network after the first visit. Model weights are cached by the runtimes; tokenizer data
+        // (the only JSON assets, also the e2e stand-in's) by the runtime cache below, at first use:
+        // precached, every first visit would fetch 23 MB that only model-server users need.
+        globPatterns: ['**/*.{js,mjs,css,html,svg,webmanifest}'],
         // Files over 16 MB are left to the runtime caches below (a model server's tokenizer data:
         // Gemma 3's is 33 MB), dropped here without a warning, which the plugin would make an error.
         maximumFileSizeToCacheInBytes: 64 * 1024 * 1024,

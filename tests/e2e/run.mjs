@@ -41,10 +41,13 @@ const jobs = Math.max(1, Math.floor(Number(process.env.E2E_JOBS ?? 2)) || 1);
 const started = Date.now();
 
 /** Runs one file; resolves with its exit code and counts once it ends. */
-function runFile(file) {
+function runFile(file, names = []) {
   return new Promise((resolve) => {
     const t0 = Date.now();
-    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', join(dir, file)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const only = names.map((n) => `--test-name-pattern=^${n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', ...only, join(dir, file)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out = [];
     child.stdout.on('data', (b) => out.push(b));
     child.stderr.on('data', (b) => out.push(b));
@@ -53,9 +56,16 @@ function runFile(file) {
       const count = (name) => Number(new RegExp(`^ℹ ${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
       const secs = Math.round((Date.now() - t0) / 1000);
       process.stdout.write(`\n=== ${file} (${secs} s, exit ${code ?? signal}) ===\n${text}`);
-      resolve({ file, code: code ?? 1, pass: count('pass'), fail: count('fail'), secs });
+      resolve({ file, code: code ?? 1, pass: count('pass'), fail: count('fail'), secs, failing: failingNames(text) });
     });
   });
+}
+
+/** The names of the tests the spec reporter lists under "failing tests" (top-level tests only). */
+function failingNames(text) {
+  const at = text.lastIndexOf('✖ failing tests:');
+  if (at < 0) return [];
+  return [...text.slice(at).matchAll(/^✖ (.+?) \([\d.]+ms\)$/gm)].map((m) => m[1]);
 }
 
 const queue = [...files];
@@ -76,8 +86,12 @@ for (const r of firstFailed) {
     failed.push(r);
     continue;
   }
-  console.log(`\n=== ${r.file} failed beside another file: running it again alone ===`);
-  const again = await runFile(r.file);
+  // Only its failing tests where the reporter named them (a whole long file again costs minutes).
+  const names = r.fail > 0 && r.failing.length > 0 ? r.failing : [];
+  console.log(
+    `\n=== ${r.file} failed beside another file: running ${names.length ? `its ${names.length} failing test(s)` : 'it'} again alone ===`,
+  );
+  const again = await runFile(r.file, names);
   (again.code === 0 ? flaky : failed).push(again.code === 0 ? r : again);
 }
 const sum = (k) => results.reduce((s, r) => s + r[k], 0);

@@ -153,6 +153,8 @@ test('a message that cannot be saved stays in the composer with the storage mess
     // Room again: Send sends it; the note and the banner go.
     await diskFull(page, false);
     await page.getByTestId('send').click();
+    // Its own reply, not the first one still on screen (lastReply alone may see that one).
+    await page.getByTestId('turn-assistant').nth(1).waitFor();
     assert.equal(await lastReply(page), 'You said: Please keep these words');
     assert.equal(await composer.inputValue(), '');
     assert.equal(await page.getByTestId('unsaved-note').count(), 0);
