@@ -71,6 +71,17 @@ describe('the change rule (change.ts)', () => {
     expect(changeDecision(oslo, moved, 'None')).toBe('keep');
   });
 
+  it('a change the labeller missed is never asked about an older event: what happened does not end', async () => {
+    const concert = mem('concert', 1, 'You went to a concert in Oslo', 'event', { subject: 'user' });
+    // Everything else that would ask is there: a shared word, and the newer one reads as a change.
+    expect(sharedWords(concert.text, MOVED).length).toBeGreaterThan(0);
+    expect(readsAsChange(MOVED)).toBe(true);
+    expect(changeDecision(concert, moved, 'SameTopic')).toBe('keep');
+    const plan = await link(moved, [concert], { [concert.text]: 'SameTopic' });
+    expect(plan.superseded).toEqual([]);
+    expect(plan.edges.map((e) => [e.from, e.relation, e.askEnded])).toEqual([['concert', 'SameTopic', undefined]]);
+  });
+
   it('a trait Changed into a trait of the same kind is retired as before; never across the user and Tealeaf', () => {
     const tea = mem('tea', 1, 'You love green tea', 'user-trait', { subject: 'user' });
     const coffee = mem('coffee', 9, 'You now prefer coffee over tea', 'user-trait', { subject: 'user' });

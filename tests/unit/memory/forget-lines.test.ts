@@ -6,6 +6,7 @@ import { patchTurn, rebuildSegment } from '../../../src/memory/forget/lines';
 import { repeatsFact } from '../../../src/memory/forget/repeats';
 import { linePatches, linesByChat, planForget, type ForgetReads } from '../../../src/memory/forget/plan';
 import { buildSegments } from '../../../src/memory/ingest/segments';
+import { turnSources } from '../../../src/memory/derived';
 import type { Memory, Segment, Turn, UsedMemory } from '../../../src/memory/types';
 
 const T = Date.UTC(2025, 11, 1);
@@ -166,5 +167,48 @@ describe('planForget', () => {
     expect(undo[0]).toEqual({ id: plan.lines[0].id, unforget: ['m1', 'm2'] });
     // Lookups by id only: the memories and the passages found.
     expect(new Set(lookups)).toEqual(new Set(['m1', 'm2', segments[0].id, 'seg2', segments[2].id]));
+  });
+
+  // Each reply alone in its own chat, in no passage, so only what it drew on can bring it in: the
+  // rule for replies found by the memory, not the rules for a line's chat or passages.
+  describe('a reply found by the memory it drew on', () => {
+    const plain = 'Cold, take a coat.';
+    const alone = (id: string, text: string, u: Partial<UsedMemory>) =>
+      turn(id, 1, 'assistant', text, { sessionId: `chat-${id}`, usedMemory: used(u) });
+    const planOf = async (reply: Turn) => {
+      const turns = [s1[0], s1[1], reply];
+      const reads: ForgetReads = {
+        memories: new Map([[fact.id, fact]]),
+        getTurns: async (ids) => turns.filter((t) => ids.includes(t.id)),
+        listTurns: async (id) => turns.filter((t) => t.sessionId === id),
+        // What the store's index holds: every memory and passage a turn's usedMemory names.
+        listTurnsDrewOn: async (id) => turns.filter((t) => turnSources(t).includes(id)),
+        listSegmentsOfTurn: async () => [],
+      };
+      const plan = await planForget([fact.id], reads);
+      return plan.lines.some((t) => t.id === reply.id);
+    };
+
+    it('goes, repeating the fact or not, when the memory was in a timeline it was told', async () => {
+      const reply = alone('t', plain, {
+        memoryIds: ['m9'],
+        timelines: [{ memoryIds: ['m9', fact.id], relations: ['SameTopic'], through: 'm9' }],
+      });
+      expect(repeatsFact(reply.text, [fact.text])).toBe(false);
+      expect(await planOf(reply)).toBe(true);
+    });
+
+    it('goes, repeating the fact or not, when the memory was shown to its reflection', async () => {
+      const reply = alone('r', plain, { memoryIds: ['m9'], reflectedOn: [fact.id] });
+      expect(repeatsFact(reply.text, [fact.text])).toBe(false);
+      expect(await planOf(reply)).toBe(true);
+    });
+
+    it('with the memory only in the persona bank: goes when it repeats the fact, stays when it does not', async () => {
+      const repeating = alone('p', 'Ingrid visits at Christmas, lovely.', { personaIds: [fact.id] });
+      expect(repeatsFact(repeating.text, [fact.text])).toBe(true);
+      expect(await planOf(repeating)).toBe(true);
+      expect(await planOf(alone('q', plain, { personaIds: [fact.id] }))).toBe(false);
+    });
   });
 });

@@ -8,9 +8,10 @@ import { parseSummary } from '../../../src/memory/ingest/summarise';
 import { summariseMessages, summarySchema } from '../../../src/memory/ingest/summary-prompt';
 import { rememberedFact } from '../../../src/memory/commands/fact';
 import { parseMemoryCommand } from '../../../src/memory/commands/parse';
-import { prepareTurn } from '../../../src/memory/recall/turn';
+import { prepareTurn, REPLY_TOKENS } from '../../../src/memory/recall/turn';
 import { RefineCache } from '../../../src/memory/recall/refine';
-import { currentInstructions, fitInstructions, instructionsFor } from '../../../src/memory/recall/instructions';
+import { currentInstructions, fitInstructions, instructionsBlock, instructionsFor } from '../../../src/memory/recall/instructions';
+import { estimateTokens, outputFor } from '../../../src/memory/fit';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
 import { withDefaults } from '../../../src/memory/settings';
 import { memorylessPreparer } from '../../../src/services/chat/reply-prompt';
@@ -78,6 +79,47 @@ describe('standing instructions in every reply', () => {
     expect(fit.sent.at(-1)?.id).toBe('i59');
     expect(fit.used).toBeLessThanOrEqual(fit.budget);
     expect(fitInstructions(currentInstructions(many), 0).sent).toEqual([]);
+  });
+
+  it('take no more than their share, 15 % of the window less the answer (docs/METHOD.md), and that share bounds them', () => {
+    const SHARE = 0.15;
+    const many = Array.from({ length: 60 }, (_, i) =>
+      mem(`i${i}`, i, `Instruction number ${i}: always mention the weather in a full sentence of several words.`, 'instruction'),
+    );
+    // Windows whose answer takes a large part of them: the share is of what is left for the prompt.
+    for (const window of [
+      { contextTokens: 2048, maxOutputTokens: 384 },
+      { contextTokens: 4096, maxOutputTokens: 2048 },
+    ]) {
+      const share = (window.contextTokens - outputFor(window, REPLY_TOKENS)) * SHARE;
+      const fit = instructionsFor(many, window, REPLY_TOKENS);
+      // What the prompt gets, measured on the block itself.
+      expect(estimateTokens(instructionsBlock(fit.sent))).toBeLessThanOrEqual(share);
+      expect(fit.used).toBeLessThanOrEqual(share);
+      expect(fit.budget).toBeLessThanOrEqual(share);
+      // And it is the share that stops them: one more of them would not fit in it.
+      expect(fit.sent.length).toBeGreaterThan(0);
+      expect(fitInstructions(many.slice(-(fit.sent.length + 1)), Math.floor(share)).left.length).toBe(1);
+    }
+  });
+
+  it('one too long for the room left does not keep out older ones that fit', () => {
+    const older = mem('older', 1, SHORT, 'instruction', { subject: 'user' });
+    const long = mem(
+      'long',
+      2,
+      `When I ask about recipes, ${Array.from({ length: 40 }, (_, i) => `step ${i} must be spelled out`).join(', ')}.`,
+      'instruction',
+      { subject: 'user' },
+    );
+    const newer = mem('newer', 3, 'Always answer in English.', 'instruction', { subject: 'user' });
+    // Room for the two short ones with their header, not for the long one.
+    const budget = estimateTokens(instructionsBlock([older, newer])) + 10;
+    expect(estimateTokens(long.text)).toBeGreaterThan(budget);
+    const fit = fitInstructions([older, long, newer], budget);
+    expect(fit.sent.map((m) => m.id)).toEqual(['older', 'newer']);
+    expect(fit.left.map((m) => m.id)).toEqual(['long']);
+    expect(fit.used).toBeLessThanOrEqual(budget);
   });
 
   it('memory use off or a temporary chat: no instruction goes in (nothing remembered does)', async () => {

@@ -111,6 +111,56 @@ describe('linkMemory (Phase I, Figure 3)', () => {
     expect(plan.superseded.map((m) => [m.id, m.supersededBy])).toEqual([['tea', 'coffee']]);
   });
 
+  describe('a change (change.ts) in linking', () => {
+    const link = (memory: Memory, others: Memory[], labels: Record<string, RelationLabel>, edges: ReturnType<typeof edge>[] = []) => {
+      const { graph, index, byId } = setup(
+        [...others, memory],
+        edges,
+        others.map((m) => m.id),
+      );
+      return linkMemory({ memory, graph, index, lookup: (id) => byId.get(id), settings: withDefaults(), llm: labeller(labels), now: 0 });
+    };
+    // An event that a later one changes: it shares words with it and does not itself read as a change.
+    const hired = mem('hired', 2, 'You got a job at Lakeside school', 'event', { subject: 'user' });
+    const quit = mem('quit', 9, 'You quit your job at Lakeside school', 'event', { subject: 'user' });
+
+    it('retires the older event, whichever of the two is the memory being linked', async () => {
+      // The change memorised after what it changes.
+      const later = await link(quit, [hired], { [hired.text]: 'Changed' });
+      // The older event memorised last (its chat memorised after the change's).
+      const earlier = await link(hired, [quit], { [quit.text]: 'Changed' });
+      for (const plan of [later, earlier]) {
+        expect(plan.edges.map((e) => [e.from, e.to, e.relation, e.askEnded])).toEqual([['hired', 'quit', 'Changed', undefined]]);
+        expect(plan.superseded.map((m) => [m.id, m.supersededBy])).toEqual([['hired', 'quit']]);
+      }
+    });
+
+    // The older memory shares its component with a more recent candidate, which alone would get
+    // the component's edge: the change's edge is made too, so the change is recorded or asked.
+    const oslo = mem('oslo', 1, 'You live in Oslo and you work as a nurse', 'user-trait', { subject: 'user' });
+    const concert = mem('concert', 5, 'You went to a concert in Oslo', 'event', { subject: 'user' });
+    const moved = mem('moved', 8, 'You moved from Oslo to Bergen last week', 'event', { subject: 'user' });
+    const joined = [edge('oslo', 'concert')];
+
+    it("keeps a retiring change's edge beside the component's most recent candidate", async () => {
+      const plan = await link(moved, [oslo, concert], { [oslo.text]: 'Changed', [concert.text]: 'SameTopic' }, joined);
+      expect(plan.edges.map((e) => [e.from, e.relation, e.askEnded]).sort()).toEqual([
+        ['concert', 'SameTopic', undefined],
+        ['oslo', 'Changed', undefined],
+      ]);
+      expect(plan.superseded.map((m) => [m.id, m.supersededBy])).toEqual([['oslo', 'moved']]);
+    });
+
+    it("keeps an asked change's edge beside the component's most recent candidate", async () => {
+      const plan = await link(moved, [oslo, concert], { [oslo.text]: 'SameTopic', [concert.text]: 'Cause' }, joined);
+      expect(plan.edges.map((e) => [e.from, e.relation, e.askEnded]).sort()).toEqual([
+        ['concert', 'Cause', undefined],
+        ['oslo', 'SameTopic', true],
+      ]);
+      expect(plan.superseded).toEqual([]);
+    });
+  });
+
   // Phase I-1: the paper takes candidates from G^t, the graph before the session (Algorithm 1,
   // line 5); the sameSessionCandidates switch lets older memories of the same session in too.
   describe('candidates from the same session (sameSessionCandidates)', () => {

@@ -224,6 +224,18 @@ for (const [name, open] of Object.entries(repos)) {
       expect((await repo.listSegmentsBySession(id)).map((s) => s.text).join('\n')).toContain(FACT);
     });
 
+    it("Undo brings back the forgotten memory's search vectors, which the forget took from the store", async () => {
+      const { repo, app, fact } = await setUp();
+      const vector = { unitId: fact.id, modelId: 'an-embedder', vector: Float32Array.from([0.6, 0.8]) };
+      await repo.apply({ vectors: [vector] });
+      expect(await repo.listVectorsOfUnit(fact.id)).toEqual([vector]);
+      const undo = await app.memory.deleteMemories([fact.id]);
+      expect(await repo.listVectorsOfUnit(fact.id)).toEqual([]);
+      await app.memory.applyLive(undo!);
+      expect(await repo.getMemory(fact.id)).toBeDefined();
+      expect(await repo.listVectorsOfUnit(fact.id)).toEqual([vector]);
+    });
+
     it('memorising the chat again makes no memory or passage of a forgotten line', async () => {
       const { repo, app, source, fact } = await setUp();
       await app.memory.deleteMemories([fact.id]);
