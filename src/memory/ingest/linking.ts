@@ -11,6 +11,8 @@
 //    label was asked in that direction.
 //    (One exception, for changes: a pair the change rule retires or asks about always gets its
 //    edge; change.ts says when a change retires the older memory and when the user is asked.)
+// Within a session, the older memories that the new one could change are labelled in the same call
+// for the change question only (session-change.ts): they get an edge only as a change.
 // Nothing is written here: the caller commits the returned plan and then updates graph and index.
 import type { LanguageModel } from '../../ports';
 import type { Edge, Id, Memory, Millis, Relation, RelationLabel } from '../types';
@@ -23,6 +25,7 @@ import { estimateMessages, fittedJson } from '../fit';
 import { cosine, wordOverlap } from '../text';
 import { pastNote } from '../past';
 import { changeDecision } from './change';
+import { sessionChangeCandidates } from './session-change';
 
 export interface LinkCandidate {
   id: Id;
@@ -31,6 +34,8 @@ export interface LinkCandidate {
   similarity: number;
   /** True when the candidate received the edge. */
   linked: boolean;
+  /** An older memory of the same session, asked about only as a change (session-change.ts). */
+  changeOnly?: boolean;
 }
 
 export interface LinkPlan {
@@ -90,11 +95,11 @@ export function findCandidates(
   return hits.filter((h) => graph.has(h.unit.id) && input.lookup(h.unit.id) !== undefined).slice(0, j);
 }
 
-function similarityOf(input: LinkInput, hit: SearchHit, candidate: Memory): { value: number; dense: boolean } {
+function similarityOf(input: LinkInput, hit: SearchHit | undefined, candidate: Memory): { value: number; dense: boolean } {
   const other = input.vectorOf?.(candidate.id);
   if (input.vector && other) return { value: cosine(input.vector, other), dense: true };
   // The index's dense score is the dot product of unit vectors, i.e. the cosine.
-  if (input.vector && hit.score.dense !== undefined) return { value: hit.score.dense, dense: true };
+  if (input.vector && hit?.score.dense !== undefined) return { value: hit.score.dense, dense: true };
   return { value: wordOverlap(input.memory.text, candidate.text), dense: false };
 }
 
@@ -119,8 +124,11 @@ export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
   const { memory, graph, settings } = input;
   const problems: string[] = [];
   const hits = findCandidates(input, settings.j, settings.sameSessionCandidates);
-  const candidates = hits.map((h) => input.lookup(h.unit.id)!);
-  const sims = hits.map((h, i) => similarityOf(input, h, candidates[i]));
+  // After the j ordinary candidates: the session's older memories, for the change question only.
+  const general = hits.map((h) => input.lookup(h.unit.id)!);
+  const candidates = [...general, ...sessionChangeCandidates(input, settings.j, new Set(general.map((c) => c.id)))];
+  const changeOnly = (i: number) => i >= general.length;
+  const sims = candidates.map((c, i) => similarityOf(input, hits[i], c));
   let labels: RelationLabel[];
   let modelCalls = 0;
 
@@ -168,7 +176,7 @@ export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
   const beforeSession = !settings.sameSessionCandidates ? input.batch : undefined;
   const groups = new Map<Id, number[][]>();
   labels.forEach((label, i) => {
-    if (label === 'None') return;
+    if (label === 'None' || changeOnly(i)) return;
     const comp = graph.componentId(candidates[i].id);
     if (comp === undefined) return;
     const parts = groups.get(comp) ?? [];
@@ -216,7 +224,13 @@ export async function linkMemory(input: LinkInput): Promise<LinkPlan> {
   return {
     edges,
     superseded,
-    candidates: candidates.map((c, i) => ({ id: c.id, label: labels[i], similarity: sims[i].value, linked: linked.has(i) })),
+    candidates: candidates.map((c, i) => ({
+      id: c.id,
+      label: labels[i],
+      similarity: sims[i].value,
+      linked: linked.has(i),
+      ...(changeOnly(i) ? { changeOnly: true } : {}),
+    })),
     modelCalls,
     problems,
   };
