@@ -78,7 +78,7 @@ export interface Embedder {
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
 
-import type { Edge, Forgotten, Id, Job, Memory, Millis, Segment, Session, Tombstone, Turn, VectorRecord } from './memory/types';
+import type { Edge, Forgotten, Id, Job, Memory, MemoryKind, Millis, Segment, Session, Tombstone, Turn, VectorRecord } from './memory/types';
 
 /**
  * A change to some fields of a stored memory, applied to the record as it is inside the write's
@@ -89,6 +89,11 @@ export interface MemoryPatch {
   id: Id;
   text?: string;
   edited?: boolean;
+  /** The person moved it between a standing instruction and a fact (with its text and subject). */
+  kind?: MemoryKind;
+  subject?: string;
+  /** `null` clears it. */
+  context?: string | null;
   supersededBy?: Id | null;
   /** `null` clears it (the trait is current again). */
   endedAt?: Millis | null;

@@ -352,6 +352,8 @@ export class AppState {
       this.forgetUndoable = Object.fromEntries(Object.entries(this.forgetUndoable).filter(([id]) => id !== turn.id));
       if (undo) await c.undo(undo);
     });
+  /** Moves a memory between a standing instruction and a fact (the answer's card, Persona). */
+  setMemoryKind = (id: string, to: 'instruction' | 'fact') => this.command('Could not change it', (c) => c.setKind(id, to));
   private async command(failed: string, fn: (c: NonNullable<Tealeaf['commands']>) => Promise<void>): Promise<void> {
     if (!this.tealeaf) return;
     try {

@@ -7,6 +7,7 @@ import type { Edge, Id, Memory, Millis, Relation } from './types';
 import type { MemoryGraph } from './graph';
 import { compareChronological } from './order';
 import { isPast } from './past';
+import { instructionFact, rememberedFact } from './commands/fact';
 
 const isTrait = (m: Memory) => m.kind === 'user-trait' || m.kind === 'assistant-trait';
 
@@ -49,6 +50,18 @@ export function deleteMemories(ids: readonly Id[], memories: ReadonlyMap<Id, Mem
 }
 
 /** The patch that corrects a memory's text, or undefined when nothing changes. */
+/**
+ * The person moves a memory between a standing instruction (followed in every reply) and a fact.
+ * `words`: what they said when they asked for it to be remembered, where it came from a "remember"
+ * (an instruction keeps their words, a fact is written to them in the second person); otherwise the
+ * memory's own text. Undefined when it is that kind already.
+ */
+export function memoryKindPatch(memory: Memory, to: 'instruction' | 'fact', words: string = memory.text): MemoryPatch | undefined {
+  if ((memory.kind === 'instruction') === (to === 'instruction')) return undefined;
+  const made = to === 'instruction' ? instructionFact(words) : rememberedFact(words, false);
+  return { id: memory.id, kind: made.kind, text: made.text, subject: made.subject, context: made.context ?? null, edited: true };
+}
+
 export function editMemoryText(memory: Memory, text: string): MemoryPatch | undefined {
   const clean = text.replace(/\s+/g, ' ').trim();
   if (!clean || clean === memory.text) return undefined;

@@ -97,6 +97,10 @@ function applyPatch(base: Memory, patch: MemoryPatch): Memory {
   const next: Memory = { ...base };
   if (patch.text !== undefined) next.text = patch.text;
   if (patch.edited !== undefined) next.edited = patch.edited;
+  if (patch.kind !== undefined) next.kind = patch.kind;
+  if (patch.subject !== undefined) next.subject = patch.subject;
+  if (patch.context === null) delete next.context;
+  else if (patch.context !== undefined) next.context = patch.context;
   if (patch.supersededBy === null) delete next.supersededBy;
   else if (patch.supersededBy !== undefined) next.supersededBy = patch.supersededBy;
   if (patch.endedAt === null) delete next.endedAt;

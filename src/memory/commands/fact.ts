@@ -2,6 +2,7 @@
 // in the second person ("my sister is called Ana" -> "Your sister is called Ana."), with no model
 // call. The user speaks of Tealeaf as "you": that becomes "Tealeaf" first, then "I" becomes "you".
 import type { MemoryKind } from '../types';
+import { instructionReading } from './instruction-words';
 
 export interface RememberedFact {
   kind: MemoryKind;
@@ -61,17 +62,9 @@ function sentence(s: string): string {
   return /[.!?…)"”’]$/u.test(capital) ? capital : `${capital}.`;
 }
 
-/**
- * Words that ask Tealeaf to do something in every reply: an imperative at the start ("Keep your
- * answers short", "Always answer in metric", "Don't use emoji", "Call me Sam"), or "you should …"
- * said to Tealeaf. A remembered fact about the user starts with "I" or "my", never with these.
- */
-const INSTRUCTION =
-  /^(please\s+)?(always|never|don't|do not|dont|stop|keep|use|answer|reply|respond|write|speak|talk|call me|address me|be|avoid|give|make|include|explain|show|tell|ask|add|try|stick|limit|format|sign|remind|skip|mention|refer to me|no more)\b|^you (should|must|need to|have to|will always|always|never|can stop)\b/i;
-
-/** Whether the words are a standing instruction to Tealeaf. */
+/** Whether the words are, by what they are about, a standing instruction to Tealeaf (instruction-words.ts). */
 export function isInstruction(words: string): boolean {
-  return INSTRUCTION.test(words.trim());
+  return instructionReading(words) === 'instruction';
 }
 
 /** The instruction as kept: the user's own words to Tealeaf, as a sentence. */
@@ -80,12 +73,13 @@ export function instructionFact(words: string): RememberedFact {
 }
 
 /**
- * The memory the words make: an instruction to Tealeaf a standing instruction, kept in the user's
- * words; about the user (they speak of themselves) a trait, or an event when it says when;
- * anything else a note, knowledge to keep, as written.
+ * The memory the words make: an instruction to Tealeaf (by default as the words read; the caller
+ * may have asked the model, or the person chose) a standing instruction, kept in the user's words;
+ * about the user (they speak of themselves) a trait, or an event when it says when; anything else
+ * a note, knowledge to keep, as written.
  */
-export function rememberedFact(words: string): RememberedFact {
-  if (isInstruction(words)) return instructionFact(words);
+export function rememberedFact(words: string, asInstruction: boolean = isInstruction(words)): RememberedFact {
+  if (asInstruction) return instructionFact(words);
   const aboutUser = FIRST_PERSON.test(words);
   const text = sentence(rewrite(rewrite(words, TEALEAF), USER));
   if (!aboutUser) return { kind: 'note', text, subject: 'user', context: 'You asked Tealeaf to remember this.' };

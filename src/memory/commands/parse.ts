@@ -2,7 +2,7 @@
 // remember about …". Only explicit wordings count, so none needs a model call to be understood; a
 // question to the model ("do you remember the day we met?") or a remark ("I can't remember that
 // film") is no command. A command ends with no question mark: "remember that film?" asks.
-import { isInstruction } from './fact';
+import { instructionReading } from './instruction-words';
 
 /** What a message asks of the memory, when it is a command. */
 export type MemoryCommand =
@@ -74,13 +74,14 @@ function remember(body: string, question: boolean): MemoryCommand | undefined {
 
 /**
  * "(please) remember to keep your answers short": a standing instruction, the words after "to",
- * only where they read as one (isInstruction: "remember to drink water" is a remark, no command).
+ * unless they read as a plain fact ("remember to drink water" is a remark, no command).
  */
 function instructionToRemember(body: string): MemoryCommand | undefined {
   const m = /^(?:please )?remember to (.+)$/i.exec(body);
   if (!m) return undefined;
   const fact = cleanObject(m[1]!);
-  if (fact.split(' ').length < 2 || !isInstruction(fact)) return undefined;
+  // "Remember to" already speaks to Tealeaf: anything but a plain fact ("drink water") counts.
+  if (fact.split(' ').length < 2 || instructionReading(fact) === 'fact') return undefined;
   return { kind: 'remember', fact, instruction: true };
 }
 

@@ -8,6 +8,9 @@ import type { ChangeSet, Embedder, LanguageModel, Repository } from '../../ports
 import type { CommandAnswer, Id, Memory, Millis, Turn, UsedMemory } from '../../memory/types';
 import { parseMemoryCommand, type MemoryCommand } from '../../memory/commands/parse';
 import { instructionFact, rememberedFact, type RememberedFact } from '../../memory/commands/fact';
+import { instructionReading } from '../../memory/commands/instruction-words';
+import { askInstructionOrFact } from '../../memory/commands/instruction-ask';
+import { memoryKindPatch } from '../../memory/corrections';
 import { isPast } from '../../memory/past';
 import { displayText } from '../../memory/voice';
 import { duplicateKey } from '../../memory/text';
@@ -78,8 +81,7 @@ export class MemoryCommands implements ChatCommands {
 
   /** The answer to a command, with the change it makes (written with the answer). */
   private async make(command: MemoryCommand, user: Turn, turns: readonly Turn[]): Promise<{ turn: Turn; change: ChangeSet } | undefined> {
-    if (command.kind === 'remember')
-      return this.remember(command.instruction ? instructionFact(command.fact) : rememberedFact(command.fact), user);
+    if (command.kind === 'remember') return this.remember(await this.factOf(command.fact, command.instruction === true), user);
     const found = command.me ? this.aboutMe(command.kind === 'forget') : await this.find(command.about);
     if (command.kind === 'forget') {
       const ids = found.map((m) => m.id);
@@ -102,6 +104,61 @@ export class MemoryCommands implements ChatCommands {
     if (told.length > 0) facts.told = true;
     else if (found.length > current.length) facts.past = found.length - current.length;
     return { turn: this.answerTurn(user, facts, shown), change: {} };
+  }
+
+  /**
+   * What "remember …" keeps: a standing instruction where the words are about how to answer, else a
+   * fact; where the words leave it open, the loaded model says (without one: a fact, which the
+   * answer's card offers to make an instruction in one click).
+   */
+  private async factOf(words: string, instruction: boolean): Promise<RememberedFact> {
+    if (instruction) return instructionFact(words);
+    const reading = instructionReading(words);
+    if (reading !== 'unsure') return rememberedFact(words, reading === 'instruction');
+    const llm = this.opts.getModel();
+    const asked = llm ? await askInstructionOrFact(llm, words) : undefined;
+    return rememberedFact(words, asked === 'instruction');
+  }
+
+  /**
+   * The person moves a memory between instruction and fact (the answer's card, Persona). One that
+   * came from a "remember" is written again from the words said; the answer that made it says the
+   * new kind, in the same change.
+   */
+  async setKind(id: Id, to: 'instruction' | 'fact'): Promise<void> {
+    const memory = this.memory.memories.get(id);
+    if (!memory) return;
+    const [source] = await this.opts.repo.getTurns(memory.sourceTurnIds.slice(0, 1));
+    const said = source?.role === 'user' ? parseMemoryCommand(source.text) : undefined;
+    const patch = memoryKindPatch(memory, to, said?.kind === 'remember' ? said.fact : memory.text);
+    if (!patch) return;
+    const change: ChangeSet = { memoryPatches: [patch] };
+    const next: Memory = {
+      ...memory,
+      kind: patch.kind ?? memory.kind,
+      text: patch.text ?? memory.text,
+      subject: patch.subject ?? memory.subject,
+    };
+    const embedder = this.opts.getEmbedder();
+    if (embedder && next.text !== memory.text) {
+      // Found by its new words' meaning at once, as an edit is.
+      const [vector] = await embedder.embed([memoryUnit(next).indexText ?? next.text]).catch(() => [undefined]);
+      if (vector) change.vectors = [{ unitId: id, modelId: embedder.modelId, vector }];
+    }
+    const card = source && (await this.rememberCard(source, id));
+    if (card) {
+      const facts: AnswerFacts = { kind: 'remember', state: 'done', remembered: displayText(next), instruction: to === 'instruction' };
+      change.turns = [{ ...card, text: answerText(facts) }];
+    }
+    await this.memory.applyLive(change);
+  }
+
+  /** The answer to the "remember" said in `said`, while it still names the memory. */
+  private async rememberCard(said: Turn, id: Id): Promise<Turn | undefined> {
+    const turns = await this.opts.repo.listTurns(said.sessionId);
+    return turns.find(
+      (t) => t.command?.kind === 'remember' && t.command.state === 'done' && t.index > said.index && t.usedMemory?.memoryIds.includes(id),
+    );
   }
 
   private async remember(fact: RememberedFact, user: Turn): Promise<{ turn: Turn; change: ChangeSet }> {
