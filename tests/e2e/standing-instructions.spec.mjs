@@ -195,6 +195,42 @@ test('instructions are edited by keyboard in Persona, and the edit is what repli
   }
 });
 
+test('"answers should always be short" is an instruction; the card moves it to the facts and back by keyboard, and the next request follows', async () => {
+  const h = await launch({ viewport: { width: 375, height: 800 } });
+  try {
+    const { page } = h;
+    await page.goto(`${server.url}/`);
+    await useServer(page);
+    await say(page, 'remember that answers should always be short');
+    const kind = page.getByTestId('command-kind');
+    assert.equal(await kind.getAttribute('data-kind'), 'instruction');
+    let from = fake.requests.length;
+    await say(page, 'Tell me about tea');
+    assert.deepEqual(instructionsIn(replyPrompts(from).at(-1)), ['Answers should always be short.']);
+
+    // The card's one click, by keyboard: a fact now, and no request holds it as an instruction.
+    await page.getByTestId('command-kind-flip').focus();
+    await page.keyboard.press('Enter');
+    await page.locator('[data-testid="command-kind"][data-kind="fact"]').waitFor();
+    await shot(page, 'remember-kind-fact-375');
+    assert.deepEqual(await audit(page), [], 'axe: the card with its kind');
+    from = fake.requests.length;
+    await say(page, 'And about coffee?');
+    assert.deepEqual(instructionsIn(replyPrompts(from).at(-1)), []);
+
+    await page.getByTestId('command-kind-flip').focus();
+    await page.keyboard.press('Enter');
+    await page.locator('[data-testid="command-kind"][data-kind="instruction"]').waitFor();
+    from = fake.requests.length;
+    await say(page, 'And cocoa?');
+    assert.deepEqual(instructionsIn(replyPrompts(from).at(-1)), ['Answers should always be short.']);
+    assert.deepEqual(h.errors, []);
+    assertNoOffHost(h);
+  } finally {
+    await h.dispose();
+  }
+});
+
 test('more instructions than the reply prompt has room for: Persona says which are not sent', async () => {
   const T0 = Date.UTC(2025, 0, 6, 9);
   const file = join(tmpdir(), `standing-instructions-${process.pid}.json`);
