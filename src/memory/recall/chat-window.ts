@@ -1,9 +1,14 @@
 // Chats of any length: a reply sees the newest turns of its chat that fit the model's window, and,
 // of the turns before them, the exchanges that match what is being talked about now, found like
-// memory (BM25 over the chat's own exchanges; docs/METHOD.md 1.6). A chat of 200 turns thus sends
-// about as much as one of 20, and what was said at its start can still be recalled.
+// memory (BM25 over the chat's own exchanges, fused by rank with their vectors' cosine where the
+// search model has embedded them; docs/METHOD.md 1.6 and 1.10). A chat of 200 turns thus sends about
+// as much as one of 20, and what was said at its start can still be recalled. A recalled exchange
+// that a later one changed ("I live in Oslo", later "I moved from Oslo to Bergen") comes with that
+// later one, the older marked as past and the newest as the current state.
 import type { Id, Millis, Role } from '../types';
 import { LexicalIndex } from '../retrieval/lexical';
+import { reciprocalRankFusion } from '../retrieval/hybrid';
+import { readsAsChange, sharedWords } from '../ingest/change';
 import { estimateTokens, MESSAGE_OVERHEAD } from '../fit/tokens';
 import { promptDate } from '../text';
 import { tokenize } from '../retrieval/tokenize';
@@ -31,10 +36,15 @@ const EXCERPT_WORDS = { user: 120, assistant: 60 } as const;
 /** Exchanges recalled at most (each about a hundred tokens; the budget binds first). */
 const MAX_EARLIER = 24;
 
-function excerpt(t: ChatTurn): string {
+/** The words of a turn an exchange block shows (and the search model embeds). */
+export function excerptText(t: Pick<ChatTurn, 'role' | 'text'>): string {
   const words = t.text.trim().split(/\s+/);
   const max = EXCERPT_WORDS[t.role];
-  return `${t.role}: ${words.slice(0, max).join(' ')}${words.length > max ? ' …' : ''}`;
+  return `${words.slice(0, max).join(' ')}${words.length > max ? ' …' : ''}`;
+}
+
+function excerpt(t: ChatTurn): string {
+  return `${t.role}: ${excerptText(t)}`;
 }
 
 /** The turns before the window, as exchanges: a user turn with what answered it. */
@@ -48,9 +58,10 @@ function exchanges<T extends ChatTurn>(turns: readonly T[]): T[][] {
   return out;
 }
 
-export function exchangeBlock(turns: readonly ChatTurn[]): string {
+export function exchangeBlock(turns: readonly ChatTurn[], mark?: string): string {
   const when = turns[0]?.time;
-  const head = when !== undefined ? `${promptDate(when)}:\n` : '';
+  const date = when !== undefined ? promptDate(when) : '';
+  const head = date || mark ? `${[date, mark].filter(Boolean).join(' ')}:\n` : '';
   return `${head}${turns.map((t) => `  ${excerpt(t).replace(/\n+/g, ' ')}`).join('\n')}`;
 }
 
@@ -80,10 +91,31 @@ export function chatWindow<T extends ChatTurn>(
   const picked = spare > 0 && query.trim() !== '' ? recallEarlier(before, query, spare).picked : [];
   return {
     recent: dialogue.slice(from),
-    earlier: picked.map((x) => exchangeBlock(x)),
-    earlierTurnIds: picked.flatMap((x) => x.map((t) => t.id).filter((id): id is Id => id !== undefined)),
+    earlier: picked.map((x) => exchangeBlock(x.turns, x.mark)),
+    earlierTurnIds: picked.flatMap((x) => x.turns.map((t) => t.id).filter((id): id is Id => id !== undefined)),
     left: before.length,
   };
+}
+
+/** What else in-chat recall may use beside the words of the message. */
+export interface RecallOptions {
+  /**
+   * Turns of the chat after `before` that the prompt holds (the newest turns, the message itself
+   * excluded): a change told there marks the recalled exchange it changed as past.
+   */
+  later?: readonly ChatTurn[];
+  /** Vectors of the turns embedded so far (of `excerptText`), by turn id, and the message's own. */
+  vectors?: ReadonlyMap<Id, Float32Array>;
+  queryVector?: Float32Array;
+}
+
+export interface EarlierRecall {
+  blocks: string[];
+  turnIds: Id[];
+  /** Strong matches left out for want of room. */
+  missed: number;
+  /** How the exchanges were ranked: by meaning and words (vectors searched), or by words only. */
+  by: 'meaning' | 'words';
 }
 
 /**
@@ -95,22 +127,24 @@ export function recallEarlierTurns(
   query: string,
   tokens: number,
   skip: ReadonlySet<Id> = new Set(),
-): { blocks: string[]; turnIds: Id[]; missed: number } {
-  if (query.trim() === '') return { blocks: [], turnIds: [], missed: 0 };
-  const { picked, missed } = recallEarlier(
-    before.filter((t) => t.id === undefined || !skip.has(t.id)),
-    query,
-    Math.max(0, tokens),
-  );
+  options: RecallOptions = {},
+): EarlierRecall {
+  if (query.trim() === '') return { blocks: [], turnIds: [], missed: 0, by: 'words' };
+  const { picked, missed, by } = recallEarlier(before, query, Math.max(0, tokens), { ...options, skip });
   return {
-    blocks: picked.map((x) => exchangeBlock(x)),
-    turnIds: picked.flatMap((x) => x.map((t) => t.id).filter((id): id is Id => id !== undefined)),
+    blocks: picked.map((x) => exchangeBlock(x.turns, x.mark)),
+    turnIds: picked.flatMap((x) => x.turns.map((t) => t.id).filter((id): id is Id => id !== undefined)),
     missed,
+    by,
   };
 }
 
 /** Share of the query's content words an exchange must hold to be a strong match. */
 const STRONG_COVERAGE = 0.5;
+/** Least cosine of an exchange (its closest turn) to the message for the meaning side to rank it. */
+export const MEANING_FLOOR = 0.5;
+/** Exchanges the meaning side ranks at most: each one it ranks competes for the room. */
+const MEANING_DEPTH = 8;
 
 /** Whether an exchange holds at least half of the query's content words (and two at least). */
 function strong(asked: ReadonlySet<string>, text: string): boolean {
@@ -121,29 +155,122 @@ function strong(asked: ReadonlySet<string>, text: string): boolean {
   return n >= 2 && n >= STRONG_COVERAGE * asked.size;
 }
 
-function recallEarlier<T extends ChatTurn>(before: readonly T[], query: string, tokens: number): { picked: T[][]; missed: number } {
+const dot = (a: Float32Array, b: Float32Array) => {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+};
+
+/** The person's words of an exchange. */
+const userWords = (g: readonly ChatTurn[]) =>
+  g
+    .filter((t) => t.role === 'user')
+    .map((t) => t.text)
+    .join('\n');
+
+/**
+ * Whether the person's words `later` tell a change of what they said in `earlier`: a sentence that
+ * reads as a change (change.ts: "moved", "no longer", "left", "switched"…), is not a question, and
+ * shares a content word with it. "I moved from Oslo to Bergen" changes "I live in Oslo"; "Should I
+ * visit Oslo again?" and "I love the fjords around Oslo" do not.
+ */
+export function tellsChangeOf(earlier: string, later: string): boolean {
+  if (earlier.trim() === '') return false;
+  return later.split(/(?<=[.!?])\s+|\n+/).some((s) => !s.trim().endsWith('?') && readsAsChange(s) && sharedWords(earlier, s).length > 0);
+}
+
+interface Picked<T> {
+  turns: T[];
+  mark?: string;
+}
+
+function recallEarlier<T extends ChatTurn>(
+  before: readonly T[],
+  query: string,
+  tokens: number,
+  options: RecallOptions & { skip?: ReadonlySet<Id> } = {},
+): { picked: Picked<T>[]; missed: number; by: 'meaning' | 'words' } {
   const groups = exchanges(before);
+  const skip = options.skip ?? new Set<Id>();
+  // An exchange already in the prompt (recalled for an earlier message) is not recalled again, but
+  // a change it tells still marks what it changed.
+  const inPrompt = groups.map((g) => g.some((t) => t.id !== undefined && skip.has(t.id)));
   const asked = new Set(tokenize(query));
   let missed = 0;
   let tookStrong = false;
   const index = new LexicalIndex();
-  groups.forEach((g, i) => index.add(String(i), g.map((t) => t.text).join('\n')));
-  const hits = index.search(query, MAX_EARLIER * 2);
-  const chosen: number[] = [];
+  groups.forEach((g, i) => inPrompt[i] || index.add(String(i), g.map((t) => t.text).join('\n')));
+  const lexical = index.search(query, MAX_EARLIER * 2).map((h) => h.id);
+  // The meaning side: each exchange by its closest embedded turn, only those close enough.
+  const { vectors, queryVector } = options;
+  let byMeaning = false;
+  const close: Array<{ id: string; score: number }> = [];
+  if (queryVector && vectors && vectors.size > 0) {
+    groups.forEach((g, i) => {
+      if (inPrompt[i]) return;
+      let best = -Infinity;
+      for (const t of g) {
+        const v = t.id !== undefined ? vectors.get(t.id) : undefined;
+        if (v && v.length === queryVector.length) best = Math.max(best, dot(v, queryVector));
+      }
+      if (best > -Infinity) byMeaning = true;
+      if (best >= MEANING_FLOOR) close.push({ id: String(i), score: best });
+    });
+  }
+  const meaning = close
+    .sort((a, b) => b.score - a.score)
+    .slice(0, MEANING_DEPTH)
+    .map((x) => x.id);
+  // Fused by rank as memory's hybrid search fuses its two sides (hybrid.ts): words alone where no vector was searched.
+  const fused = reciprocalRankFusion([{ ids: lexical }, { ids: meaning }]);
+  const hits = [...fused.entries()].sort((a, b) => b[1] - a[1] || Number(a[0]) - Number(b[0])).map(([id]) => Number(id));
+
+  // What changed each exchange later: the nearest later exchange whose person's words tell a change of it.
+  const said = groups.map(userWords);
+  const laterSaid = (options.later ?? []).filter((t) => t.role === 'user').map((t) => t.text);
+  const nextMemo = new Map<number, number | undefined>();
+  const next = (i: number): number | undefined => {
+    if (!nextMemo.has(i)) {
+      let found: number | undefined;
+      for (let j = i + 1; j < groups.length && found === undefined; j++) if (tellsChangeOf(said[i]!, said[j]!)) found = j;
+      nextMemo.set(i, found);
+    }
+    return nextMemo.get(i);
+  };
+  const changedInPrompt = (i: number) => laterSaid.some((text) => tellsChangeOf(said[i]!, text));
+
+  const chosen = new Set<number>();
   let used = 0;
-  for (const h of hits) {
-    if (chosen.length >= MAX_EARLIER) break;
-    const i = Number(h.id);
-    const c = estimateTokens(exchangeBlock(groups[i]!)) + 2;
+  const cost = (i: number) => estimateTokens(exchangeBlock(groups[i]!, PAST_MARK)) + 2;
+  for (const i of hits) {
+    if (chosen.size >= MAX_EARLIER) break;
+    if (chosen.has(i)) continue;
+    // With it, the later exchanges that changed it, so that its newest state is recalled too.
+    const chain: number[] = [];
+    for (let j: number | undefined = i; j !== undefined && !chain.includes(j); j = next(j))
+      if (!chosen.has(j) && !inPrompt[j]) chain.push(j);
+    const c = chain.reduce((a, j) => a + cost(j), 0);
     const isStrong = strong(asked, groups[i]!.map((t) => t.text).join('\n'));
+    // No room for the change: the older state is left out rather than recalled as if still true.
     if (used + c > tokens) {
       if (isStrong) missed++;
       continue;
     }
     if (isStrong) tookStrong = true;
     used += c;
-    chosen.push(i);
+    for (const j of chain) chosen.add(j);
   }
+  const order = [...chosen].sort((a, b) => a - b);
+  const past = (i: number) => next(i) !== undefined || changedInPrompt(i);
+  const target = new Set(order.map((i) => next(i)).filter((j): j is number => j !== undefined));
+  const picked = order.map((i) => ({
+    turns: groups[i]!,
+    ...(past(i) ? { mark: PAST_MARK } : target.has(i) ? { mark: LATEST_MARK } : {}),
+  }));
   // Strong matches all left out for room: worth moving the window to make room for one.
-  return { picked: chosen.sort((a, b) => a - b).map((i) => groups[i]!), missed: tookStrong ? 0 : missed };
+  return { picked, missed: tookStrong ? 0 : missed, by: byMeaning ? 'meaning' : 'words' };
 }
+
+/** Marks of an earlier exchange that a later one changed, and of the later one. */
+export const PAST_MARK = '(no longer current: changed later in this chat)';
+export const LATEST_MARK = '(the latest on this)';

@@ -330,6 +330,8 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
           lastMessage,
           Math.min(whole ? earlierFresh : earlierMax, room - unitTokens),
           inPrompt.turnIds,
+          // The turns the prompt holds after them (a change told there marks what it changed as past).
+          { later: input.dialogue.slice(left.length, -1) },
         );
         const shownMemories = units.flatMap((u) => u.memoryIds);
         return {
