@@ -13,6 +13,16 @@ export interface GenerateOptions {
   temperature?: number;
   /** Called with each new piece of text as it streams. */
   onToken?: (delta: string) => void;
+  /** Called with what the engine says it read for this request, where it reports it (server-usage.ts). */
+  onRead?: (read: EngineRead) => void;
+}
+
+/** Tokens of a prompt as the engine itself reports them. */
+export interface EngineRead {
+  /** Read (prefilled) anew: the prompt less what the engine had cached. */
+  readTokens: number;
+  /** The whole prompt, where reported. */
+  promptTokens?: number;
 }
 
 /** A JSON Schema object, passed to the runtime to constrain output. */

@@ -17,6 +17,8 @@ import { CHAT_LIMITS, JSON_LIMITS, tokenBudget, type CallLimits } from './call-l
 import { serverOverflow } from './overflow';
 import { CallGuard, jsonLines, readText, sseData, type CallLimit } from './server-call';
 import { PROBE_MS, serverWindow, ServerWindowTracker } from './server-window';
+import { engineRead } from './server-usage';
+import { chunkText, ollamaChatBody, openAiChatBody, type ChatChunk } from './server-request';
 import type { TokenizerSource } from './server-tokenizer';
 import { withSchemaInstruction } from '../memory/fit/schema';
 import { isLocalServerError, LocalServerError, normaliseServerUrl } from './server-address';
@@ -55,58 +57,6 @@ export interface LocalServerOptions {
   tokenizers?: TokenizerSource;
   /** Tests: how long a question about the window may go unanswered (default PROBE_MS, at most timeoutMs). */
   probeMs?: number;
-}
-
-interface ChatChunk {
-  choices?: Array<{ delta?: { content?: string | null }; message?: { content?: string | null }; finish_reason?: string | null }>;
-  message?: { content?: string | null };
-  error?: { message?: string } | string;
-}
-
-/** The text of an answer chunk (a stream event, or a whole completion), or the server's error. */
-function chunkText(chunk: ChatChunk): string {
-  if (chunk.error) {
-    const detail = typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? '');
-    throw new LocalServerError('http', `The server stopped with an error: ${detail}`, detail);
-  }
-  const choice = chunk.choices?.[0];
-  // Ollama's own route: { message: { content }, done }.
-  return choice?.delta?.content ?? choice?.message?.content ?? chunk.message?.content ?? '';
-}
-
-/** A request to the OpenAI-compatible chat route. */
-function openAiChatBody(
-  model: string,
-  messages: ChatMessage[],
-  maxTokens: number | undefined,
-  temperature: number | undefined,
-  responseFormat: Record<string, unknown> | undefined,
-): Record<string, unknown> {
-  const body: Record<string, unknown> = { model, messages, stream: true };
-  if (maxTokens !== undefined) body.max_tokens = maxTokens;
-  if (temperature !== undefined) body.temperature = temperature;
-  if (responseFormat) body.response_format = responseFormat;
-  return body;
-}
-
-/** The same request to Ollama's own chat route, with the context (num_ctx) it must load the model with. */
-function ollamaChatBody(
-  model: string,
-  messages: ChatMessage[],
-  contextTokens: number,
-  maxTokens: number | undefined,
-  temperature: number | undefined,
-  responseFormat: Record<string, unknown> | undefined,
-): Record<string, unknown> {
-  const options: Record<string, number> = { num_ctx: contextTokens };
-  if (maxTokens !== undefined) options.num_predict = maxTokens;
-  if (temperature !== undefined) options.temperature = temperature;
-  const body: Record<string, unknown> = { model, messages, stream: true, options };
-  // A JSON schema is Ollama's `format` itself; JSON without one is "json".
-  const schema = (responseFormat?.json_schema as { schema?: unknown } | undefined)?.schema;
-  if (schema) body.format = schema;
-  else if (responseFormat?.type === 'json_object') body.format = 'json';
-  return body;
 }
 
 /** A 400 that names max_tokens or the context length: the server refuses our token limit. */
@@ -316,6 +266,8 @@ export class LocalServerModel implements LanguageModel {
       );
     }
     const text = chunkText(whole);
+    const read = engineRead(whole);
+    if (read) options.onRead?.(read);
     if (text.length > limits.maxChars) throw this.tooLong(limits.maxChars);
     if (text && !options.signal?.aborted) options.onToken?.(text);
     return text;
@@ -344,6 +296,8 @@ export class LocalServerModel implements LanguageModel {
           continue;
         }
         const delta = chunkText(chunk);
+        const read = engineRead(chunk);
+        if (read) options.onRead?.(read);
         if (options.signal?.aborted) break;
         if (!delta) continue;
         text += delta;

@@ -115,6 +115,23 @@ export const renderChat = (messages) =>
   messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
 export const promptTokens = (messages) => textTokens(renderChat(messages));
 
+/**
+ * A server's prompt cache, as llama.cpp's slot and Ollama keep it: the tokens of the longest
+ * common prefix with the previous prompt are reused, the rest read anew. Counted on the rendered
+ * prompt, by this server's own count (not the app's).
+ */
+function readByCache(previous, messages) {
+  const now = renderChat(messages);
+  let i = 0;
+  const before = previous ?? '';
+  while (i < now.length && i < before.length && now[i] === before[i]) i++;
+  // Whole tokens only: back to the last boundary the two share.
+  while (i > 0 && /\w/.test(now[i - 1] ?? '') && /\w/.test(now[i] ?? '')) i--;
+  const prompt = textTokens(now);
+  const cached = Math.min(prompt, textTokens(now.slice(0, i)));
+  return { rendered: now, prompt, cached, anew: prompt - cached };
+}
+
 export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {}) {
   const config = {
     allowOrigin: '*',
@@ -138,6 +155,8 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     ...initial,
   };
   const requests = [];
+  // The last prompt this server read (the one slot of llama.cpp and Ollama), for its cache.
+  let slot;
   const probes = [];
   const answer = (title, text, schema) => config.answers?.[title]?.(text, schema) ?? jsonAnswer(title, text, schema);
   const sockets = new Set();
@@ -218,6 +237,17 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
       config.loaded = true;
     }
     const text = messages.map((m) => m.content).join('\n');
+    // What the engine reports it read: llama.cpp's timings, vLLM's usage (when asked for), Ollama's
+    // prompt_eval_count; servers of no known kind report nothing.
+    const cache = readByCache(slot, messages);
+    slot = cache.rendered;
+    requests.at(-1).read = { prompt: cache.prompt, cached: cache.cached, anew: cache.anew };
+    const usage =
+      config.kind === 'llama.cpp'
+        ? { timings: { prompt_n: cache.anew, cache_n: cache.cached } }
+        : config.kind === 'vllm' && body.stream_options?.include_usage
+          ? { usage: { prompt_tokens: cache.prompt, prompt_tokens_details: { cached_tokens: cache.cached } } }
+          : {};
     let reply;
     if (format?.type === 'json_schema' && config.schemaIgnored) reply = 'Sure! Here is what is worth remembering: you moved, and you cook.';
     else if (format?.type === 'json_schema')
@@ -237,7 +267,7 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     }
     if (native) {
       const line = (content, done = false) =>
-        `${JSON.stringify({ model: body.model, message: { role: 'assistant', content }, done, ...(done ? { done_reason: 'stop' } : {}) })}\n`;
+        `${JSON.stringify({ model: body.model, message: { role: 'assistant', content }, done, ...(done ? { done_reason: 'stop', prompt_eval_count: cache.anew } : {}) })}\n`;
       if (body.stream === false) return res.writeHead(200, { 'content-type': 'application/json' }).end(line(reply, true));
       res.writeHead(200, { 'content-type': 'application/x-ndjson' });
       let lines = '';
@@ -286,7 +316,7 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     if (config.malformed) stream += 'data: {not json\n\n';
     for (const word of reply.match(/\S+\s*|\s+/g) ?? [])
       stream += `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: word } }] })}\r\n\r\n`;
-    stream += `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`;
+    stream += `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...usage })}\n\ndata: [DONE]\n\n`;
     for (const p of pieces(encoder.encode(stream))) {
       if (res.destroyed) return;
       res.write(p);

@@ -2,7 +2,7 @@
 // reply cut off (stop, error, closed tab) keeps what had arrived, marked so.
 import { messageTooLong } from '../../memory/limits';
 import { errorText } from '../../errors';
-import type { ChangeSet } from '../../ports';
+import type { ChangeSet, EngineRead } from '../../ports';
 import { isContextOverflow } from '../../ports';
 import { PromptTooLongError } from '../../memory/fit';
 import type { Millis, Session, Turn } from '../../memory/types';
@@ -371,6 +371,7 @@ export class ChatService extends Emitter<ChatEvents> {
       const temperature = this.opts.temperature?.();
       let full = '';
       let start: Turn['start'];
+      let reported: EngineRead | undefined;
       // The prompt is fitted to the model's window; an engine that counts more than we did refuses
       // it before writing anything, and the prompt is built again smaller (twice at most).
       for (let budgetScale = 1, attempt = 0; ; attempt++) {
@@ -398,6 +399,10 @@ export class ChatService extends Emitter<ChatEvents> {
               update({ ...turn, text });
               saver.grew(turn);
             },
+            // The engine's own figures, where it reports them, replace the app's count.
+            onRead: (read) => {
+              reported = read;
+            },
           });
           break;
         } catch (e) {
@@ -408,6 +413,7 @@ export class ChatService extends Emitter<ChatEvents> {
       }
       // Stopped: what had arrived, not the whole text a call that finished anyway resolves with.
       const stopped = abort.signal.aborted;
+      if (start && reported) start = engineStart(start, reported);
       update({ ...turn, text: stopped ? text : full || text, status: stopped ? 'stopped' : 'complete', ...(start ? { start } : {}) });
     } catch (e) {
       const stopped = abort.signal.aborted;
@@ -449,4 +455,10 @@ export class ChatService extends Emitter<ChatEvents> {
   private async emitSessions(): Promise<void> {
     this.emit('sessions', await this.listSessions());
   }
+}
+
+/** How a reply started, with the engine's own count of its prompt and of what it read anew. */
+function engineStart(start: NonNullable<Turn['start']>, read: EngineRead): NonNullable<Turn['start']> {
+  const promptTokens = read.promptTokens ?? Math.max(start.promptTokens, read.readTokens);
+  return { ...start, promptTokens, readTokens: Math.min(read.readTokens, promptTokens) };
 }

@@ -45,4 +45,39 @@ describe('how a reply started', () => {
       { waitMs: 1500, promptTokens: 2002, readTokens: 300 },
     ]);
   });
+
+  it("where the engine reports what it read, its figures replace the app's count", async () => {
+    const clock = { t: 10 * H };
+    // A model server that reports, at the end of each answer, its cache's reuse: a different
+    // prompt size by its own tokenizer, and what it read anew (nothing on the first call, a
+    // server that never reports, in the third).
+    const reports = [undefined, { readTokens: 41, promptTokens: 2100 }, { readTokens: 5000 }];
+    let call = 0;
+    const model: LanguageModel = {
+      modelId: 'engine-read-test',
+      async chat(_m: ChatMessage[], o: GenerateOptions = {}) {
+        const report = reports[call++];
+        clock.t += 200;
+        o.onToken?.('Hi');
+        if (report) o.onRead?.(report);
+        return 'Hi';
+      },
+      json: async () => '{}',
+    };
+    const preparer: TurnPreparer = {
+      async prepare() {
+        return { messages: [{ role: 'user', content: 'x' }], promptTokens: 2000, readTokens: 300 };
+      },
+    };
+    const repo = new InMemoryRepository();
+    const chat = new ChatService({ repo, preparer, getModel: () => model, idleGapMs: () => H, now: () => clock.t, saveEveryMs: 0 });
+    for (const text of ['One', 'Two', 'Three']) await chat.send(text);
+    const replies = (await repo.listTurns(chat.current!.id)).filter((t) => t.role === 'assistant');
+    expect(replies.map((r) => r.start)).toEqual([
+      { waitMs: 200, promptTokens: 2000, readTokens: 300 },
+      { waitMs: 200, promptTokens: 2100, readTokens: 41 },
+      // No prompt size reported: the app's, and never more read than the prompt holds.
+      { waitMs: 200, promptTokens: 5000, readTokens: 5000 },
+    ]);
+  });
 });
