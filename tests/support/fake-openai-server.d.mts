@@ -22,7 +22,7 @@ export interface FakeServerConfig {
 export interface FakeOpenAiServer {
   url: string;
   /** Chat completions; `cut`: the fake Ollama cut the prompt's start. */
-  requests: Array<{ path: string; body?: unknown; cut?: boolean }>;
+  requests: Array<{ path: string; body?: unknown; cut?: boolean; read?: { prompt: number; cached: number; anew: number } }>;
   /** Model lists and the questions about the model's window (/props, /tokenize, /api/show...). */
   probes: Array<{ path: string; body?: unknown }>;
   set(patch: Partial<FakeServerConfig>): FakeServerConfig;

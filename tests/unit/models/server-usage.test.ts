@@ -73,7 +73,7 @@ describe('LocalServerModel reports what the server read anew', () => {
       const m = new LocalServerModel({ baseUrl: fake.url, model: 'tiny-chat' });
       await m.probeWindow();
       const first = await reads(m, chat(4));
-      const server = () => fake.requests.at(-1)!.read as { prompt: number; cached: number; anew: number };
+      const server = () => fake.requests.at(-1)!.read!;
       expect(first?.readTokens).toBe(server().anew);
       const extended = await reads(m, chat(6));
       // The server's own count, not the app's: what it reused of the previous prompt is not read again.
