@@ -674,10 +674,17 @@ async function runCase(row, action, step, index) {
           /* report the first failure */
         }
       }
-      // What the page showed when it failed, for whoever reads the log.
+      // What the page showed when it failed, for whoever reads the log (and a screenshot on request).
       const shotFile = join(tmpdir(), 'tealeaf-e2e', `matrix-fail-${action.replace(/\W+/g, '-')}-${step}.png`);
       if (process.env.MATRIX_SHOTS) await row.page?.screenshot({ path: shotFile }).catch(() => undefined);
-      return { problems: [msg], notes: retried ? [`retried once: ${retried}`] : [], checked: st.checked, broken: true };
+      const seen = await row.page
+        ?.evaluate(() => {
+          const open = [...document.querySelectorAll('dialog[open], [role="dialog"], [role="alertdialog"], [data-testid="fatal"]')];
+          const text = (el) => (el?.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 160);
+          return `page ${location.hash || '/'}; ${document.readyState}; open: ${open.map(text).join(' | ') || 'none'}; main: ${text(document.querySelector('main'))}`;
+        })
+        .catch((e) => `page unreadable: ${String(e?.message ?? e).split('\n')[0]}`);
+      return { problems: [`${msg} [${seen}]`], notes: retried ? [`retried once: ${retried}`] : [], checked: st.checked, broken: true };
     }
   }
 }
