@@ -313,6 +313,12 @@ export interface UsedMemory {
   reflectedOn?: Id[];
   /** Turns of this chat from before the reply's window of recent messages, recalled into its prompt. */
   earlierTurnIds?: Id[];
+  /**
+   * How the newest message's earlier turns were found: by meaning and words (the search model had
+   * embedded them and the message), by words only with the model in use but the turns not yet
+   * embedded ('unread'), or by words only. Absent where none was recalled.
+   */
+  earlierBy?: 'meaning' | 'words' | 'unread';
 }
 
 export const REFLECTION_OUTCOMES = ['enough', 'searched', 'no-keywords'] as const;

@@ -14,6 +14,7 @@ import { SettingsService } from './settings';
 import { MemoryCommands } from './commands/memory-commands';
 import { SyncService } from './sync/sync-service';
 import { readChatDevices } from './sync/chat-owner';
+import type { Turn } from '../memory/types';
 
 export interface OpenOptions {
   onVersionChange: () => void;
@@ -91,6 +92,12 @@ export class Tealeaf {
     this.models.on('llm', (llm) => this.memory.modelChanged(llm));
     // The model self-test steps aside while a reply is being written: chat comes first.
     this.chat.on('busy', ({ phase }) => this.models.check.chatBusy(phase !== 'idle'));
+    // The chat's turns are embedded in the background for in-chat recall by meaning: when a chat
+    // is shown and when a reply is done (the person's new message is embedded by its reply).
+    const noteChat = (turns: Turn[]) =>
+      this.chat.temporary || this.memory.noteChat(turns.at(-1)?.role === 'user' ? turns.slice(0, -1) : turns);
+    this.chat.on('turns', ({ turns }) => noteChat(turns));
+    this.chat.on('busy', ({ phase }) => phase === 'idle' && noteChat(this.chat.turns));
     // The model server stopped answering: the job stops before its failing step counts as an
     // attempt, and waits (not "failed") until a reconnect brings the model back.
     this.models.on('unreachable', () => this.memory.pauseJobs());

@@ -155,6 +155,7 @@ const usedMemorySchema = z.strictObject({
   requery: text.optional(),
   reflectedOn: list(refId).optional(),
   earlierTurnIds: list(refId).optional(),
+  earlierBy: z.enum(['meaning', 'words', 'unread']).optional(),
 });
 
 const turnStatus = z.enum(['complete', 'streaming', 'interrupted', 'stopped', 'error']);

@@ -90,21 +90,30 @@ export function reflectionWords(u: Pick<UsedMemory, 'reflected' | 'requery'>): s
 }
 
 /** How a reply's memories were found: by meaning (vectors) and words, or by words only. */
-export type RecallKind = 'meaning' | 'words';
+export type RecallKind = 'meaning' | 'words' | 'unread';
 
 /**
  * Read from what the reply stored, not from the model's state now (it may have loaded since): a
- * score has a meaning part (`dense`) only where vectors were searched. Undefined when nothing was
- * scored (nothing to say).
+ * score has a meaning part (`dense`) only where vectors were searched, and earlier turns of the chat
+ * say how they were found (`earlierBy`). Undefined when nothing was scored or recalled (nothing to say).
  */
-export function recallKind(used: Pick<UsedMemory, 'scores'>): RecallKind | undefined {
-  if (used.scores.length === 0) return undefined;
-  return used.scores.some((s) => s.dense !== undefined) ? 'meaning' : 'words';
+export function recallKind(used: Pick<UsedMemory, 'scores' | 'earlierTurnIds' | 'earlierBy'>): RecallKind | undefined {
+  // Earlier turns of the chat are searched like memory: by meaning where their vectors were searched.
+  const earlier = used.earlierTurnIds?.length ? (used.earlierBy ?? 'words') : undefined;
+  if (used.scores.some((s) => s.dense !== undefined) || earlier === 'meaning') return 'meaning';
+  // The model was in use, but had not yet read the chat's earlier turns (just after a reload).
+  if (earlier === 'unread') return 'unread';
+  return used.scores.length > 0 || earlier ? 'words' : undefined;
 }
 
 /** The words for each kind: a short mark on the "remembered" chip, and the line in "why these". */
 export function recallWords(kind: RecallKind): { chip?: string; line: string; next?: string } {
   if (kind === 'meaning') return { line: 'Found by meaning and by words: the memory search model was in use.' };
+  if (kind === 'unread')
+    return {
+      chip: 'by words only',
+      line: 'Found by words only: the memory search model had not yet read the earlier messages of this chat; it reads them in the background.',
+    };
   return {
     chip: 'by words only',
     line: 'Found by words only: the memory search model was not loaded for this reply.',

@@ -114,8 +114,11 @@ export interface EarlierRecall {
   turnIds: Id[];
   /** Strong matches left out for want of room. */
   missed: number;
-  /** How the exchanges were ranked: by meaning and words (vectors searched), or by words only. */
-  by: 'meaning' | 'words';
+  /**
+   * How the exchanges were ranked: by meaning and words (vectors searched), by words with the
+   * message embedded but none of the exchanges yet ('unread'), or by words only.
+   */
+  by: 'meaning' | 'words' | 'unread';
 }
 
 /**
@@ -141,8 +144,15 @@ export function recallEarlierTurns(
 
 /** Share of the query's content words an exchange must hold to be a strong match. */
 const STRONG_COVERAGE = 0.5;
-/** Least cosine of an exchange (its closest turn) to the message for the meaning side to rank it. */
-export const MEANING_FLOOR = 0.5;
+/**
+ * How far above the chat's other exchanges (in standard deviations of their cosines to the message)
+ * an exchange must be for the meaning side to rank it. Relative, not a fixed cosine: embedding
+ * models differ in where unrelated texts sit (bge-small puts them near 0.45, others near 0), and
+ * an exchange that stands out from the rest of its own chat is close in meaning whatever the model.
+ */
+export const MEANING_SPREAD = 2;
+/** Exchanges with vectors needed before the spread says anything. */
+const MEANING_MIN_EXCHANGES = 6;
 /** Exchanges the meaning side ranks at most: each one it ranks competes for the room. */
 const MEANING_DEPTH = 8;
 
@@ -160,6 +170,18 @@ const dot = (a: Float32Array, b: Float32Array) => {
   for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
   return s;
 };
+
+/** The exchanges that stand out from the rest of the chat by their cosine to the message, closest first. */
+function closeInMeaning(scored: ReadonlyArray<{ id: string; score: number }>): string[] {
+  if (scored.length < MEANING_MIN_EXCHANGES) return [];
+  const mean = scored.reduce((a, x) => a + x.score, 0) / scored.length;
+  const sd = Math.sqrt(scored.reduce((a, x) => a + (x.score - mean) ** 2, 0) / scored.length);
+  return scored
+    .filter((x) => x.score >= mean + MEANING_SPREAD * sd && sd > 0)
+    .sort((a, b) => b.score - a.score)
+    .slice(0, MEANING_DEPTH)
+    .map((x) => x.id);
+}
 
 /** The person's words of an exchange. */
 const userWords = (g: readonly ChatTurn[]) =>
@@ -189,7 +211,7 @@ function recallEarlier<T extends ChatTurn>(
   query: string,
   tokens: number,
   options: RecallOptions & { skip?: ReadonlySet<Id> } = {},
-): { picked: Picked<T>[]; missed: number; by: 'meaning' | 'words' } {
+): { picked: Picked<T>[]; missed: number; by: EarlierRecall['by'] } {
   const groups = exchanges(before);
   const skip = options.skip ?? new Set<Id>();
   // An exchange already in the prompt (recalled for an earlier message) is not recalled again, but
@@ -203,8 +225,7 @@ function recallEarlier<T extends ChatTurn>(
   const lexical = index.search(query, MAX_EARLIER * 2).map((h) => h.id);
   // The meaning side: each exchange by its closest embedded turn, only those close enough.
   const { vectors, queryVector } = options;
-  let byMeaning = false;
-  const close: Array<{ id: string; score: number }> = [];
+  const scored: Array<{ id: string; score: number }> = [];
   if (queryVector && vectors && vectors.size > 0) {
     groups.forEach((g, i) => {
       if (inPrompt[i]) return;
@@ -213,14 +234,11 @@ function recallEarlier<T extends ChatTurn>(
         const v = t.id !== undefined ? vectors.get(t.id) : undefined;
         if (v && v.length === queryVector.length) best = Math.max(best, dot(v, queryVector));
       }
-      if (best > -Infinity) byMeaning = true;
-      if (best >= MEANING_FLOOR) close.push({ id: String(i), score: best });
+      if (best > -Infinity) scored.push({ id: String(i), score: best });
     });
   }
-  const meaning = close
-    .sort((a, b) => b.score - a.score)
-    .slice(0, MEANING_DEPTH)
-    .map((x) => x.id);
+  const byMeaning = scored.length >= MEANING_MIN_EXCHANGES;
+  const meaning = closeInMeaning(scored);
   // Fused by rank as memory's hybrid search fuses its two sides (hybrid.ts): words alone where no vector was searched.
   const fused = reciprocalRankFusion([{ ids: lexical }, { ids: meaning }]);
   const hits = [...fused.entries()].sort((a, b) => b[1] - a[1] || Number(a[0]) - Number(b[0])).map(([id]) => Number(id));
@@ -268,7 +286,7 @@ function recallEarlier<T extends ChatTurn>(
     ...(past(i) ? { mark: PAST_MARK } : target.has(i) ? { mark: LATEST_MARK } : {}),
   }));
   // Strong matches all left out for room: worth moving the window to make room for one.
-  return { picked, missed: tookStrong ? 0 : missed, by: byMeaning ? 'meaning' : 'words' };
+  return { picked, missed: tookStrong ? 0 : missed, by: byMeaning ? 'meaning' : queryVector ? 'unread' : 'words' };
 }
 
 /** Marks of an earlier exchange that a later one changed, and of the later one. */

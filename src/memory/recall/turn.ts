@@ -16,7 +16,7 @@ import { searchForTurn } from '../retrieval/turn-search';
 import { decayed } from '../retrieval/decay';
 import { fuseRankings } from './requery';
 import { estimateMessages, estimateTokens, fitPrompt, outputFor, windowOf } from '../fit';
-import { recallEarlierTurns } from './chat-window';
+import { excerptText, recallEarlierTurns } from './chat-window';
 import { noteBlock, buildSystemPrompt, memoryBlock } from './prompt-text';
 import { layReply, type Layout } from './layout';
 import { fitTimeline, pack, reflectionCandidates, type PromptUnit, type TimelineBlock } from './pack';
@@ -58,6 +58,12 @@ export interface PrepareTurnInput {
   budgetScale?: number;
   /** The previous reply's prompt in this chat (PreparedTurn.sent): extended where it still holds. */
   sent?: SentChat;
+  /**
+   * Vectors of this chat's turns embedded so far (of `excerptText`, by the `embedder`), by turn id:
+   * given, earlier exchanges are searched by meaning and words, and the message is embedded for it
+   * (returned as `messageVector`). Absent: by words only.
+   */
+  chatVectors?: ReadonlyMap<Id, Float32Array>;
 }
 
 export interface PreparedTurn {
@@ -91,6 +97,8 @@ export interface PreparedTurn {
   /** Tokens of the reply prompt, and those new since the previous request where it extends it. */
   replyTokens: number;
   readTokens: number;
+  /** The person's message embedded for the search of earlier exchanges (with `chatVectors` and an embedder). */
+  messageVector?: Float32Array;
   problems: string[];
 }
 
@@ -156,16 +164,17 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const { settings, memoriesById } = input;
   const problems: string[] = [];
   const query = retrievalQuery(input);
-  const embed = async (text: string): Promise<Float32Array | undefined> => {
-    if (!input.embedder || text.trim() === '') return undefined;
+  const embedAll = async (texts: string[]): Promise<Array<Float32Array | undefined>> => {
+    if (!input.embedder || texts.every((t) => t.trim() === '')) return texts.map(() => undefined);
     try {
-      return (await input.embedder.embed([text], input.signal))[0];
+      return await input.embedder.embed(texts, input.signal);
     } catch (err) {
       if (input.signal?.aborted) throw err;
       problems.push(`query embedding failed, lexical only: ${String(err)}`);
-      return undefined;
+      return texts.map(() => undefined);
     }
   };
+  const embed = async (text: string) => (await embedAll([text]))[0];
   // The reply must fit the model's window with room for its answer: the memory budget shrinks in
   // a small window, and the chat itself is windowed (chat-window.ts).
   // Without a model (retrieval benchmarks) nothing is sent, so no window bounds the budget.
@@ -200,7 +209,15 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
       settings.timeDecayHalfLifeDays,
       (h) => h.unit.kind === 'memory' && memoriesById.get(h.unit.id)?.kind === 'event',
     );
-  const searched = searchable ? search(query, await embed(query), true) : [];
+  // The person's message, for the search of earlier exchanges, embedded in the same call as the query.
+  const lastMessage = lastUserText(input.dialogue) ?? query;
+  const messageText = excerptText({ role: 'user', text: lastMessage });
+  const wantsMessage = !!input.chatVectors && settings.earlierInChat && messageText.trim() !== '';
+  const toEmbed = [...(searchable ? [query] : []), ...(wantsMessage && messageText !== query ? [messageText] : [])];
+  const vectors = toEmbed.length > 0 ? await embedAll(toEmbed) : [];
+  const queryVector = searchable ? vectors[0] : undefined;
+  const messageVector = wantsMessage ? vectors[toEmbed.indexOf(messageText)] : undefined;
+  const searched = searchable ? search(query, queryVector, true) : [];
   let ranked = rank(searched);
 
   // Phase II-1: one timeline through each of the top-k retrieved memories.
@@ -288,8 +305,8 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   const instructions = instructionsFor(memoriesById.values(), window, REPLY_TOKENS);
   const bank = personaBank(memoriesById.values(), { maxWords: Math.floor(limit * scale * settings.personaBankShare) });
   const head = buildSystemPrompt(input.now, input.persona, personaBankBlock(bank), instructionsBlock(instructions.sent), limit > 0);
-  const lastMessage = lastUserText(input.dialogue) ?? query;
   let layout: Layout | undefined;
+  let earlierBy: NonNullable<UsedMemory['earlierBy']> = 'words';
   let units: PromptUnit[] = [];
   const build = (tokens: number): ChatMessage[] => {
     const share = Math.min(1, tokens / nominal);
@@ -331,8 +348,9 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
           Math.min(whole ? earlierFresh : earlierMax, room - unitTokens),
           inPrompt.turnIds,
           // The turns the prompt holds after them (a change told there marks what it changed as past).
-          { later: input.dialogue.slice(left.length, -1) },
+          { later: input.dialogue.slice(left.length, -1), vectors: input.chatVectors, queryVector: messageVector },
         );
+        earlierBy = earlier.by;
         const shownMemories = units.flatMap((u) => u.memoryIds);
         return {
           text: memoryBlock(
@@ -381,6 +399,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     ...(packed.some((b) => b.refined !== undefined) ? { refined: packed.map((b) => b.refined ?? '') } : {}),
     scores: byRank.map((u) => u.score),
     ...(chat.earlierTurnIds.length > 0 ? { earlierTurnIds: chat.earlierTurnIds } : {}),
+    ...(layout!.block.earlierTurnIds.length > 0 ? { earlierBy } : {}),
   };
   const before = result.tokens ? result.tokens.prompt + result.tokens.output : 0;
   return {
@@ -402,6 +421,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     readTokens: layout!.extended
       ? Math.min(fitted.promptTokens, Math.ceil(estimateMessages(messages.slice(-1)) * (ratio ?? 1)))
       : fitted.promptTokens,
+    ...(messageVector ? { messageVector } : {}),
     problems,
   };
 }

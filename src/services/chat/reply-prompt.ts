@@ -56,6 +56,11 @@ export function dialogueOf(turns: readonly Turn[]): Array<{ id: string; role: Tu
     .map((t) => ({ id: t.id, role: t.role, text: t.text, time: t.time }));
 }
 
+/** The dialogue of a reply's prompt: the chat's turns (dialogueOf). */
+export function replyDialogue(input: Pick<PrepareInput, 'history'>): ReturnType<typeof dialogueOf> {
+  return dialogueOf(input.history);
+}
+
 /**
  * A prompt without memory: for a temporary chat, and when "Use memories" is off. The user's own
  * persona still opens it; nothing remembered (no retrieval, no persona bank) goes in.

@@ -3,7 +3,7 @@
 // (job-runner.ts), one tab at a time.
 import { errorText } from '../../errors';
 import type { AppliedChange, ChangeSet, Embedder, LanguageModel, LineReads, Repository } from '../../ports';
-import type { Edge, Id, Memory, Relation, Segment, VectorRecord } from '../../memory/types';
+import type { Edge, Id, Memory, Relation, Segment, Turn, VectorRecord } from '../../memory/types';
 import { answerChange, changeEdge, editMemoryText, toggleSuperseded } from '../../memory/corrections';
 import { Forgetting } from './forgetting';
 import { planRepair, type RepairLogEntry } from '../../memory/repair';
@@ -13,7 +13,9 @@ import { createHybridIndex } from '../../memory/retrieval/hybrid';
 import { MemoryGraph } from '../../memory/graph';
 import { RefineCache } from '../../memory/recall/refine';
 import { SentChats } from '../../memory/recall/sent-chat';
-import { prepareTurn, REPLY_TOKENS } from '../../memory/recall/turn';
+import { REPLY_TOKENS } from '../../memory/recall/turn';
+import { prepareReply } from './reply';
+import { ChatVectors } from './chat-vectors';
 import { instructionsFor, type InstructionFit } from '../../memory/recall/instructions';
 import { windowOf } from '../../memory/fit';
 import { memoryUnit } from '../../memory/ingest/memorise';
@@ -43,6 +45,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   private refineCache = new RefineCache();
   /** Each chat's last reply prompt as sent: the next one extends it (the model reads only what is new). */
   private readonly sentChats = new SentChats();
+  /** The chats' turns embedded for in-chat recall by meaning (chat-vectors.ts). */
+  readonly chatVectors: ChatVectors;
   /** Whose vectors are in the index (undefined: none yet). */
   private vectorModelId?: string;
   /** Remote changes arrive in parts (500 records each in a first sync): see graphSoon. */
@@ -70,6 +74,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     private readonly getEmbedder: () => Embedder | undefined,
   ) {
     super();
+    this.chatVectors = new ChatVectors(getEmbedder);
     this.forgetting = new Forgetting({ repo, live: () => this, applyLive: (c) => this.applyLive(c) });
     this.runner = new JobRunner({
       repo,
@@ -308,36 +313,15 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   /** The prompt without memory (use switched off, a temporary chat): the user's persona only. */
   readonly memoryless = memorylessPreparer(() => this.settings.value.systemPrompt.trim() || undefined);
 
-  async prepare(input: PrepareInput): Promise<ReplyPrompt> {
-    // Memory use switched off (in any tab: read from the store): the reply sees only this chat,
-    // and nothing is retrieved.
-    if (!(await this.settings.refresh()).memoryUse) return this.memoryless.prepare(input);
-    const { history, now, llm, signal } = input;
-    const prepared = await prepareTurn({
-      dialogue: dialogueOf(history),
-      now,
-      index: this.index,
-      graph: this.graph,
-      memoriesById: this.memories,
-      llm,
-      embedder: this.getEmbedder(),
-      settings: this.settings.value.memory,
-      refineCache: this.refineCache,
-      seed: this.seed,
-      // The user's persona replaces the opening line; the date and memory instructions follow it.
-      persona: this.settings.value.systemPrompt.trim() || undefined,
-      signal,
-      budgetScale: input.budgetScale,
-      sent: this.sentChats.get(input.session.id),
-    });
-    this.sentChats.set(input.session.id, prepared.sent);
-    return {
-      messages: prepared.messages,
-      usedMemory: prepared.usedMemory,
-      maxTokens: prepared.maxTokens,
-      promptTokens: prepared.replyTokens,
-      readTokens: prepared.readTokens,
-    };
+  prepare(input: PrepareInput): Promise<ReplyPrompt> {
+    const { settings, memoryless, index, graph, memories, refineCache, seed, sentChats, chatVectors } = this;
+    const deps = { settings, memoryless, index, graph, memories, refineCache, seed, sentChats, chatVectors };
+    return prepareReply({ ...deps, embedder: this.getEmbedder() }, input);
+  }
+
+  /** A chat's turns as shown (opened, or a message said): embedded in the background for in-chat recall. */
+  noteChat(turns: readonly Turn[]): void {
+    if (this.getEmbedder()) this.chatVectors.note(dialogueOf(turns));
   }
 
   /**

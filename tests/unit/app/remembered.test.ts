@@ -83,6 +83,22 @@ describe('recallKind and recallWords', () => {
     expect(recallKind({ scores: [score({ dense: 0 })] })).toBe('meaning');
   });
 
+  it('counts earlier turns of the chat by how they were found', () => {
+    const ids = { earlierTurnIds: ['t2'] };
+    expect(recallKind({ scores: [], ...ids, earlierBy: 'meaning' })).toBe('meaning');
+    expect(recallKind({ scores: [], ...ids, earlierBy: 'words' })).toBe('words');
+    expect(recallKind({ scores: [], ...ids })).toBe('words');
+    expect(recallKind({ scores: [], ...ids, earlierBy: 'unread' })).toBe('unread');
+    expect(recallKind({ scores: [score({ lexical: 0.9 })], ...ids, earlierBy: 'meaning' })).toBe('meaning');
+    expect(recallKind({ scores: [score({ dense: 0.3 })], ...ids, earlierBy: 'words' })).toBe('meaning');
+    // No earlier turn recalled: how the message was embedded says nothing.
+    expect(recallKind({ scores: [], earlierBy: 'meaning' })).toBeUndefined();
+    expect(recallWords('unread')).toMatchObject({
+      chip: 'by words only',
+      line: expect.stringMatching(/had not yet read the earlier messages/),
+    });
+  });
+
   it('says words only on the chip and in "why these", and names where to load the model', () => {
     expect(recallWords('words')).toEqual({
       chip: 'by words only',
