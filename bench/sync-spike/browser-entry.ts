@@ -14,7 +14,7 @@ async function run(relayUrl: string, n: number) {
   const laptop = await generateDevice('Laptop');
   const key = await generateSyncKey();
   const code = newPairingCode();
-  const offered = offerPairing(relay, code, payloadOf(key, [laptop.info], relayUrl));
+  const { joined: offered } = await offerPairing(relay, code, payloadOf(key, [laptop.info], relayUrl));
   const phone = await joinWithCode(relay, code, 'Phone');
   await offered;
   const room = await roomOf(key);

@@ -155,6 +155,44 @@ test('pair by QR code: B opens the link the QR holds, filled in and nothing sent
     assert.deepEqual(problems, []);
     assert.deepEqual(toRelay, [], 'B sent nothing to the relay before Pair');
 
+    // A code typed wrong: said in words after one read of the relay; B stays unpaired, no Cancel left behind.
+    const codeInput = B.page.getByTestId('sync-code-input');
+    await codeInput.fill(code.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')));
+    await B.page.getByTestId('sync-join').click();
+    const wrong = B.page.getByTestId('sync-error');
+    await wrong.waitFor();
+    assert.match(await wrong.textContent(), /^No device is showing this code on this relay\. Check the code/);
+    assert.equal(await B.page.getByTestId('sync-status').getAttribute('data-phase'), 'off');
+    assert.equal(await B.page.getByTestId('sync-join-cancel').count(), 0);
+    assert.equal(await B.page.getByTestId('sync-join').isEnabled(), true);
+    for (const width of [375, 1280]) {
+      await look(B.page, width, 'light');
+      await wrong.scrollIntoViewIfNeeded();
+      await shot(B.page, `sync-pair-wrong-code-${width}`);
+      problems.push(...(await audit(B.page)).map((p) => `B wrong code ${width}: ${p}`));
+    }
+    // While B waits on the relay (its read of the mailbox held here), Cancel is there with the focus: Enter cancels, nothing is paired.
+    let holding;
+    const held = new Promise((ok) => (holding = ok));
+    const mailbox = (url) => url.href.includes('/v1/rooms/pair-');
+    const hold = (route) => holding(route);
+    await B.context.route(mailbox, hold);
+    await codeInput.fill(code);
+    await B.page.getByTestId('sync-join').click();
+    const route = await held;
+    await B.page.getByTestId('sync-join-waiting').waitFor();
+    assert.equal(await B.page.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'sync-join-cancel');
+    await shot(B.page, 'sync-pair-waiting-1280');
+    await B.page.keyboard.press('Enter');
+    const cancelled = B.page.getByTestId('sync-join-note');
+    await cancelled.waitFor();
+    assert.equal((await cancelled.textContent()).trim(), 'Pairing cancelled: nothing changed on either device.');
+    await route.abort().catch(() => undefined);
+    await B.context.unroute(mailbox, hold);
+    assert.equal(await B.page.getByTestId('sync-status').getAttribute('data-phase'), 'off');
+    assert.deepEqual(problems, []);
+    await B.page.getByTestId('sync-device-name').evaluate((el) => (el.focus(), el.select()));
+
     // B names itself (the name field has the focus and its text selected) and pairs with one click.
     await B.page.keyboard.type('Phone');
     await B.page.getByTestId('sync-join').click();

@@ -14,6 +14,7 @@ import type { Repository } from '../../ports';
 import type { TealeafDb } from '../../store/db';
 import { readSyncRow } from '../../store/sync-store';
 import { Emitter } from '../emitter';
+import { distinctNames } from './device-names';
 import type { DeviceInfo } from './keys';
 
 export interface ChatDevices {
@@ -68,7 +69,7 @@ export function newChatNotice(place: ChatPlace): string {
 export async function readChatDevices(db: TealeafDb): Promise<ChatDevices> {
   const config = (await readSyncRow(db, 'config')) as { device: { info: DeviceInfo }; devices: DeviceInfo[] } | undefined;
   if (!config) return NO_SYNC;
-  return { self: config.device.info.id, devices: config.devices.map((x) => ({ id: x.id, name: x.name })) };
+  return { self: config.device.info.id, devices: distinctNames(config.devices).map((x) => ({ id: x.id, name: x.name })) };
 }
 
 /** The chat service's view of the devices, read again when it may have changed (events for the UI). */

@@ -37,6 +37,8 @@ export interface SyncState extends SavedBook {
   compactDue?: false | 'soon' | 'now';
   /** A deletion whose words the document's log may still hold: the log is folded into a fresh snapshot. */
   foldDue?: boolean;
+  /** This device was left out of a key rotation: kept, so a reopened tab still says so. */
+  unpaired?: boolean;
   /** The room in use. After a rotation the caller keeps the new key (from `onRotation`) and, on
    * the next start, passes that key's room and sealer: a state of another room is refused. */
   room?: string;

@@ -73,6 +73,7 @@ export class SyncEngine implements Repository {
     this.quarantine = new Quarantine(o.state?.quarantine);
     this.compactDue = o.state?.compactDue ?? false;
     this.foldDue = o.state?.foldDue ?? false;
+    this.unpaired = o.state?.unpaired ?? false;
     if (o.state?.room !== undefined && o.state.room !== o.room) {
       throw new Error('The saved sync state belongs to another key: start with the key in use.');
     }
@@ -139,6 +140,7 @@ export class SyncEngine implements Repository {
       history: this.inbox.notes,
       compactDue: this.compactDue,
       foldDue: this.foldDue,
+      unpaired: this.unpaired || undefined,
       room: this.room,
     };
   }

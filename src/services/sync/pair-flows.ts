@@ -4,7 +4,9 @@
 import { toBase64Url } from './bytes';
 import { generateDevice, generateSyncKey } from './keys';
 import type { PairingPayload } from './pairing';
-import { joinWithCode } from './pairing-session';
+import type { DeviceInfo } from './keys';
+import { newPairingCode } from './pairing';
+import { joinWithCode, offerPairing } from './pairing-session';
 import { RelayClient } from './relay-client';
 import { assertRelayAllowed } from './relay-policy';
 import type { SyncConfig } from './sync-config';
@@ -18,9 +20,15 @@ export async function firstDevice(relayUrl: string, name: string): Promise<SyncC
 }
 
 /** A new device: the key ring from the device showing `code`. */
-export async function joinedDevice(relayUrl: string, code: string, name: string, fetchFn?: typeof fetch): Promise<SyncConfig> {
+export async function joinedDevice(
+  relayUrl: string,
+  code: string,
+  name: string,
+  fetchFn?: typeof fetch,
+  signal?: AbortSignal,
+): Promise<SyncConfig> {
   assertRelayAllowed(relayUrl);
-  const got = await joinWithCode(new RelayClient(relayUrl, fetchFn), code.trim().toUpperCase(), name);
+  const got = await joinWithCode(new RelayClient(relayUrl, fetchFn), code.trim().toUpperCase(), name, { signal });
   return { relayUrl, device: got.device, key: { raw: got.key.raw, createdAt: got.key.createdAt }, devices: got.devices };
 }
 
@@ -33,4 +41,63 @@ export function payloadFor(config: SyncConfig): PairingPayload {
     relayUrl: config.relayUrl,
     addedBy: config.device.info.id,
   };
+}
+
+/** The device showing a code: its offer is in the mailbox when this resolves (show the code then); `joined` is the new device. */
+export async function showCode(
+  config: SyncConfig,
+  signal: AbortSignal,
+  fetchFn?: typeof fetch,
+): Promise<{ code: string; joined: Promise<DeviceInfo> }> {
+  const code = newPairingCode();
+  const { joined } = await offerPairing(new RelayClient(config.relayUrl, fetchFn), code, payloadFor(config), { signal });
+  return { code, joined };
+}
+
+export interface CodeHost {
+  config(): SyncConfig | undefined;
+  fetch?: typeof fetch;
+  /** The code shown now (undefined: none), or the pairing's failure in words. */
+  show(code: string | undefined, error?: string): void;
+  /** The ring changed here: told, signed, to every device, then kept. */
+  announce(config: SyncConfig, s: { type: 'added'; device: DeviceInfo }): Promise<void>;
+}
+
+/** The one code this device shows at a time: shown once its offer is on the relay, until used, cancelled or expired. */
+export class CodeShown {
+  private ctl?: AbortController;
+
+  constructor(private readonly host: CodeHost) {}
+
+  async offer(): Promise<string> {
+    const config = this.host.config();
+    if (!config) throw new Error('Turn sync on first.');
+    this.ctl?.abort();
+    const ctl = (this.ctl = new AbortController());
+    const { code, joined } = await showCode(config, ctl.signal, this.host.fetch);
+    const mine = () => this.ctl === ctl && !ctl.signal.aborted;
+    if (mine()) this.host.show(code);
+    joined.then(
+      async (info) => {
+        const added = { ...info, addedBy: config.device.info.id };
+        // Told to every device of the ring, signed: none leaves it out of a later key.
+        const now = this.host.config()!;
+        await this.host.announce(
+          { ...now, devices: [...now.devices.filter((d) => d.id !== added.id), added] },
+          { type: 'added', device: added },
+        );
+        if (mine()) this.host.show(undefined);
+      },
+      (e: unknown) => {
+        if (!ctl.signal.aborted) this.host.show(undefined, (e as Error).message);
+      },
+    );
+    return code;
+  }
+
+  /** Stops showing the code: a device typing it is told so; an answer the relay took before stands (both paired). */
+  cancel(): void {
+    this.ctl?.abort();
+    this.host.show(undefined);
+  }
 }

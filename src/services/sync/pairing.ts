@@ -11,6 +11,7 @@
 // code's lifetime, online or offline); and a code photographed later opens nothing, because the
 // ECDH key pairs were thrown away after pairing.
 import { type Bytes, fromBase32, fromBase64Url, fromUtf8, randomBytes, toBase32, toBase64Url, utf8 } from './bytes';
+import { freeName } from './device-names';
 import { type Device, type DeviceInfo, type SyncKey, agreedKey, generateDevice, keyFromRaw } from './keys';
 
 const CODE_BYTES = 15;
@@ -116,7 +117,21 @@ async function openRequest(secrets: PairingSecrets, request: JoinRequest): Promi
 
 const mac = async (k: CryptoKey, parts: string[]) =>
   toBase64Url(new Uint8Array(await crypto.subtle.sign('HMAC', k, utf8(parts.join('|')))));
-const verify = (k: CryptoKey, parts: string[], tag: string) => crypto.subtle.verify('HMAC', k, fromBase64Url(tag), utf8(parts.join('|')));
+const verify = async (k: CryptoKey, parts: string[], tag: unknown) => {
+  try {
+    return typeof tag === 'string' && (await crypto.subtle.verify('HMAC', k, fromBase64Url(tag), utf8(parts.join('|'))));
+  } catch {
+    return false;
+  }
+};
+
+/** A word in the mailbox only a holder of the code can say ("offer", "closed", "cancel"): its MAC under the code. */
+export const codeMac = (secrets: PairingSecrets, parts: string[]) => mac(secrets.macKey, parts);
+export const codeMacOk = (secrets: PairingSecrets, parts: string[], tag: unknown) => verify(secrets.macKey, parts, tag);
+
+/** The answer is for this device and made with the code (another device's answer, or a stranger's, is not). */
+export const replyIsFor = (secrets: PairingSecrets, deviceId: string, reply: JoinReply) =>
+  verify(secrets.macKey, ['reply', deviceId, reply.publicKey], reply.mac);
 
 /** New device, step 1: its own identity and the request to post in the mailbox. */
 export async function requestToJoin(
@@ -144,7 +159,15 @@ export async function answerJoin(
   request: JoinRequest,
   payload: PairingPayload,
 ): Promise<{ reply: JoinReply; joined: DeviceInfo }> {
-  const d = await openRequest(secrets, request);
+  // Named where the list is known: a second "Chromium on Linux" joins as "Chromium on Linux 2".
+  const asked = await openRequest(secrets, request);
+  const d = {
+    ...asked,
+    name: freeName(
+      asked.name,
+      payload.devices.map((x) => x.name),
+    ),
+  };
   // A fresh key pair for this exchange only (the device's own key is for rotations).
   const mine = await crypto.subtle.generateKey({ name: 'ECDH', namedCurve: 'P-256' }, false, ['deriveBits']);
   const publicKey = toBase64Url(new Uint8Array(await crypto.subtle.exportKey('raw', mine.publicKey)));

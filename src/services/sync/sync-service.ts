@@ -17,13 +17,12 @@ import { Sealer } from './envelope';
 import { keyFromRaw, roomOf } from './keys';
 import { KeyChange } from './key-change';
 import { Compactor } from './compaction';
-import { firstDevice, joinedDevice, payloadFor } from './pair-flows';
-import { newPairingCode } from './pairing';
-import { offerPairing } from './pairing-session';
-import { ProgressRelay, RelayClient, RelayError } from './relay-client';
+import { CodeShown, firstDevice, joinedDevice } from './pair-flows';
+import { ProgressRelay, RelayError } from './relay-client';
 import { DocLog } from './doc-log';
 import { outboxKey, syncedPart, tellViews } from './outbox';
 import { MAX_DEVICE_NAME, RingRefusal } from './ring';
+import { distinctNames } from './device-names';
 import {
   type PendingRotation,
   type RingOutcome,
@@ -67,7 +66,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   private readonly tabs = new TabLink((m) => this.heard(m));
   private readonly memoryChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-memory') : undefined;
   private readonly chatChannel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('tealeaf-chat') : undefined;
-  private pairing?: AbortController;
+  private readonly shown: CodeShown;
   private readonly asked = new ResetQuestion();
   /** Runs this device's wipe for another device's delete-all (Tealeaf stops its jobs around it). */
   wipeHere?: (wipe: () => Promise<unknown>) => Promise<unknown>;
@@ -79,6 +78,12 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     super();
     this.rows = new StateRows(repo.db, () => ({ engine: this.engine, config: this.config }));
     this.compactor = new Compactor(this.rows, options.compactEveryMs);
+    this.shown = new CodeShown({
+      config: () => this.config,
+      fetch: options.fetch,
+      show: (code, error) => this.set(error === undefined ? { code } : { code, phase: 'error', error }),
+      announce: (config, s) => this.announce(config, s),
+    });
     this.keyChange = new KeyChange({
       db: repo.db,
       repo,
@@ -102,6 +107,8 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   /** `replace`: the whole status (sync off), not a patch over the last one. */
   private set(patch: Partial<SyncStatus>, replace = false): void {
+    // Shown told apart: two devices named alike (paired at once through two devices) get a number.
+    if (patch.devices) patch = { ...patch, devices: distinctNames(patch.devices) };
     this.status = replace ? { ...OFF, ...patch } : { ...this.status, ...patch };
     this.emit('status', this.status);
     // The other tabs show what the loop's tab knows (theirs would say "starting" for ever).
@@ -250,6 +257,11 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       const engine = this.engine;
       this.kicked = false;
       try {
+        // Left out of a new key (now, or before this tab opened): nothing more to send or read.
+        if (engine.unpaired) {
+          this.set({ phase: 'unpaired', pending: false });
+          return;
+        }
         // A key change this device started and did not finish (a crash, the relay away) comes first.
         if (this.keyChange.pending) await this.keyChange.finish();
         // Before the out-box: what was written after the wipe belongs to the new epoch.
@@ -257,10 +269,6 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
         await this.rows.takeImport(engine);
         await this.rows.drainOutbox(engine);
         await this.rows.introduce(engine);
-        if (engine.unpaired) {
-          this.set({ phase: 'unpaired', pending: false });
-          return;
-        }
         const start = engine.position;
         this.relay!.onRead = (seq, last) => {
           if (last - start > 4) this.set({ phase: 'syncing', progress: { done: seq - start, total: last - start } });
@@ -316,9 +324,9 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     await this.begun(await firstDevice(relayUrl, name));
   }
 
-  /** A new device: takes the key ring from the device showing `code`; its own memory joins the rest. */
-  async join(relayUrl: string, code: string, name: string): Promise<void> {
-    await this.begun(await joinedDevice(relayUrl, code, name, this.options.fetch));
+  /** A new device: takes the key ring from the device showing `code`; its own memory joins the rest. `signal` cancels the wait. */
+  async join(relayUrl: string, code: string, name: string, signal?: AbortSignal): Promise<void> {
+    await this.begun(await joinedDevice(relayUrl, code, name, this.options.fetch, signal));
   }
 
   /** Sync on with a new config: kept first, this device's open chats named, then the loop with its records taken in. */
@@ -328,29 +336,10 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
     this.hold(() => this.begin(config, undefined, true));
   }
 
-  /** Shows a code for a new device and waits for it (10 minutes); the device list grows when it joins. */
-  async offerCode(): Promise<string> {
-    const config = this.config;
-    if (!config) throw new Error('Turn sync on first.');
-    const code = newPairingCode();
-    this.pairing?.abort();
-    const ctl = (this.pairing = new AbortController());
-    this.set({ code });
-    const self = config.device.info.id;
-    offerPairing(new RelayClient(config.relayUrl, this.options.fetch), code, payloadFor(config), { signal: ctl.signal }).then(
-      async (info) => {
-        const joined = { ...info, addedBy: self };
-        // Told to every device of the ring, signed: none leaves it out of a later key.
-        const devices = [...this.config!.devices.filter((d) => d.id !== joined.id), joined];
-        await this.announce({ ...this.config!, devices }, { type: 'added', device: joined });
-        this.set({ code: undefined });
-      },
-      (e: unknown) => {
-        if (!ctl.signal.aborted) this.set({ code: undefined, phase: 'error', error: (e as Error).message });
-      },
-    );
-    return code;
-  }
+  /** Shows a code for a new device once the relay holds its offer, and adds the device that types it (pair-flows.ts). */
+  offerCode = (): Promise<string> => this.shown.offer();
+  /** Stops showing the code: a device typing it is told so; one whose answer the relay took first stays paired. */
+  cancelCode = (): void => this.shown.cancel();
 
   /** Renames this device here and, signed, on every paired device. */
   async rename(name: string): Promise<void> {
@@ -398,7 +387,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
 
   /** Another device deleted everything: the loop waits here until the user answers (`answerReset`). */
   private askReset(epoch: Epoch): Promise<'wipe' | 'keep'> {
-    const name = this.config?.devices.find((d) => d.id === epoch.by)?.name ?? 'Another device';
+    const name = distinctNames(this.config?.devices ?? []).find((d) => d.id === epoch.by)?.name ?? 'Another device';
     const answer = this.asked.ask();
     this.set({ phase: 'deleted-elsewhere', deletedBy: { name, at: epoch.at }, progress: undefined });
     return answer;
@@ -432,7 +421,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
   private halt(why: string): void {
     this.running = false;
     this.asked.end(why);
-    this.pairing?.abort();
+    this.shown.cancel();
     this.kick();
     this.engine = undefined;
   }

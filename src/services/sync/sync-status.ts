@@ -1,5 +1,6 @@
 // What Settings says about sync, derived from one state (docs/SYNC.md, "In the app"). Every word the
 // user reads about sync comes from `syncWords`; tests/unit/sync/sync-status.test.ts covers each phase.
+import { distinctNames } from './device-names';
 import type { DeviceInfo } from './keys';
 
 export type SyncPhase = 'off' | 'starting' | 'syncing' | 'synced' | 'offline' | 'error' | 'unpaired' | 'deleted-elsewhere';
@@ -93,7 +94,8 @@ export function seenWords(
   },
   devices: readonly DeviceInfo[],
 ): Pick<SyncStatus, 'quarantined' | 'history'> {
-  return { quarantined: heldWords(engine.quarantined, devices), history: historyOf(engine.history, engine.book.missing(), devices) };
+  const named = distinctNames(devices);
+  return { quarantined: heldWords(engine.quarantined, named), history: historyOf(engine.history, engine.book.missing(), named) };
 }
 
 export const OFF: SyncStatus = { phase: 'off', devices: [], pending: false };
@@ -123,7 +125,7 @@ export function syncWords(s: SyncStatus, now = Date.now()): SyncWords {
       ? ''
       : ` ${n} record${n === 1 ? '' : 's'} from another device ${n === 1 ? 'was' : 'were'} left out (listed below): this version cannot use ${n === 1 ? 'it' : 'them'}. The rest syncs.`;
   const tabs = s.elsewhere ? ' Sync runs in another Tealeaf tab: pair or unpair devices there.' : '';
-  const history = s.history && s.phase !== 'off' ? ` ${historyWords(s.history, now).join(' ')}` : '';
+  const history = s.history && s.phase !== 'off' ? ` ${historyWords(s.history, now, s.phase === 'unpaired').join(' ')}` : '';
   const headline = w.headline === 'Synced' && s.history?.missing.length ? 'Synced, but messages are missing' : w.headline;
   return { headline, detail: `${w.detail}${history}${held}${tabs}`.trim() };
 }
@@ -131,15 +133,22 @@ export function syncWords(s: SyncStatus, now = Date.now()): SyncWords {
 const REFUSALS: Record<string, (n: number) => string> = {
   replayed: () => 'replayed (sent again by the relay)',
   tampered: () => 'altered on the way',
-  'wrong-key': () => 'sealed with another key (a key change this device missed)',
+  'wrong-key': () => 'sealed with a newer key this device was not given (the key changed)',
   malformed: () => 'not readable by this version',
   forged: (n) => `signed by no paired device (${n === 1 ? 'a change' : 'changes'} of the device list)`,
 };
 
 const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
 
-/** What the relay did that it should not have, and what it means for the user, one sentence each. */
-export function historyWords(h: RelayHistory, now = Date.now()): string[] {
+/** What to do when this device may have been left out of a new key. */
+const PAIR_AGAIN = 'turn sync off here, then pair it again with a code from one of your devices. Its memory stays here.';
+
+/**
+ * What the relay did that it should not have, and what it means for the user, one sentence each.
+ * `removed`: this device was left out of a new key (phase `unpaired`): what it could not read is
+ * its removal's doing, whatever the envelope said (both ends run the same version).
+ */
+export function historyWords(h: RelayHistory, now = Date.now(), removed = false): string[] {
   const out: string[] = [];
   for (const m of h.missing) {
     out.push(
@@ -157,10 +166,15 @@ export function historyWords(h: RelayHistory, now = Date.now()): string[] {
     );
   const refused = Object.entries(h.refused ?? {}).filter(([, n]) => (n ?? 0) > 0);
   const total = refused.reduce((sum, [, n]) => sum + (n ?? 0), 0);
-  if (total > 0) {
+  if (total > 0 && removed) {
+    out.push(
+      `${total} ${plural(total, 'message', 'messages')} could not be read here: this device was removed from sync, and your other devices moved to a new key it was not given. To sync it again, ${PAIR_AGAIN}`,
+    );
+  } else if (total > 0) {
     const reasons = refused.map(([why, n = 0]) => `${refused.length > 1 ? `${n} ` : ''}${REFUSALS[why]?.(n) ?? why}`).join(', ');
     const last = h.refused?.forged && h.lastRefused ? ` The last: ${h.lastRefused}.` : '';
-    out.push(`${total} ${plural(total, 'message was', 'messages were')} refused: ${reasons}.${last}`);
+    const rekeyed = h.refused?.['wrong-key'] ? ` If this stays, this device was removed from sync: ${PAIR_AGAIN}` : '';
+    out.push(`${total} ${plural(total, 'message was', 'messages were')} refused: ${reasons}.${last}${rekeyed}`);
   }
   return out;
 }

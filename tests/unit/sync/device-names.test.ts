@@ -41,6 +41,44 @@ describe('device names', () => {
     expect(own.device.info.name).toBe('Work laptop');
   });
 
+  it('two devices of the same kind are told apart: the device showing the code numbers the new one', async () => {
+    const relay = await relayFor(closers);
+    const laptop = await device('same-a');
+    const phone = await device('same-b');
+    for (const d of [laptop, phone]) closers.push(() => (d.sync.stop(), d.repo.close()));
+    await laptop.sync.turnOn(relay.url, 'Chromium on Linux');
+    await settled('the upload', laptop);
+    await phone.sync.join(relay.url, await laptop.sync.offerCode(), 'Chromium on Linux');
+    await until('the laptop lists the phone', () => laptop.sync.status.devices.length === 2);
+    await settled('both idle', laptop, phone);
+    const names = (d: typeof laptop) => d.sync.status.devices.map((x) => x.name);
+    expect(names(laptop)).toEqual(['Chromium on Linux', 'Chromium on Linux 2']);
+    expect(names(phone)).toEqual(['Chromium on Linux', 'Chromium on Linux 2']);
+    // The phone's own name is the one the list gives it (it is what it signs a rename against).
+    expect(((await readSyncRow(phone.repo.db, 'config')) as SyncConfig).device.info.name).toBe('Chromium on Linux 2');
+  });
+
+  it('two devices paired at the same moment through two devices still show two names, the same on every device', async () => {
+    const relay = await relayFor(closers);
+    const [laptop, phone, tablet, watch] = await Promise.all(['race-a', 'race-b', 'race-c', 'race-d'].map((n) => device(n)));
+    for (const d of [laptop, phone, tablet, watch]) closers.push(() => (d.sync.stop(), d.repo.close()));
+    await laptop.sync.turnOn(relay.url, 'Laptop');
+    await settled('the upload', laptop);
+    await phone.sync.join(relay.url, await laptop.sync.offerCode(), 'Phone');
+    await until('the laptop lists the phone', () => laptop.sync.status.devices.length === 2);
+    await settled('both idle', laptop, phone);
+    // Each list knows neither newcomer when its code is typed: both would be plain "Chromium on Linux".
+    const [one, two] = await Promise.all([laptop.sync.offerCode(), phone.sync.offerCode()]);
+    await Promise.all([tablet.sync.join(relay.url, one, 'Chromium on Linux'), watch.sync.join(relay.url, two, 'Chromium on Linux')]);
+    const all = [laptop, phone, tablet, watch];
+    await until('every device lists four', () => all.every((d) => d.sync.status.devices.length === 4));
+    await settled('all idle', ...all);
+    const shown = all.map((d) => d.sync.status.devices.map((x) => x.name).sort());
+    expect(new Set(shown[0]).size).toBe(4);
+    for (const s of shown) expect(s).toEqual(shown[0]);
+    expect(shown[0]).toEqual(['Chromium on Linux', 'Chromium on Linux 2', 'Laptop', 'Phone']);
+  });
+
   it('a statement renames only the device that signed it, and a name past the limit is refused', async () => {
     const relay = await relayFor(closers);
     const laptop = await device('laptop2');

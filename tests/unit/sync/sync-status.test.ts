@@ -100,6 +100,19 @@ describe('the words of what the relay did, and of records left out (issue 30)', 
     expect(historyOf({}, [], [me])).toBeUndefined();
   });
 
+  it('a removed device names its removal as the reason a message was refused, and says what to do', () => {
+    // Both devices run the same version: "not readable by this version" would send the user to update.
+    const history = historyOf({ refused: { malformed: 1 } }, [], [me, phone]);
+    const removed = syncWords({ ...base, phase: 'unpaired', history }, NOW).detail;
+    expect(removed).not.toMatch(/this version/);
+    expect(removed).toContain('1 message could not be read here: this device was removed from sync');
+    expect(removed).toMatch(/turn sync off here, then pair it again with a code from one of your devices/);
+    // A message under a key this device was not given, on a device still paired: the key changed.
+    const rekeyed = syncWords({ ...base, phase: 'synced', history: historyOf({ refused: { 'wrong-key': 2 } }, [], [me, phone]) }, NOW);
+    expect(rekeyed.detail).toContain('2 messages were refused: sealed with a newer key this device was not given (the key changed).');
+    expect(rekeyed.detail).toMatch(/If this stays, this device was removed from sync: turn sync off here, then pair it again/);
+  });
+
   it('records left out name their sender by its name, or say it is not in the list', () => {
     const held = heldWords(
       [
