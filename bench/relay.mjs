@@ -98,7 +98,7 @@ async function dbBytes(url) {
 }
 
 async function run(cluster, processes) {
-  await sql(cluster.url, 'DROP TABLE IF EXISTS relay_messages, relay_rooms, relay_nonces CASCADE');
+  await sql(cluster.url, 'DROP TABLE IF EXISTS relay_messages, relay_rooms, relay_nonces, relay_births CASCADE');
   const relays = [];
   for (let i = 0; i < processes; i++) relays.push(await spawnRelay(cluster.url));
   const keys = Array.from({ length: ROOMS }, newRoomKey);

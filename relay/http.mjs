@@ -47,11 +47,22 @@ function frames(messages) {
   );
 }
 
+/**
+ * A query value that must be a whole number (after, limit, compact): `fallback` when absent, a 400
+ * when it is anything but decimal digits of a safe integer (a value the stores could not hold).
+ */
+function count(url, name, fallback) {
+  const v = url.searchParams.get(name);
+  if (v === null) return fallback;
+  const n = Number(v);
+  if (!/^\d{1,16}$/.test(v) || !Number.isSafeInteger(n)) throw refuse.badQuery(name);
+  return n;
+}
+
 /** The routes over one store; `state.draining` is set on shutdown. */
 export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs, trustProxy, state }) {
   const roomPosts = new Windows(60_000, now);
   const addressPosts = new Windows(60_000, now);
-  const addressRooms = new Windows(3600_000, now);
   const polls = new Gauges();
 
   // Behind a balancer the client is the last address it added to x-forwarded-for (--trust-proxy).
@@ -75,12 +86,10 @@ export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs
     if (wait) throw refuse.posts(wait);
     const totals = await store.totals();
     if (totals.bytes + body.length > limits.relayBytes) throw refuse.relayFull();
-    const compact = url.searchParams.get('compact');
-    const upTo = compact === null ? undefined : Number(compact);
-    if (upTo !== undefined && !Number.isSafeInteger(upTo)) throw refuse.badCompact();
-    const mayCreate = !addressRooms.full(address, limits.addressRoomsPerHour);
-    const { seq } = await store.append(id, body, { ...signed, compact: upTo, mayCreate, limits, now: now() });
-    if (seq === 1) addressRooms.take(address, Infinity);
+    const upTo = count(url, 'compact', undefined);
+    // The store counts a new room against its address in the step that creates it (a burst of first
+    // posts cannot pass the hourly limit between a check and a count).
+    const { seq } = await store.append(id, body, { ...signed, compact: upTo, address, limits, now: now() });
     metrics.posted++;
     metrics.postedBytes += body.length;
     waiters.wake(id, seq);
@@ -88,10 +97,17 @@ export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs
   }
 
   function wait(req, res, id, after, address) {
-    if (!polls.add(address, limits.addressPolls)) throw refuse.polls();
-    if (!polls.add(`room ${id}`, limits.roomPolls)) {
-      polls.remove(address);
-      throw refuse.polls();
+    // Per address, per room, then per address in the room: one address (a stranger who learnt the
+    // room id) cannot hold all of a room's polls and leave its devices none.
+    const keys = [address, `room ${id}`, `room ${id} ${address}`];
+    const maxes = [limits.addressPolls, limits.roomPolls, limits.roomAddressPolls];
+    const taken = [];
+    for (let i = 0; i < keys.length; i++) {
+      if (!polls.add(keys[i], maxes[i])) {
+        taken.forEach((k) => polls.remove(k));
+        throw refuse.polls();
+      }
+      taken.push(keys[i]);
     }
     let done = false;
     const end = () => {
@@ -99,8 +115,7 @@ export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs
       done = true;
       remove();
       clearTimeout(timer);
-      polls.remove(address);
-      polls.remove(`room ${id}`);
+      keys.forEach((k) => polls.remove(k));
       metrics.waiters = waiters.count;
       return true;
     };
@@ -159,22 +174,24 @@ export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs
       return 'other';
     }
     const id = m[1];
-    const after = Math.max(0, Number.parseInt(url.searchParams.get('after') ?? '0', 10) || 0);
     if (m[2] === '/messages' && req.method === 'POST') {
       await post(req, res, url, id, address);
       return 'post';
     }
     if (m[2] === '/messages' && req.method === 'GET') {
-      const limit = Math.min(10_000, Math.max(1, Number.parseInt(url.searchParams.get('limit') ?? '1000', 10) || 1000));
+      const after = count(url, 'after', 0);
+      const limit = Math.min(10_000, Math.max(1, count(url, 'limit', 1000)));
       const got = await store.read(id, after, limit, MAX_BATCH_BYTES, now(), limits);
       send(res, 200, frames(got.messages), { 'x-last-seq': String(got.last) });
       return 'read';
     }
     if (m[2] === '/wait' && req.method === 'GET') {
-      await wait(req, res, id, after, address);
+      await wait(req, res, id, count(url, 'after', 0), address);
       return 'wait';
     }
     if (!m[2] && req.method === 'DELETE') {
+      // A mailbox has no key to sign with: none may delete it, so a stranger cannot end a pairing.
+      if (isPairing(id)) throw refuse.mailboxKept();
       const body = await readBody(req, 1024);
       const { key, nonce } = checkSignature(req, url.pathname + url.search, body, now(), limits.clockSkewMs);
       await store.remove(id, key, nonce, now(), limits);
@@ -209,6 +226,6 @@ export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs
     }
   };
   // Windows that ended are dropped, so idle addresses and rooms cost no memory.
-  handler.sweep = () => [roomPosts, addressPosts, addressRooms].forEach((w) => w.sweep());
+  handler.sweep = () => [roomPosts, addressPosts].forEach((w) => w.sweep());
   return handler;
 }

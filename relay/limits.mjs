@@ -5,18 +5,22 @@
 export const DEFAULT_LIMITS = {
   /** One message. */
   maxMessage: 8 * 1024 * 1024,
-  /** Bytes one room may hold (a snapshot compacts what came before it). */
-  roomBytes: 256 * 1024 * 1024,
-  /** Bytes all rooms together may hold: the operator's disk (Infinity: no limit). */
-  relayBytes: Infinity,
+  /** Bytes one room may hold (a snapshot compacts what came before it): about 20 months of a person's edits with no delete. */
+  roomBytes: 128 * 1024 * 1024,
+  /**
+   * Bytes all rooms together may hold: sized for a small server's disk (docs/SYNC.md, "Relay
+   * limits"); unlimited only when the operator says so (`--relay-bytes none`).
+   */
+  relayBytes: 4 * 1024 * 1024 * 1024,
   /** Posts per minute, per room and per client address. */
   roomPostsPerMinute: 240,
   addressPostsPerMinute: 600,
   /** Rooms (pairing mailboxes included) one address may create per hour. */
   addressRoomsPerHour: 30,
-  /** Long polls open at once, per room and per address. */
+  /** Long polls open at once, per room and per address; and per address in one room, so no one address takes a room's all. */
   roomPolls: 16,
   addressPolls: 64,
+  roomAddressPolls: 4,
   /** A room nobody posted to for this long is deleted (its devices send what they hold again). */
   idleMs: 90 * 24 * 3600_000,
   /** Pairing mailboxes (pair-...): at most this many messages, forgotten this long after their first. */
@@ -54,6 +58,9 @@ export const refuse = {
   replayed: () => new Refusal(409, 'replayed', 'this signed request was already taken'),
   notYours: () => new Refusal(403, 'not-yours', 'this room belongs to another key'),
   badCompact: () => new Refusal(400, 'bad-compact', 'compact names a position this room does not have'),
+  badQuery: (name) => new Refusal(400, 'bad-query', `${name} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`),
+  mailboxKept: () =>
+    new Refusal(403, 'mailbox-kept', 'a pairing mailbox cannot be deleted: the relay forgets it 15 minutes after its first message'),
   empty: () => new Refusal(400, 'empty', 'empty message'),
 };
 
@@ -75,10 +82,10 @@ export class Windows {
     return 0;
   }
 
-  /** Whether one more would be refused, without taking it. */
-  full(key, max) {
+  /** Gives back one taken in this window (what it was taken for did not happen). */
+  give(key) {
     const w = this.counts.get(key);
-    return !!w && this.now() - w.start < this.windowMs && w.n >= max;
+    if (w && this.now() - w.start < this.windowMs && w.n > 0) w.n--;
   }
 
   /** Drops ended windows, so idle addresses cost nothing. */

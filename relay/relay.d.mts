@@ -10,6 +10,7 @@ export interface RelayLimits {
   addressRoomsPerHour: number;
   roomPolls: number;
   addressPolls: number;
+  roomAddressPolls: number;
   idleMs: number;
   pairMessages: number;
   pairTtlMs: number;

@@ -115,9 +115,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     ['address-posts', 'addressPostsPerMinute'],
     ['address-rooms', 'addressRoomsPerHour'],
     ['address-polls', 'addressPolls'],
+    ['room-address-polls', 'roomAddressPolls'],
   ]) {
     const v = arg(flag, undefined);
-    if (v !== undefined) limits[key] = Number(v);
+    // `none` (or Infinity): no limit, only when the operator says so.
+    if (v !== undefined) limits[key] = v === 'none' ? Infinity : Number(v);
+    if (Number.isNaN(limits[key]) || limits[key] < 0) throw new Error(`--${flag} takes a number of bytes or counts, or none`);
   }
   const relay = await startRelay({
     host: arg('host', '127.0.0.1'),

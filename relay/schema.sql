@@ -29,11 +29,22 @@ CREATE TABLE IF NOT EXISTS relay_nonces (
 );
 CREATE INDEX IF NOT EXISTS relay_nonces_at ON relay_nonces (at);
 
--- One post, in one transaction: nonce, claim, position, message, compaction, quota, notify. A
--- refusal raises (SQLSTATE P0001, the reason as its message), so nothing of it stays.
+-- Rooms (pairing mailboxes included) created in the last hour, by the address that created each:
+-- counted in the transaction that creates a room, so a burst of first posts cannot pass the limit.
+CREATE TABLE IF NOT EXISTS relay_births (
+  address text NOT NULL,
+  at bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS relay_births_address ON relay_births (address, at);
+
+-- The post of relays before the count of new rooms moved into it.
+DROP FUNCTION IF EXISTS relay_post(text, bytea, text, bytea, bigint, boolean, bigint, integer, bigint, bigint);
+
+-- One post, in one transaction: nonce, claim, new room's count, position, message, compaction,
+-- quota, notify. A refusal raises (SQLSTATE P0001, the reason as its message), so nothing of it stays.
 CREATE OR REPLACE FUNCTION relay_post(
-  p_room text, p_key bytea, p_nonce text, p_body bytea, p_compact bigint,
-  p_may_create boolean, p_room_bytes bigint, p_pair_messages integer, p_pair_ttl bigint, p_now bigint
+  p_room text, p_key bytea, p_nonce text, p_body bytea, p_compact bigint, p_address text,
+  p_rooms_per_hour integer, p_room_bytes bigint, p_pair_messages integer, p_pair_ttl bigint, p_now bigint
 ) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   r relay_rooms%ROWTYPE;
@@ -50,9 +61,16 @@ BEGIN
   END IF;
   SELECT * INTO r FROM relay_rooms WHERE id = p_room FOR UPDATE;
   IF NOT FOUND THEN
-    IF NOT p_may_create THEN RAISE EXCEPTION 'too-many-rooms'; END IF;
     INSERT INTO relay_rooms (id, key, created, touched) VALUES (p_room, p_key, p_now, p_now)
       ON CONFLICT (id) DO NOTHING;
+    IF FOUND THEN
+      -- This transaction creates the room: one address's new rooms are counted one transaction at
+      -- a time (a lock per address, held to the commit), each seeing the ones committed before it.
+      PERFORM pg_advisory_xact_lock(7311032, hashtext(p_address));
+      SELECT count(*) INTO n FROM relay_births WHERE address = p_address AND at > p_now - 3600000;
+      IF n >= p_rooms_per_hour THEN RAISE EXCEPTION 'too-many-rooms'; END IF;
+      INSERT INTO relay_births VALUES (p_address, p_now);
+    END IF;
     SELECT * INTO r FROM relay_rooms WHERE id = p_room FOR UPDATE;
   END IF;
   IF NOT pairing THEN

@@ -3,6 +3,8 @@
 // [u32 0xFFFFFFFF][u32 n] (the first n positions were dropped) and is written whole to a new file
 // renamed over the old one. <room>.key holds the room's public key (docs/SYNC.md, "Who may write a
 // room"). A post is acknowledged only after its bytes are flushed to disk (fdatasync).
+// relay.nonces holds the nonces of signed requests, a line each ("nonce time"), flushed before the
+// request is taken, so a request replayed after a restart is refused as one replayed before it.
 // One process only: the order of a room's writes is kept by a promise chain in this process.
 import {
   closeSync,
@@ -17,9 +19,9 @@ import {
   statSync,
   truncateSync,
 } from 'node:fs';
-import { open as openFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, open as openFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { refuse } from './limits.mjs';
+import { Windows, refuse } from './limits.mjs';
 
 const BASE_MARK = 0xffffffff;
 export const isPairing = (id) => id.startsWith('pair-');
@@ -144,6 +146,50 @@ class Room {
   }
 }
 
+/** Nonces of signed requests seen in their window, in memory and in a file that outlives a restart. */
+class NonceBook {
+  constructor(path) {
+    this.path = path;
+    this.seen = new Map();
+    this.tail = Promise.resolve();
+    if (!existsSync(path)) return;
+    for (const line of readFileSync(path, 'utf8').split('\n')) {
+      const [nonce, at] = line.split(' ');
+      // A last line cut off by a crash was never flushed, so its request was never taken.
+      if (nonce && /^\d+$/.test(at ?? '')) this.seen.set(nonce, Number(at));
+    }
+  }
+
+  #serial(fn) {
+    const run = this.tail.then(fn);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Takes a nonce once (refused if seen in its window); resolves when it is on disk. */
+  take(nonce, now) {
+    if (this.seen.has(nonce)) throw refuse.replayed();
+    this.seen.set(nonce, now);
+    return this.#serial(() => appendFile(this.path, `${nonce} ${now}\n`, { flush: true }));
+  }
+
+  /** Forgets nonces seen before `before`, in memory and on disk. */
+  sweep(before) {
+    let dropped = false;
+    for (const [n, at] of this.seen)
+      if (at < before) {
+        this.seen.delete(n);
+        dropped = true;
+      }
+    if (!dropped) return this.tail;
+    return this.#serial(async () => {
+      const text = [...this.seen].map(([n, at]) => `${n} ${at}\n`).join('');
+      await writeFile(`${this.path}.tmp`, text, { flush: true });
+      await rename(`${this.path}.tmp`, this.path);
+    });
+  }
+}
+
 export class FileStore {
   kind = 'file';
 
@@ -152,7 +198,10 @@ export class FileStore {
     mkdirSync(dir, { recursive: true });
     /** Rooms in use; one unused for a while is dropped from memory (its files stay). */
     this.rooms = new Map();
-    this.nonces = new Map();
+    this.nonces = new NonceBook(join(dir, 'relay.nonces'));
+    /** New rooms per address this hour, counted in the step that creates one. */
+    this.births = new Windows(3600_000, () => this.clock);
+    this.clock = 0;
     this.listeners = new Set();
     this.cached = { rooms: 0, bytes: 0, messages: 0 };
   }
@@ -180,19 +229,29 @@ export class FileStore {
     this.listeners.add(fn);
   }
 
-  async append(id, body, { key, nonce, compact, mayCreate, limits, now }) {
+  async append(id, body, { key, nonce, compact, address, limits, now }) {
     this.#expirePairing(id, now, limits.pairTtlMs);
-    if (nonce !== undefined) {
-      if (this.nonces.has(nonce)) throw refuse.replayed();
-      this.nonces.set(nonce, now);
-    }
+    if (nonce !== undefined) await this.nonces.take(nonce, now);
     const r = this.#room(id, now);
     const seq = await r.serial(async () => {
-      await this.#claim(id, key, mayCreate, r.last === 0 && !existsSync(r.path));
-      if (isPairing(id) && r.last >= limits.pairMessages) throw refuse.mailboxFull();
-      if (compact !== undefined && (compact < 0 || compact > r.last || isPairing(id))) throw refuse.badCompact();
-      const freed = compact === undefined ? 0 : r.lengths.slice(0, Math.max(0, compact - r.base)).reduce((a, b) => a + b, 0);
-      if (r.bytes - freed + body.length > limits.roomBytes) throw refuse.roomFull(limits.roomBytes);
+      // A new room is counted against its address here, with no wait between the check and the
+      // count (one process, one thread), and given back if the post is refused before its write.
+      this.clock = now;
+      const isNew = r.last === 0 && !existsSync(r.path);
+      if (isNew) {
+        const wait = this.births.take(address, limits.addressRoomsPerHour);
+        if (wait) throw refuse.rooms(wait);
+      }
+      try {
+        await this.#claim(id, key);
+        if (isPairing(id) && r.last >= limits.pairMessages) throw refuse.mailboxFull();
+        if (compact !== undefined && (compact < 0 || compact > r.last || isPairing(id))) throw refuse.badCompact();
+        const freed = compact === undefined ? 0 : r.lengths.slice(0, Math.max(0, compact - r.base)).reduce((a, b) => a + b, 0);
+        if (r.bytes - freed + body.length > limits.roomBytes) throw refuse.roomFull(limits.roomBytes);
+      } catch (e) {
+        if (isNew) this.births.give(address);
+        throw e;
+      }
       if (r.last === 0) r.bornAt = now;
       const at = await r.append(body);
       this.cached.bytes += body.length;
@@ -204,17 +263,13 @@ export class FileStore {
   }
 
   /** Checks the writer's key against the room's, claiming a room that has none (a new room, or one from before signatures). */
-  async #claim(id, key, mayCreate, isNew) {
-    if (isPairing(id)) {
-      if (isNew && !mayCreate) throw refuse.rooms(3600);
-      return;
-    }
+  async #claim(id, key) {
+    if (isPairing(id)) return;
     const file = this.#keyFile(id);
     if (existsSync(file)) {
       if (!readFileSync(file).equals(key)) throw refuse.notYours();
       return;
     }
-    if (isNew && !mayCreate) throw refuse.rooms(3600);
     await writeFile(`${file}.tmp`, key, { flush: true });
     await rename(`${file}.tmp`, file);
   }
@@ -236,8 +291,8 @@ export class FileStore {
   }
 
   async remove(id, key, nonce, now) {
-    if (this.nonces.has(nonce)) throw refuse.replayed();
-    this.nonces.set(nonce, now);
+    if (isPairing(id)) throw refuse.mailboxKept();
+    await this.nonces.take(nonce, now);
     const file = this.#keyFile(id);
     const r = this.rooms.get(id);
     const run = async () => {
@@ -252,7 +307,9 @@ export class FileStore {
 
   /** Forgets idle rooms, old pairing mailboxes and old nonces; counts what is left. */
   async sweep(now, limits) {
-    for (const [n, at] of this.nonces) if (now - at > 2 * limits.clockSkewMs) this.nonces.delete(n);
+    this.clock = now;
+    this.births.sweep();
+    await this.nonces.sweep(now - 2 * limits.clockSkewMs);
     for (const [id, r] of this.rooms) if (now - r.usedAt > 10 * 60_000) this.rooms.delete(id);
     let rooms = 0;
     let bytes = 0;
@@ -281,5 +338,6 @@ export class FileStore {
 
   async close() {
     await Promise.all([...this.rooms.values()].map((r) => r.tail));
+    await this.nonces.tail;
   }
 }

@@ -111,10 +111,22 @@ export class PgStore {
     }
   }
 
-  async append(id, body, { key, nonce, compact, mayCreate, limits, now }) {
+  async append(id, body, { key, nonce, compact, address, limits, now }) {
     const r = await this.#q(
-      'SELECT relay_post($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) AS seq',
-      [id, key ?? null, nonce ?? null, body, compact ?? null, mayCreate, limits.roomBytes, limits.pairMessages, limits.pairTtlMs, now],
+      'SELECT relay_post($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS seq',
+      [
+        id,
+        key ?? null,
+        nonce ?? null,
+        body,
+        compact ?? null,
+        address,
+        Math.min(limits.addressRoomsPerHour, 2 ** 31 - 1),
+        Math.min(limits.roomBytes, Number.MAX_SAFE_INTEGER),
+        limits.pairMessages,
+        limits.pairTtlMs,
+        now,
+      ],
       limits,
     );
     // Counted here until the next sweep counts again, so the relay-wide limit holds between sweeps.
@@ -148,6 +160,7 @@ export class PgStore {
   }
 
   async remove(id, key, nonce, now, limits) {
+    if (id.startsWith('pair-')) throw refuse.mailboxKept();
     await this.#q('SELECT relay_delete($1, $2, $3, $4)', [id, key, nonce, now], limits);
   }
 
@@ -155,6 +168,7 @@ export class PgStore {
     await this.#q(`DELETE FROM relay_rooms WHERE left(id, 5) <> 'pair-' AND touched < $1`, [now - limits.idleMs], limits);
     await this.#q(`DELETE FROM relay_rooms WHERE left(id, 5) = 'pair-' AND created < $1`, [now - limits.pairTtlMs], limits);
     await this.#q('DELETE FROM relay_nonces WHERE at < $1', [now - 2 * limits.clockSkewMs], limits);
+    await this.#q('DELETE FROM relay_births WHERE at <= $1', [now - 3600_000], limits);
     const t = await this.#q(
       'SELECT count(*) AS rooms, coalesce(sum(bytes), 0) AS bytes, coalesce(sum(messages), 0) AS messages FROM relay_rooms',
       [],

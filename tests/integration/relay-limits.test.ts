@@ -31,7 +31,7 @@ describe.each(['file', 'postgres'])('the relay on %s', (store) => {
   async function relayWith(limits: Partial<RelayLimits> = {}, now?: () => number) {
     const dir = mkdtempSync(join(tmpdir(), 'tealeaf-limits-'));
     if (store === 'postgres') {
-      await sql(cluster.url, 'DROP TABLE IF EXISTS relay_messages, relay_rooms, relay_nonces CASCADE');
+      await sql(cluster.url, 'DROP TABLE IF EXISTS relay_messages, relay_rooms, relay_nonces, relay_births CASCADE');
     }
     const relay = await startRelay({ port: 0, dir, postgres: store === 'postgres' ? cluster.url : undefined, limits, now });
     open.push(relay.close);
@@ -81,7 +81,7 @@ describe.each(['file', 'postgres'])('the relay on %s', (store) => {
     // A room as the relay kept it before issue 31: messages, no key.
     if (store === 'file') writeFileSync(join(dir, `${room}.log`), Buffer.from([0, 0, 0, 3, ...Buffer.from('old')]));
     else {
-      await sql(cluster.url, 'DROP TABLE IF EXISTS relay_messages, relay_rooms, relay_nonces CASCADE');
+      await sql(cluster.url, 'DROP TABLE IF EXISTS relay_messages, relay_rooms, relay_nonces, relay_births CASCADE');
       const first = await startRelay({ port: 0, postgres: cluster.url });
       await first.close();
       await sql(

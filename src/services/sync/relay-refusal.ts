@@ -34,6 +34,8 @@ const WORDS: Record<string, (r: RelayRefusal) => string> = {
   // Faults of this app, not of the user: said plainly all the same.
   'bad-compact': () => 'Your relay refused to compact at a position the room does not have (a fault in Tealeaf).',
   empty: () => 'Your relay refused an empty message (a fault in Tealeaf).',
+  'bad-query': () => 'Your relay refused a request it could not read (a fault in Tealeaf).',
+  'mailbox-kept': () => 'Your relay keeps a pairing mailbox until it expires: it cannot be deleted (a fault in Tealeaf).',
 };
 
 /** Words for a refusal; the status alone when the relay said no reason (an older relay, a proxy). */

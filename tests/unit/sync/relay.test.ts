@@ -93,7 +93,8 @@ describe('the relay', () => {
     const again = await relayIn(first.dir);
     expect((await again.client.read(ROOM, 0)).messages.map((m) => m.seq)).toEqual([3, 4]);
     expect(await again.client.post(ROOM, utf8('five'))).toBe(5);
-    expect(readdirSync(first.dir).sort()).toEqual([`${ROOM}.key`, `${ROOM}.log`]);
+    // Beside the room's files only the nonces of signed requests, kept across restarts.
+    expect(readdirSync(first.dir).sort()).toEqual([`${ROOM}.key`, `${ROOM}.log`, 'relay.nonces']);
     // A position the room does not have yet is refused.
     await expect(again.client.post(ROOM, utf8('x'), undefined, 99)).rejects.toMatchObject({ status: 400 });
   });
@@ -112,7 +113,9 @@ describe('the relay', () => {
     const { client, dir } = await relayIn();
     await client.post(ROOM, utf8('old'));
     await client.deleteRoom(ROOM);
-    expect(readdirSync(dir)).toEqual([]);
+    // Nothing of the room is left: the nonces of signed requests name no room.
+    expect(readdirSync(dir)).toEqual(['relay.nonces']);
+    expect(readFileSync(join(dir, 'relay.nonces'), 'utf8')).not.toContain(ROOM);
     expect((await client.read(ROOM, 0)).last).toBe(0);
     await expect(client.post('../etc', utf8('x'))).rejects.toMatchObject({ status: 404 });
     await expect(client.post(ROOM, new Uint8Array(0))).rejects.toMatchObject({ status: 400 });
