@@ -24,6 +24,12 @@ export interface Session {
    * that device continues it, ends it and memorises it. Absent for chats started with sync off.
    */
   deviceId?: string;
+  /**
+   * The ended chat this one follows on from: a message sent under an ended chat starts this one,
+   * and its replies see that chat's messages as dialogue (src/services/chat/follow-on.ts). Each
+   * chat is remembered on its own.
+   */
+  follows?: Id;
 }
 
 /**

@@ -122,6 +122,7 @@ const sessionSchema = z.strictObject({
   status: z.enum(['open', 'ended', 'memorised']),
   endReason: z.enum(['button', 'new-chat', 'idle', 'import']).optional(),
   deviceId: id.optional(),
+  follows: refId.optional(),
 });
 
 const relation = z.enum(RELATIONS);

@@ -284,19 +284,31 @@ test('edit and resend, regenerate any reply, flip versions (also after a restart
     assert.equal(await p.getByTestId('edit').count(), 0);
     assert.equal(await p.getByTestId('version-prev').first().isDisabled(), true);
 
-    // Sending in it says, before and after, that a new chat starts.
-    await p.getByTestId('ended-note').filter({ hasText: 'starts a new chat' }).waitFor();
+    // Sending in it says, before and after, that a new chat starts, one that follows on from it:
+    // its reply sees the messages shown (the probe says whether the old reply was in its prompt).
+    await p.getByTestId('ended-note').filter({ hasText: 'starts a new chat that follows on from this one' }).waitFor();
     await shot(p, 'chat-ended-note-1280');
     const before = (await readDb(p, ['sessions'])).sessions.length;
-    await setScript(p, { delayMs: 1 });
+    const endedTitle = (await p.locator('.heading strong').textContent())?.trim();
+    await setScript(p, { delayMs: 1, probe: ['You said: I like coffee'] });
     await send(p, 'Good morning again');
-    assert.equal(await lastReply(p), 'You said: Good morning again');
+    assert.match(await lastReply(p), /^You said: Good morning again\b[\s\S]*\[probe You said: I like coffee: in prompt\]$/);
     await p
       .getByTestId('toast-info')
-      .filter({ hasText: /new chat started/i })
+      .filter({ hasText: /new chat started.*still see the previous chat's messages/i })
       .waitFor();
     await p.locator('.heading strong').filter({ hasText: 'Good morning again' }).waitFor();
     assert.equal(await p.getByTestId('ended-note').count(), 0);
+    const follows = await p.getByTestId('follows-note').textContent();
+    assert.match(follows ?? '', new RegExp(`Follows on from “${endedTitle}”, which had ended: replies here also see its messages`));
+    // After a reload the new chat still follows on, and its next reply still sees the ended chat.
+    await p.reload();
+    await p.getByTestId('follows-note').waitFor();
+    await loadTestModel(p, server.url);
+    await p.getByTestId('nav-chat').click();
+    await setScript(p, { delayMs: 1, probe: ['You said: I like coffee'] });
+    await send(p, 'And again');
+    assert.match(await lastReply(p), /^You said: And again\b[\s\S]*\[probe You said: I like coffee: in prompt\]$/);
     assert.equal((await readDb(p, ['sessions'])).sessions.length, before + 1);
     assertNoOffHost(h);
     assert.deepEqual(h.errors, []);

@@ -13,6 +13,7 @@ import { addVersion, showVersion, type VersionChange } from './turn-versions';
 import { ChatSearch, type SessionMatch } from './chat-search';
 import { plainPreparer } from './reply-prompt';
 import { appendTurn } from './turn-append';
+import { FOLLOW_ON_NOTICE, followedTurns } from './follow-on';
 import { ReplySaver, touchAfterReply } from './reply-saver';
 import { ChatOwner, NO_SYNC, newChatNotice } from '../sync/chat-owner';
 import type { ChatEvents, ChatOptions } from './types';
@@ -162,15 +163,19 @@ export class ChatService extends Emitter<ChatEvents> {
     const now = this.now();
     let session = this.current;
     const place = this.owner.place(session, await this.owner.load());
+    let follows: string | undefined;
     if (session && !this.temporary && (place.kind !== 'here' || isIdleExpired(session, now, this.opts.idleGapMs()))) {
-      // An ended chat, or one open on another device, is never continued here: a new one starts.
+      // An ended chat, or one open on another device, is never continued here: a new one starts,
+      // which follows on from an ended one (its replies see the messages shown: follow-on.ts).
       if (place.kind === 'here') await this.finish(session, 'idle');
+      follows = place.kind === 'elsewhere' ? undefined : session.id;
       session = undefined;
-      this.emit('notice', { message: newChatNotice(place) });
+      this.emit('notice', { message: follows ? FOLLOW_ON_NOTICE : newChatNotice(place) });
     }
     if (!session) {
       const id = newId(this.temporary ? 'tmp' : 'ses');
-      session = { id, title: titleFrom(clean), startedAt: now, lastActivityAt: now, status: 'open', ...this.owner.stamp() };
+      const tie = { ...this.owner.stamp(), ...(follows ? { follows } : {}) };
+      session = { id, title: titleFrom(clean), startedAt: now, lastActivityAt: now, status: 'open', ...tie };
       this.turns = [];
     }
     const userTurn: Turn = { id: newId('turn'), sessionId: session.id, index: 0, role: 'user', text: clean, time: now, status: 'complete' };
@@ -365,6 +370,7 @@ export class ChatService extends Emitter<ChatEvents> {
     try {
       this.emit('busy', { phase: 'remembering' });
       const history = this.turns.filter((t) => t.index < turn.index);
+      const earlier = temporary ? [] : await followedTurns(this.opts.repo, session);
       // A temporary chat neither uses nor makes memories: nothing remembered goes into its prompt.
       const preparer = temporary ? (this.opts.memoryless ?? plainPreparer) : this.opts.preparer;
       let text = '';
@@ -375,7 +381,7 @@ export class ChatService extends Emitter<ChatEvents> {
       // The prompt is fitted to the model's window; an engine that counts more than we did refuses
       // it before writing anything, and the prompt is built again smaller (twice at most).
       for (let budgetScale = 1, attempt = 0; ; attempt++) {
-        const prepared = await preparer.prepare({ session, history, now: started, llm, signal: abort.signal, budgetScale });
+        const prepared = await preparer.prepare({ session, history, earlier, now: started, llm, signal: abort.signal, budgetScale });
         if (prepared.usedMemory) update({ ...turn, usedMemory: prepared.usedMemory });
         this.emit('busy', { phase: 'replying' });
         const asked = this.now();

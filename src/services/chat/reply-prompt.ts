@@ -27,6 +27,8 @@ export interface PrepareInput {
   signal: AbortSignal;
   /** Below 1 after the engine refused the prompt as too long: build it that much smaller. */
   budgetScale?: number;
+  /** The turns of the ended chats this one follows on from (follow-on.ts), oldest first: dialogue before `history`. */
+  earlier?: Turn[];
 }
 
 /** Builds the prompt for a reply: the memory method plugs in here (retrieval, timelines). */
@@ -56,9 +58,14 @@ export function dialogueOf(turns: readonly Turn[]): Array<{ id: string; role: Tu
     .map((t) => ({ id: t.id, role: t.role, text: t.text, time: t.time }));
 }
 
-/** The dialogue of a reply's prompt: the chat's turns (dialogueOf). */
-export function replyDialogue(input: Pick<PrepareInput, 'history'>): ReturnType<typeof dialogueOf> {
-  return dialogueOf(input.history);
+/**
+ * The dialogue of a reply's prompt: the turns of the chats it follows on from, each read by
+ * dialogueOf on its own (turn positions are per chat), then the chat's own.
+ */
+export function replyDialogue(input: Pick<PrepareInput, 'history' | 'earlier'>): ReturnType<typeof dialogueOf> {
+  const chats = new Map<string, Turn[]>();
+  for (const t of input.earlier ?? []) chats.set(t.sessionId, [...(chats.get(t.sessionId) ?? []), t]);
+  return [...[...chats.values()].flatMap((turns) => dialogueOf(turns)), ...dialogueOf(input.history)];
 }
 
 /**
@@ -69,12 +76,12 @@ export function memorylessPreparer(persona: () => string | undefined): TurnPrepa
   // Each chat's last request as sent: the next extends it, as with memory (recall/layout.ts).
   const sentChats = new SentChats();
   return {
-    async prepare({ session, history, now, llm, signal, budgetScale }) {
+    async prepare({ session, history, now, llm, signal, budgetScale, earlier }) {
       const own = persona();
       const system = own ? `${own}\n\nToday is ${new Date(now).toDateString()}.` : defaultSystemPrompt(now);
-      // Only this chat, as much of its end as fits the window (nothing recalled from its start:
-      // with memory off nothing is searched).
-      const dialogue = dialogueOf(history);
+      // Only this chat (and the ended chats it follows on from), as much of its end as fits the
+      // window (nothing recalled from its start: with memory off nothing is searched).
+      const dialogue = replyDialogue({ history, earlier });
       const maxTokens = outputFor(windowOf(llm), REPLY_TOKENS);
       const sent = sentChats.get(session.id);
       let layout: Layout | undefined;
