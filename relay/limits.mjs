@@ -20,7 +20,7 @@ export const DEFAULT_LIMITS = {
   /** Long polls open at once, per room and per address; and per address in one room, so no one address takes a room's all. */
   roomPolls: 16,
   addressPolls: 64,
-  roomAddressPolls: 4,
+  roomAddressPolls: 6,
   /** A room nobody posted to for this long is deleted (its devices send what they hold again). */
   idleMs: 90 * 24 * 3600_000,
   /** Pairing mailboxes (pair-...): at most this many messages, forgotten this long after their first. */
