@@ -28,6 +28,11 @@ export function readsAsChange(text: string): boolean {
   return CHANGE_WORDS.test(text);
 }
 
+/** A text's content words, lightly stemmed as `sharedWords` compares them. */
+export function contentStems(text: string): Set<string> {
+  return new Set(contentWords(text).map(stemOf));
+}
+
 /** Content words the two share (stopwords, "you", "user" and one-letter words left out). */
 export function sharedWords(a: string, b: string): string[] {
   const mine = new Set(contentWords(a).map(stemOf));

@@ -8,7 +8,7 @@
 import type { Id, Millis, Role } from '../types';
 import { LexicalIndex } from '../retrieval/lexical';
 import { reciprocalRankFusion } from '../retrieval/hybrid';
-import { readsAsChange, sharedWords } from '../ingest/change';
+import { contentStems, readsAsChange, sharedWords } from '../ingest/change';
 import { estimateTokens, MESSAGE_OVERHEAD } from '../fit/tokens';
 import { promptDate } from '../text';
 import { tokenize } from '../retrieval/tokenize';
@@ -192,14 +192,30 @@ const userWords = (g: readonly ChatTurn[]) =>
 
 /**
  * Whether the person's words `later` tell a change of what they said in `earlier`: a sentence that
- * reads as a change (change.ts: "moved", "no longer", "left", "switched"…), is not a question, and
- * shares a content word with it. "I moved from Oslo to Bergen" changes "I live in Oslo"; "Should I
- * visit Oslo again?" and "I love the fjords around Oslo" do not.
+ * reads as a change (change.ts: "moved", "no longer", "left", "switched"…, not the looser "now",
+ * "again", "started"), is not a question, and
+ * shares a content word with it that `specific` accepts (in a chat, a word said in few exchanges:
+ * "Oslo", not "family"). "I moved from Oslo to Bergen" changes "I live in Oslo"; "Should I visit
+ * Oslo again?" and "I love the fjords around Oslo" do not.
  */
-export function tellsChangeOf(earlier: string, later: string): boolean {
+export function tellsChangeOf(earlier: string, later: string, specific: (stem: string) => boolean = () => true): boolean {
   if (earlier.trim() === '') return false;
-  return later.split(/(?<=[.!?])\s+|\n+/).some((s) => !s.trim().endsWith('?') && readsAsChange(s) && sharedWords(earlier, s).length > 0);
+  return later
+    .split(/(?<=[.!?])\s+|\n+/)
+    .some((s) => !s.trim().endsWith('?') && readsAsChange(s) && TOLD_CHANGE.test(s) && sharedWords(earlier, s).some(specific));
 }
+
+/**
+ * Of the words that read as a change (change.ts), those that say it in a chat's own words: "now",
+ * "again", "started", "became" and "instead" are too common in conversation to retire anything.
+ */
+const TOLD_CHANGE =
+  /\b(mov(e|ed|es|ing)|relocat\w*|no longer|any ?more|stopp(ed|ing)|quit(s|ting)?|left|switch(ed|es|ing)|gave up|give up|giving up|retir(ed|es|ing)|sold|broke up|divorced|cancell?ed|resigned|fired|replac(ed|es|ing)|used to)\b/i;
+
+/** Best matches whose later changes are recalled with them, before any further match. */
+const CHAIN_FIRST = 3;
+/** Share of a chat's exchanges a word may be said in and still tie two of them as one thing changing. */
+const SPECIFIC_SHARE = 0.03;
 
 interface Picked<T> {
   turns: T[];
@@ -246,35 +262,56 @@ function recallEarlier<T extends ChatTurn>(
   // What changed each exchange later: the nearest later exchange whose person's words tell a change of it.
   const said = groups.map(userWords);
   const laterSaid = (options.later ?? []).filter((t) => t.role === 'user').map((t) => t.text);
+  // A word said in many exchanges ("family", "work") ties nothing: only specific ones do.
+  const df = new Map<string, number>();
+  for (const text of [...said, ...laterSaid]) for (const w of contentStems(text)) df.set(w, (df.get(w) ?? 0) + 1);
+  const most = Math.max(3, Math.ceil(SPECIFIC_SHARE * (said.length + laterSaid.length)));
+  const specific = (w: string) => (df.get(w) ?? 0) <= most;
   const nextMemo = new Map<number, number | undefined>();
   const next = (i: number): number | undefined => {
     if (!nextMemo.has(i)) {
       let found: number | undefined;
-      for (let j = i + 1; j < groups.length && found === undefined; j++) if (tellsChangeOf(said[i]!, said[j]!)) found = j;
+      for (let j = i + 1; j < groups.length && found === undefined; j++) if (tellsChangeOf(said[i]!, said[j]!, specific)) found = j;
       nextMemo.set(i, found);
     }
     return nextMemo.get(i);
   };
-  const changedInPrompt = (i: number) => laterSaid.some((text) => tellsChangeOf(said[i]!, text));
+  const changedInPrompt = (i: number) => laterSaid.some((text) => tellsChangeOf(said[i]!, text, specific));
 
   const chosen = new Set<number>();
   let used = 0;
-  const cost = (i: number) => estimateTokens(exchangeBlock(groups[i]!, PAST_MARK)) + 2;
+  // A block's cost with the mark it will carry (a changed exchange, or one of a chain of changes).
+  const cost = (i: number, marked = next(i) !== undefined || changedInPrompt(i)) =>
+    estimateTokens(exchangeBlock(groups[i]!, marked ? PAST_MARK : undefined)) + 2;
+  let picks = 0;
   for (const i of hits) {
     if (chosen.size >= MAX_EARLIER) break;
     if (chosen.has(i)) continue;
-    // With it, the later exchanges that changed it, so that its newest state is recalled too.
+    // With the best matches, the later exchanges that changed them, so that the newest state is
+    // recalled too; further matches come alone (marked as changed later) and get their changes
+    // only where room is left at the end: each exchange a change brings takes a match's room.
     const chain: number[] = [];
     for (let j: number | undefined = i; j !== undefined && !chain.includes(j); j = next(j))
       if (!chosen.has(j) && !inPrompt[j]) chain.push(j);
-    const c = chain.reduce((a, j) => a + cost(j), 0);
     const isStrong = strong(asked, groups[i]!.map((t) => t.text).join('\n'));
-    // No room for the change: the older state is left out rather than recalled as if still true.
+    const whole = chain.reduce((a, j, k) => a + cost(j, k > 0 || undefined), 0);
+    const take = picks < CHAIN_FIRST && used + whole <= tokens ? chain : chain.slice(0, 1);
+    const c = take === chain ? whole : cost(i);
     if (used + c > tokens) {
       if (isStrong) missed++;
       continue;
     }
     if (isStrong) tookStrong = true;
+    picks++;
+    used += c;
+    for (const j of take) chosen.add(j);
+  }
+  // Room left: the changes of the further matches.
+  for (const i of [...chosen].sort((a, b) => a - b)) {
+    const chain: number[] = [];
+    for (let j = next(i); j !== undefined && !chain.includes(j); j = next(j)) if (!chosen.has(j) && !inPrompt[j]) chain.push(j);
+    const c = chain.reduce((a, j) => a + cost(j, true), 0);
+    if (chain.length === 0 || used + c > tokens || chosen.size + chain.length > MAX_EARLIER) continue;
     used += c;
     for (const j of chain) chosen.add(j);
   }
