@@ -85,7 +85,8 @@ const WORDS = {
   remembered: {
     label: 'remembered',
     job: null,
-    ended: /^This chat has ended and is remembered\. Sending a message starts a new chat\./,
+    ended:
+      /^This chat has ended and is remembered\. Sending a message starts a new chat that follows on from this one: its replies see these messages\./,
     notice: /Memory updated\. Tealeaf learned 1 new memory/,
   },
   nothing: {
