@@ -21,8 +21,9 @@ const SYSTEM =
   'Answer with JSON: {"kind": "instruction"} or {"kind": "fact"}.';
 
 function messages(words: string, room: number): ChatMessage[] {
-  // What the person said is short (one line); cut to the room the window leaves, from the end.
-  const said = words.length > room * 3 ? words.slice(0, Math.max(0, room * 3)) : words;
+  // What the person said is one line; kept to a character per token of the room left (a bound for
+  // any text under the estimate), so the fit's smaller builds shorten it.
+  const said = words.slice(0, Math.max(0, room));
   return [
     { role: 'system', content: SYSTEM },
     { role: 'user', content: `Remember: ${said}` },
