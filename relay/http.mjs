@@ -9,7 +9,7 @@ const ROOM = /^[A-Za-z0-9_-]{22,96}$/;
 const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 const CORS = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'x-last-seq, retry-after',
+  'access-control-expose-headers': 'x-last-seq, x-room-closed, retry-after',
 };
 
 function send(res, status, body, headers = {}) {
@@ -87,9 +87,14 @@ export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs
     const totals = await store.totals();
     if (totals.bytes + body.length > limits.relayBytes) throw refuse.relayFull();
     const upTo = count(url, 'compact', undefined);
+    // `close=1`: this message (a key change's notice) is the room's last; nothing may follow,
+    // compact or delete it (a device unpaired still holds the key that signs here).
+    const closeParam = url.searchParams.get('close');
+    if (closeParam !== null && (closeParam !== '1' || upTo !== undefined || isPairing(id))) throw refuse.badQuery('close');
+    const close = closeParam === '1';
     // The store counts a new room against its address in the step that creates it (a burst of first
     // posts cannot pass the hourly limit between a check and a count).
-    const { seq } = await store.append(id, body, { ...signed, compact: upTo, address, limits, now: now() });
+    const { seq } = await store.append(id, body, { ...signed, compact: upTo, close, address, limits, now: now() });
     metrics.posted++;
     metrics.postedBytes += body.length;
     waiters.wake(id, seq);
@@ -182,7 +187,8 @@ export function relayHandler({ store, limits, metrics, waiters, log, now, waitMs
       const after = count(url, 'after', 0);
       const limit = Math.min(10_000, Math.max(1, count(url, 'limit', 1000)));
       const got = await store.read(id, after, limit, MAX_BATCH_BYTES, now(), limits);
-      send(res, 200, frames(got.messages), { 'x-last-seq': String(got.last) });
+      const closed = got.closed === undefined ? {} : { 'x-room-closed': String(got.closed) };
+      send(res, 200, frames(got.messages), { 'x-last-seq': String(got.last), ...closed });
       return 'read';
     }
     if (m[2] === '/wait' && req.method === 'GET') {

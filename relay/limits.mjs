@@ -58,6 +58,7 @@ export const refuse = {
   replayed: () => new Refusal(409, 'replayed', 'this signed request was already taken'),
   notYours: () => new Refusal(403, 'not-yours', 'this room belongs to another key'),
   badCompact: () => new Refusal(400, 'bad-compact', 'compact names a position this room does not have'),
+  roomClosed: (closed) => new Refusal(409, 'room-closed', 'this room was closed by a key change: it takes no more writes', { closed }),
   badQuery: (name) => new Refusal(400, 'bad-query', `${name} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`),
   mailboxKept: () =>
     new Refusal(403, 'mailbox-kept', 'a pairing mailbox cannot be deleted: the relay forgets it 15 minutes after its first message'),

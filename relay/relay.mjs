@@ -11,9 +11,12 @@
 //   POST   /v1/rooms/:room/messages          signed; body: one sealed message -> 201 {"seq":n} once stored
 //          ...?compact=n                    the same, then every message at or before n is dropped
 //                                           in the same transaction (a snapshot replaces them)
+//          ...?close=1                      the same, and the room is closed at it (a key change's
+//                                           notice): later posts, compactions and deletes -> 409
 //   GET    /v1/rooms/:room/messages?after=n  -> frames [u32 seq][u32 length][bytes]..., header x-last-seq
+//                                           (and x-room-closed: the closing position, once closed)
 //   GET    /v1/rooms/:room/wait?after=n      long poll: answers {"last":n} once last > n, or after 25 s
-//   DELETE /v1/rooms/:room                   signed; forgets the room (after a key rotation)
+//   DELETE /v1/rooms/:room                   signed; forgets the room (not a closed one)
 //   GET    /health, /metrics                 for the operator (Prometheus text format)
 // Rooms named pair-... are pairing mailboxes, unsigned: at most 16 messages, forgotten 15 minutes
 // after their first message (a pairing code lives 10).

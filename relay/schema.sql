@@ -13,6 +13,9 @@ CREATE TABLE IF NOT EXISTS relay_rooms (
   touched bigint NOT NULL
 );
 CREATE INDEX IF NOT EXISTS relay_rooms_touched ON relay_rooms (touched);
+-- The position of the key change's notice that closed the room: no write after it (relay_post,
+-- relay_delete refuse 'room-closed'), so a device unpaired cannot erase the notice with its old key.
+ALTER TABLE relay_rooms ADD COLUMN IF NOT EXISTS closed bigint;
 
 CREATE TABLE IF NOT EXISTS relay_messages (
   room text NOT NULL REFERENCES relay_rooms (id) ON DELETE CASCADE,
@@ -37,14 +40,16 @@ CREATE TABLE IF NOT EXISTS relay_births (
 );
 CREATE INDEX IF NOT EXISTS relay_births_address ON relay_births (address, at);
 
--- The post of relays before the count of new rooms moved into it.
+-- The post of relays before the count of new rooms moved into it, and before rooms closed.
 DROP FUNCTION IF EXISTS relay_post(text, bytea, text, bytea, bigint, boolean, bigint, integer, bigint, bigint);
+DROP FUNCTION IF EXISTS relay_post(text, bytea, text, bytea, bigint, text, integer, bigint, integer, bigint, bigint);
 
 -- One post, in one transaction: nonce, claim, new room's count, position, message, compaction,
--- quota, notify. A refusal raises (SQLSTATE P0001, the reason as its message), so nothing of it stays.
+-- close, quota, notify. A refusal raises (SQLSTATE P0001, the reason as its message), so nothing of it stays.
 CREATE OR REPLACE FUNCTION relay_post(
   p_room text, p_key bytea, p_nonce text, p_body bytea, p_compact bigint, p_address text,
-  p_rooms_per_hour integer, p_room_bytes bigint, p_pair_messages integer, p_pair_ttl bigint, p_now bigint
+  p_rooms_per_hour integer, p_room_bytes bigint, p_pair_messages integer, p_pair_ttl bigint, p_now bigint,
+  p_close boolean
 ) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   r relay_rooms%ROWTYPE;
@@ -79,6 +84,7 @@ BEGIN
     ELSIF r.key <> p_key THEN
       RAISE EXCEPTION 'not-yours';
     END IF;
+    IF r.closed IS NOT NULL THEN RAISE EXCEPTION 'room-closed'; END IF;
   ELSIF r.last >= p_pair_messages THEN
     RAISE EXCEPTION 'mailbox-full';
   END IF;
@@ -89,6 +95,9 @@ BEGIN
     SET last = last + 1, bytes = bytes + octet_length(p_body), messages = messages + 1, touched = p_now
     WHERE id = p_room RETURNING * INTO r;
   INSERT INTO relay_messages VALUES (p_room, r.last, octet_length(p_body), p_body);
+  IF p_close AND NOT pairing THEN
+    UPDATE relay_rooms SET closed = r.last WHERE id = p_room RETURNING * INTO r;
+  END IF;
   IF p_compact IS NOT NULL AND p_compact > r.base THEN
     WITH gone AS (DELETE FROM relay_messages WHERE room = p_room AND seq <= p_compact RETURNING size)
       SELECT count(*), coalesce(sum(size), 0) INTO n, b FROM gone;
@@ -100,17 +109,20 @@ BEGIN
   RETURN r.last;
 END $$;
 
--- A signed delete: the room's own key (or a room not yet claimed) forgets it and its messages.
+-- A signed delete: the room's own key (or a room not yet claimed) forgets it and its messages; a
+-- closed room is kept (its notice is what a device unpaired would erase).
 CREATE OR REPLACE FUNCTION relay_delete(p_room text, p_key bytea, p_nonce text, p_now bigint)
 RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
   k bytea;
+  c bigint;
 BEGIN
   INSERT INTO relay_nonces VALUES (p_nonce, p_now) ON CONFLICT DO NOTHING;
   IF NOT FOUND THEN RAISE EXCEPTION 'replayed'; END IF;
-  SELECT key INTO k FROM relay_rooms WHERE id = p_room FOR UPDATE;
+  SELECT key, closed INTO k, c FROM relay_rooms WHERE id = p_room FOR UPDATE;
   IF NOT FOUND THEN RETURN false; END IF;
   IF k IS NOT NULL AND k <> p_key THEN RAISE EXCEPTION 'not-yours'; END IF;
+  IF c IS NOT NULL THEN RAISE EXCEPTION 'room-closed'; END IF;
   DELETE FROM relay_rooms WHERE id = p_room;
   PERFORM pg_notify('tealeaf_relay', p_room || ' 0');
   RETURN true;

@@ -2,7 +2,9 @@
 // <room>.log holds records [u32 length][bytes], appended; a compacted log starts with
 // [u32 0xFFFFFFFF][u32 n] (the first n positions were dropped) and is written whole to a new file
 // renamed over the old one. <room>.key holds the room's public key (docs/SYNC.md, "Who may write a
-// room"). A post is acknowledged only after its bytes are flushed to disk (fdatasync).
+// room"); <room>.closed the position of the key change's notice that closed the room, written after
+// the notice and before its 201. A post is acknowledged only after its bytes are flushed to disk
+// (fdatasync).
 // relay.nonces holds the nonces of signed requests, a line each ("nonce time"), flushed before the
 // request is taken, so a request replayed after a restart is refused as one replayed before it.
 // One process only: the order of a room's writes is kept by a promise chain in this process.
@@ -27,8 +29,11 @@ const BASE_MARK = 0xffffffff;
 export const isPairing = (id) => id.startsWith('pair-');
 
 class Room {
-  constructor(path) {
+  constructor(path, closedPath) {
     this.path = path;
+    this.closedPath = closedPath;
+    /** The closing notice's position, once a key change closed the room. */
+    this.closed = existsSync(closedPath) ? Number(readFileSync(closedPath, 'utf8')) : undefined;
     this.offsets = [];
     this.lengths = [];
     this.size = 0;
@@ -208,10 +213,11 @@ export class FileStore {
 
   #log = (id) => join(this.dir, `${id}.log`);
   #keyFile = (id) => join(this.dir, `${id}.key`);
+  #closedFile = (id) => join(this.dir, `${id}.closed`);
 
   #room(id, now) {
     let r = this.rooms.get(id);
-    if (!r) this.rooms.set(id, (r = new Room(this.#log(id))));
+    if (!r) this.rooms.set(id, (r = new Room(this.#log(id), this.#closedFile(id))));
     r.usedAt = now;
     return r;
   }
@@ -229,7 +235,7 @@ export class FileStore {
     this.listeners.add(fn);
   }
 
-  async append(id, body, { key, nonce, compact, address, limits, now }) {
+  async append(id, body, { key, nonce, compact, close = false, address, limits, now }) {
     this.#expirePairing(id, now, limits.pairTtlMs);
     if (nonce !== undefined) await this.nonces.take(nonce, now);
     const r = this.#room(id, now);
@@ -244,6 +250,7 @@ export class FileStore {
       }
       try {
         await this.#claim(id, key);
+        if (r.closed !== undefined) throw refuse.roomClosed(r.closed);
         if (isPairing(id) && r.last >= limits.pairMessages) throw refuse.mailboxFull();
         if (compact !== undefined && (compact < 0 || compact > r.last || isPairing(id))) throw refuse.badCompact();
         const freed = compact === undefined ? 0 : r.lengths.slice(0, Math.max(0, compact - r.base)).reduce((a, b) => a + b, 0);
@@ -256,6 +263,11 @@ export class FileStore {
       const at = await r.append(body);
       this.cached.bytes += body.length;
       if (compact !== undefined) await r.compact(compact);
+      if (close) {
+        await writeFile(`${r.closedPath}.tmp`, String(at), { flush: true });
+        await rename(`${r.closedPath}.tmp`, r.closedPath);
+        r.closed = at;
+      }
       return at;
     });
     for (const fn of this.listeners) fn(id, seq);
@@ -281,7 +293,7 @@ export class FileStore {
     // After the room's queued writes: a compaction renames the new log before its offsets follow,
     // and a read between the two handed out zero-filled bytes for messages that were posted.
     await r.tail;
-    return { messages: r.read(after, limit, maxBytes), last: r.last };
+    return { messages: r.read(after, limit, maxBytes), last: r.last, closed: r.closed };
   }
 
   async last(id, now, limits) {
@@ -297,6 +309,9 @@ export class FileStore {
     const r = this.rooms.get(id);
     const run = async () => {
       if (existsSync(file) && !readFileSync(file).equals(key)) throw refuse.notYours();
+      // The notice that closed it is what a device unpaired (its old key in hand) would erase.
+      const closed = r?.closed ?? (existsSync(this.#closedFile(id)) ? Number(readFileSync(this.#closedFile(id), 'utf8')) : undefined);
+      if (closed !== undefined) throw refuse.roomClosed(closed);
       this.rooms.delete(id);
       rmSync(this.#log(id), { force: true });
       rmSync(file, { force: true });
@@ -322,6 +337,7 @@ export class FileStore {
         this.rooms.delete(id);
         rmSync(join(this.dir, f), { force: true });
         rmSync(this.#keyFile(id), { force: true });
+        rmSync(this.#closedFile(id), { force: true });
         continue;
       }
       rooms++;

@@ -19,6 +19,7 @@ const REASONS = {
   'not-yours': refuse.notYours,
   'mailbox-full': refuse.mailboxFull,
   'bad-compact': refuse.badCompact,
+  'room-closed': () => refuse.roomClosed(undefined),
 };
 
 /** A database refusal raised by relay_post/relay_delete, as the relay's Refusal; other errors as they are. */
@@ -111,9 +112,9 @@ export class PgStore {
     }
   }
 
-  async append(id, body, { key, nonce, compact, address, limits, now }) {
+  async append(id, body, { key, nonce, compact, close = false, address, limits, now }) {
     const r = await this.#q(
-      'SELECT relay_post($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) AS seq',
+      'SELECT relay_post($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS seq',
       [
         id,
         key ?? null,
@@ -126,6 +127,7 @@ export class PgStore {
         limits.pairMessages,
         limits.pairTtlMs,
         now,
+        close,
       ],
       limits,
     );
@@ -136,7 +138,7 @@ export class PgStore {
 
   async read(id, after, limit, maxBytes, now, limits) {
     const r = await this.#q(
-      `SELECT r.last, m.seq, m.body FROM relay_rooms r LEFT JOIN LATERAL (
+      `SELECT r.last, r.closed, m.seq, m.body FROM relay_rooms r LEFT JOIN LATERAL (
          SELECT seq, body FROM (
            SELECT seq, body, size, sum(size) OVER (ORDER BY seq) AS run
            FROM relay_messages WHERE room = r.id AND seq > $2 ORDER BY seq LIMIT $3) t
@@ -147,7 +149,8 @@ export class PgStore {
     );
     if (r.rows.length === 0) return { messages: [], last: 0 };
     const messages = r.rows.filter((m) => m.seq !== null).map((m) => ({ seq: Number(m.seq), body: m.body }));
-    return { messages, last: Number(r.rows[0].last) };
+    const closed = r.rows[0].closed === null ? undefined : Number(r.rows[0].closed);
+    return { messages, last: Number(r.rows[0].last), closed };
   }
 
   async last(id, now, limits) {

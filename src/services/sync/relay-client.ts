@@ -10,6 +10,13 @@ export interface RelayMessage {
   bytes: Bytes;
 }
 
+export interface RoomRead {
+  messages: RelayMessage[];
+  last: number;
+  /** The position of the notice that closed the room (a key change), once closed. */
+  closed?: number;
+}
+
 export class RelayError extends Error {
   override readonly name = 'RelayError';
   constructor(
@@ -50,9 +57,13 @@ export class RelayClient {
     return res;
   }
 
-  /** Posts one message; with `compact`, the relay then drops every message at or before that position (a snapshot replaces them). */
-  async post(room: string, bytes: Bytes, signal?: AbortSignal, compact?: number): Promise<number> {
-    const tail = compact === undefined ? '/messages' : `/messages?compact=${compact}`;
+  /**
+   * Posts one message; with `compact`, the relay then drops every message at or before that
+   * position (a snapshot replaces them); with `close`, the message (a key change's notice) is the
+   * room's last: the relay takes no write after it, so no holder of the old key can erase it.
+   */
+  async post(room: string, bytes: Bytes, signal?: AbortSignal, compact?: number, close = false): Promise<number> {
+    const tail = close ? '/messages?close=1' : compact === undefined ? '/messages' : `/messages?compact=${compact}`;
     const res = await this.call(this.roomUrl(room, tail), {
       method: 'POST',
       body: bytes,
@@ -62,8 +73,11 @@ export class RelayClient {
     return ((await res.json()) as { seq: number }).seq;
   }
 
-  /** Messages after `after`, at most `limit` (the relay may send fewer), and the room's last seq. */
-  async read(room: string, after: number, limit = 1000, signal?: AbortSignal): Promise<{ messages: RelayMessage[]; last: number }> {
+  /**
+   * Messages after `after`, at most `limit` (the relay may send fewer), the room's last seq, and
+   * where a key change closed it (`closed`: its notice's position; absent while open).
+   */
+  async read(room: string, after: number, limit = 1000, signal?: AbortSignal): Promise<RoomRead> {
     const res = await this.call(this.roomUrl(room, `/messages?after=${after}&limit=${limit}`), { signal });
     const buf = new Uint8Array(await res.arrayBuffer());
     const view = new DataView(buf.buffer);
@@ -75,7 +89,8 @@ export class RelayClient {
       messages.push({ seq, bytes: buf.slice(at + 8, at + 8 + len) });
       at += 8 + len;
     }
-    return { messages, last: Number(res.headers.get('x-last-seq') ?? 0) };
+    const closed = res.headers.get('x-room-closed');
+    return { messages, last: Number(res.headers.get('x-last-seq') ?? 0), ...(closed === null ? {} : { closed: Number(closed) }) };
   }
 
   /** Resolves with the room's last seq once it is past `after` (or when the relay's wait ends). */

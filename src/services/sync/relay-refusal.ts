@@ -30,6 +30,8 @@ const WORDS: Record<string, (r: RelayRefusal) => string> = {
   'not-yours': () =>
     'Your relay says another key owns this sync room, so it refuses changes from here. Someone else claimed it first: turn sync off and on again to start a new room.',
   replayed: () => 'Your relay had already taken this change.',
+  'room-closed': () =>
+    'Your relay says a key change closed this sync room: your devices moved to a new key. This device follows it when it reads the change.',
   'store-unavailable': () => 'Your relay’s database cannot be reached just now.',
   // Faults of this app, not of the user: said plainly all the same.
   'bad-compact': () => 'Your relay refused to compact at a position the room does not have (a fault in Tealeaf).',
