@@ -2,10 +2,13 @@
 // only src/store imports IndexedDB (idb), only src/models imports model SDKs, src/memory is pure
 // TypeScript that runs in Node (no DOM, no storage, no SDKs, no UI), and nothing in src imports
 // test code.
+import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
 import ts from 'typescript-eslint';
 import svelte from 'eslint-plugin-svelte';
 import globals from 'globals';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import svelteConfig from './svelte.config.js';
 
 const MODEL_SDKS = [
@@ -104,5 +107,23 @@ export default ts.config(
   {
     files: ['src/app/**'],
     rules: restrict(idbRule, sdkRule, testsRule, { group: ['**/store/**'], message: 'The UI calls services, never the store.' }),
+  },
+  // No import cycles through a Svelte component. dpdm (dpdm.config.ts, run by `npm run lint`)
+  // checks the .ts and .js modules, type-only imports included, but cannot read a .svelte file;
+  // import-x/no-cycle, run on each component, follows its imports through modules and other
+  // components back to it (run-time imports only: import-x does not follow type-only ones). A
+  // component's imports are read as a module's (scripts/lib/svelte-module-parser.mjs).
+  {
+    files: ['src/**/*.svelte'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
+      'import-x/extensions': ['.ts', '.js', '.svelte'],
+      'import-x/parsers': {
+        [fileURLToPath(new URL('./scripts/lib/svelte-module-parser.mjs', import.meta.url))]: ['.svelte'],
+        '@typescript-eslint/parser': ['.ts', '.js'],
+      },
+    },
+    rules: { 'import-x/no-cycle': 'error' },
   },
 );

@@ -2,8 +2,10 @@
 // Pure data and functions: no SDK imports, so the settings page can show the list without
 // loading web-llm, and unit tests check every record against web-llm's prebuiltAppConfig.
 
-import type { CpuDtype } from './messages';
+import type { CpuDtype, EmbeddingDtype, Pooling } from './onnx-models';
 import type { GpuProbe } from './webgpu';
+
+export type { EmbeddingDtype, Pooling } from './onnx-models';
 
 export type Quantization = 'q4f16_1' | 'q4f32_1';
 
@@ -343,9 +345,6 @@ export function recommendEngine(probe: GpuProbe): EngineAdvice {
 
 // ---------------------------------------------------------------------------------------------
 // Embedding models (transformers.js feature-extraction, ONNX on WASM).
-
-export type Pooling = 'mean' | 'cls';
-export type EmbeddingDtype = 'q8' | 'fp32';
 
 export interface EmbeddingModelInfo {
   /** Hugging Face repository id (or a local folder under localModelPath). */

@@ -13,12 +13,7 @@ import { webLlmOverflow } from './overflow';
 import { ProgressTracker, type ModelProgress } from './progress';
 import { RpcClient, type WorkerLike } from './rpc';
 
-export type LlmState =
-  | { status: 'idle' }
-  | { status: 'loading'; modelId: string; progress?: ModelProgress }
-  | { status: 'ready'; modelId: string }
-  /** The last load or generation failed; a new load() starts from a fresh worker. */
-  | { status: 'error'; modelId?: string; error: ClassifiedError };
+export type { LlmState } from './llm-state';
 
 export interface LlmRuntimeOptions {
   /** Self-hosted weights/libraries (relative URLs resolve against `baseHref`). */

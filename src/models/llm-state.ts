@@ -1,6 +1,14 @@
 // The load state both downloaded-model engines (web-llm on WebGPU, transformers.js on the CPU)
 // report to the Models service, and cancelling a load: one holder, so the two runtimes act alike.
-import type { LlmState } from './llm-runtime';
+import type { ClassifiedError } from './errors';
+import type { ModelProgress } from './progress';
+
+export type LlmState =
+  | { status: 'idle' }
+  | { status: 'loading'; modelId: string; progress?: ModelProgress }
+  | { status: 'ready'; modelId: string }
+  /** The last load or generation failed; a new load() starts from a fresh worker. */
+  | { status: 'error'; modelId?: string; error: ClassifiedError };
 
 export abstract class LlmStateHolder {
   protected current: LlmState = { status: 'idle' };

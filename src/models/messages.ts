@@ -4,7 +4,7 @@
 
 import type { ChatMessage } from '../ports';
 import type { SerializedError } from './errors';
-import type { EmbeddingDtype, Pooling } from './catalog';
+import type { CpuDtype, EmbeddingDtype, Pooling } from './onnx-models';
 import type { WebLlmReport } from './progress';
 
 /** A method: what the caller sends, what it gets back, and what streams in between. */
@@ -123,9 +123,6 @@ export type EmbedNotice = never;
 
 // ---------------------------------------------------------------------------------------------
 // CPU language-model worker (transformers.js text generation on ONNX Runtime's WASM backend).
-
-/** Which ONNX file of a model repository to run (transformers.js dtype: q8 = model_quantized.onnx). */
-export type CpuDtype = 'q4' | 'q8' | 'fp32';
 
 export interface CpuModelRef {
   /** Hugging Face repository id (or a folder under localModelPath). */

@@ -1,9 +1,15 @@
 // How much this browser lets Tealeaf store, and whether it keeps it (persistent storage).
-import type { ModelsSnapshot } from './models/model-snapshot';
 import { isStorageFullError } from '../store/errors';
 
+/** What the browser says of this site's storage: bytes used, bytes it may use, and whether it keeps them. */
+export interface StorageState {
+  usageBytes: number;
+  quotaBytes: number;
+  persisted: boolean;
+}
+
 /** The browser's estimate and persistence flag; undefined where the browser says nothing. */
-export async function readStorage(): Promise<ModelsSnapshot['storage'] | undefined> {
+export async function readStorage(): Promise<StorageState | undefined> {
   const s = globalThis.navigator?.storage;
   if (!s?.estimate) return undefined;
   const [est, persisted] = await Promise.all([s.estimate(), s.persisted?.() ?? Promise.resolve(false)]);

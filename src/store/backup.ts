@@ -8,7 +8,7 @@ import { isSelfLink } from '../memory/limits';
 import { turnSources } from '../memory/derived';
 import { isForgotten, rebuildSegment } from '../memory/forget/lines';
 import type { TealeafDb } from './db';
-import { runWrite, tracked } from './repository';
+import { runWrite, tracked } from './write-transaction';
 import { putSyncRows } from './sync-store';
 import { DEMO_DB_NAME, STORE_NAMES } from './schema';
 import { BACKUP_COLLECTIONS, type BackupControl, type BackupCounts, type ImportMode, type ImportSummary } from './backup-messages';

@@ -1,16 +1,15 @@
 // The Repository port (src/ports.ts) over IndexedDB, plus the queries the UI needs.
-import type { IDBPTransaction, StoreKey, StoreValue } from 'idb';
+import type { StoreKey, StoreValue } from 'idb';
 import type { AppliedChange, ChangeSet, LineReads, Repository } from '../ports';
 import type { Edge, Id, Job, JobStatus, Memory, Segment, Session, Tombstone, Turn, VectorRecord } from '../memory/types';
 import { openTealeafDb } from './db';
 import type { OpenTealeafDbOptions, TealeafDb } from './db';
-import { isStorageFullError, toStoreError } from './errors';
+import { isStorageFullError } from './errors';
 import { plainCopy, settle, type StoreReader } from './integrity';
 import { STORE_NAMES } from './schema';
 import { putSyncRows, type SyncRows } from './sync-store';
+import { runWrite, tracked, type WriteTx } from './write-transaction';
 import type { StoreName, TealeafSchema, VectorPack } from './schema';
-
-type WriteTx = IDBPTransaction<TealeafSchema, Array<StoreName | 'sync'>, 'readwrite'>;
 
 /** Puts and deletes per store, in the order ChangeSet names them. */
 interface StoreChanges<S extends StoreName> {
@@ -34,15 +33,6 @@ function changesOf(change: ChangeSet): AnyStoreChanges[] {
   return all.filter((c) => (c.puts?.length ?? 0) + (c.deletes?.length ?? 0) > 0);
 }
 
-/**
- * Marks a request's promise as observed. When a later request throws synchronously we never get
- * to await the earlier ones, and their AbortError must not surface as an unhandled rejection.
- */
-export function tracked<T>(request: Promise<T>): Promise<T> {
-  request.catch(() => undefined);
-  return request;
-}
-
 function queueDeletes<S extends StoreName>(tx: WriteTx, c: StoreChanges<S>, out: Promise<unknown>[]): void {
   const store = tx.objectStore(c.store);
   for (const key of c.deletes ?? []) out.push(tracked(store.delete(key)));
@@ -51,37 +41,6 @@ function queueDeletes<S extends StoreName>(tx: WriteTx, c: StoreChanges<S>, out:
 function queuePuts<S extends StoreName>(tx: WriteTx, c: StoreChanges<S>, out: Promise<unknown>[]): void {
   const store = tx.objectStore(c.store);
   for (const value of c.puts ?? []) out.push(tracked(store.put(value)));
-}
-
-/**
- * Issues every request of `write` in one readwrite transaction and waits for the commit.
- * Any failure (a synchronous throw such as DataError, a failed request, or an abort at commit
- * such as a full disk) aborts the whole transaction; quota failures become StorageFullError.
- */
-export async function runWrite<T>(
-  db: TealeafDb,
-  stores: ReadonlyArray<StoreName | 'sync'>,
-  write: (tx: WriteTx) => Promise<T>,
-): Promise<T> {
-  const tx = db.transaction([...stores], 'readwrite');
-  // Observed from the start so an early abort never surfaces as an unhandled rejection.
-  const done = tx.done.then(
-    () => undefined,
-    (err: unknown) => err ?? new DOMException('Transaction aborted', 'AbortError'),
-  );
-  try {
-    const result = await write(tx);
-    await tx.done;
-    return result;
-  } catch (err) {
-    try {
-      tx.abort();
-    } catch {
-      // Already aborted or finished.
-    }
-    const txError = await done;
-    throw toStoreError(err, txError, tx.error);
-  }
 }
 
 export class IdbRepository implements Repository, LineReads {

@@ -2,7 +2,7 @@
 // keyed by name. Rows ride in the same transaction as the records they go with (IdbRepository.apply
 // with `rows`), so a closed tab never keeps a record without the sync state that knows of it.
 import type { TealeafDb } from './db';
-import { runWrite } from './repository';
+import { runWrite } from './write-transaction';
 
 export interface SyncRows {
   puts: Array<{ key: string; value: unknown }>;

@@ -2,7 +2,16 @@
 // reply corrected the false premise. A case counts once (by its key) and only when it ran and the
 // judge gave a readable verdict; unreadable verdicts and failed calls are counted apart.
 import { conditionLabel, type ConditionId } from './conditions';
-import type { CaseResult } from './teafarm';
+import type { Verdict } from './parse';
+
+/** What scoring reads of a case (a CaseResult has it). */
+export interface ScoredCase {
+  /** Question + condition + agent model: a case counts once by it. */
+  key: string;
+  condition: ConditionId;
+  /** 'unjudged': the judge's answer could not be read; 'error': a model call failed. */
+  verdict: Verdict | 'unjudged' | 'error';
+}
 
 export interface ConditionScore {
   condition: ConditionId;
@@ -21,12 +30,12 @@ export interface ConditionScore {
   successRate: number | null;
 }
 
-export function scoreConditions(cases: readonly CaseResult[], conditions: readonly ConditionId[]): ConditionScore[] {
-  const distinct = new Map<string, CaseResult>();
+export function scoreConditions(cases: readonly ScoredCase[], conditions: readonly ConditionId[]): ConditionScore[] {
+  const distinct = new Map<string, ScoredCase>();
   for (const c of cases) distinct.set(c.key, c);
   return conditions.map((condition) => {
     const mine = [...distinct.values()].filter((c) => c.condition === condition);
-    const count = (v: CaseResult['verdict']) => mine.filter((c) => c.verdict === v).length;
+    const count = (v: ScoredCase['verdict']) => mine.filter((c) => c.verdict === v).length;
     const corrected = count('corrected');
     const fooled = count('fooled');
     const checked = corrected + fooled;

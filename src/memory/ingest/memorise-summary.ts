@@ -5,22 +5,31 @@
 // still searchable as passages after the segment step) rather than failing the whole session,
 // unless nothing of the session could be read: then the job fails, as a model that cannot
 // summarise should be seen to.
-import type { AppliedChange, ChangeSet, ModelWindow } from '../../ports';
+import type { AppliedChange, ChangeSet, LanguageModel, ModelWindow } from '../../ports';
 import type { Id, Job, Memory, Millis, Turn } from '../types';
 import { estimateMessages, fittedJson, isPromptTooLong, outputFor, windowOf } from '../fit';
 import { duplicateKey } from '../text';
 import { parseSummary } from './summarise';
 import { summariseMessages, summarySchema, type TranscriptTurn } from './summary-prompt';
 import { answerFilled, itemsFor, partInstructions, partTurns, planSummary, splitPoint, SUMMARY_TOKENS } from './summary-plan';
+import type { MemorySettings } from '../settings';
 import type { MemoriseState } from './memorise-state';
-import type { MemoriseDeps } from './memorise';
 
 /** Sampling temperature of a part asked again. */
 const RETRY_TEMPERATURE = 0.4;
 
+/** What the step uses of the job's dependencies (a MemoriseDeps has them all). */
+export interface SummaryDeps {
+  llm?: LanguageModel;
+  settings: MemorySettings;
+  /** Ask for notes in the summary. Default true. */
+  includeNotes?: boolean;
+  signal?: AbortSignal;
+}
+
 /** What the step needs of the running job (MemoriseRun). */
 export interface SummaryRun {
-  readonly deps: MemoriseDeps;
+  readonly deps: SummaryDeps;
   readonly memories: Map<Id, Memory>;
   modelCalls: number;
   readonly problems: string[];

@@ -10,7 +10,7 @@ import type { ChatMessage } from '../../ports';
 import type { Id, Memory } from '../types';
 import { estimateTokens, MESSAGE_OVERHEAD, REPLY_PRIMER } from '../fit';
 import type { SentChat, SentMessage } from './sent-chat';
-import type { DialogueTurn } from './turn';
+import type { DialogueTurn } from './dialogue';
 
 /** What memory adds to the person's newest message. */
 export interface TurnBlock {

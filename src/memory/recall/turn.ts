@@ -5,7 +5,7 @@
 // put in the prompt in time order (SeCom). The caller streams the reply and stores `usedMemory`
 // with the assistant turn.
 import type { ChatMessage, Embedder, LanguageModel, ModelWindow } from '../../ports';
-import type { Id, Memory, Millis, Role, UsedMemory } from '../types';
+import type { Id, Memory, Millis, UsedMemory } from '../types';
 import type { HybridIndex, SearchHit } from '../retrieval/types';
 import type { MemoryGraph } from '../graph';
 import type { MemorySettings } from '../settings';
@@ -23,17 +23,11 @@ import { fitTimeline, pack, reflectionCandidates, type PromptUnit, type Timeline
 import { bearsOn, retrievalUnsure } from './gate';
 import { instructionsBlock, instructionsFor, type InstructionFit } from './instructions';
 import type { SentChat } from './sent-chat';
+import type { DialogueTurn } from './dialogue';
 
 export { DEFAULT_PERSONA, buildSystemPrompt, memoryLine, segmentBlock } from './prompt-text';
 export { fitTimeline, type PromptUnit } from './pack';
-
-export interface DialogueTurn {
-  /** The stored turn's id: recalled earlier turns of the chat are named by it in usedMemory. */
-  id?: Id;
-  role: Role;
-  text: string;
-  time?: Millis;
-}
+export type { DialogueTurn } from './dialogue';
 
 export interface PrepareTurnInput {
   /** The current session so far; the last turn is normally the user's new message. */

@@ -6,6 +6,7 @@ import type { Embedder, LanguageModel } from '../../ports';
 import type { CpuModelInfo, EngineAdvice, LlmModelInfo } from '../../models/catalog';
 import type { BuiltinAvailability } from '../../models/builtin-model';
 import type { ModelCheckSnapshot } from './model-check';
+import type { StorageState } from '../storage-state';
 
 export interface ModelChoice {
   id: string;
@@ -36,7 +37,7 @@ export interface ModelsSnapshot {
   loadedLabel?: string;
   loading?: { modelId: string; label: string; fraction: number; loadedMB?: number; totalMB?: number; etaSeconds?: number; text: string };
   error?: { kind: string; title: string; message: string; detail?: string; smallerId?: string; smallerLabel?: string; retryId?: string };
-  storage?: { usageBytes: number; quotaBytes: number; persisted: boolean };
+  storage?: StorageState;
   embedder: EmbedderSnapshot;
   embedderChoices?: Array<{ id: string; label: string; sizeMB: number; description: string }>;
   /** The embedding model chosen in settings (loaded or not). */
