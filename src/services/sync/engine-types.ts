@@ -39,6 +39,8 @@ export interface SyncState extends SavedBook {
   foldDue?: boolean;
   /** This device was left out of a key rotation: kept, so a reopened tab still says so. */
   unpaired?: boolean;
+  /** When this device moved into the room in use by a key change: a ring member not seen here since is flagged. */
+  movedAt?: number;
   /** The room in use. After a rotation the caller keeps the new key (from `onRotation`) and, on
    * the next start, passes that key's room and sealer: a state of another room is refused. */
   room?: string;
@@ -63,10 +65,11 @@ export interface SyncEngineOptions {
   onLeft?: (deviceId: string, payload: Bytes) => Promise<void | Refused>;
   /**
    * A device rotated the key (its signed notice, ring.ts): the new key if this device kept it,
-   * `unpaired` if it was left out, refused (with why) for a notice this ring cannot verify.
-   * Throwing leaves the notice to be read again (a passing failure).
+   * `unpaired` if it was left out, refused (with why) for a notice this ring cannot verify or whose
+   * maker one of `others` (the room's other rotations: docs/SYNC.md, "Which key change counts")
+   * removed. Throwing leaves the notice to be read again (a passing failure).
    */
-  onRotation?: (notice: Bytes) => Promise<SyncKey | 'unpaired' | Refused>;
+  onRotation?: (notice: Bytes, others: readonly Bytes[]) => Promise<SyncKey | 'unpaired' | Refused>;
   /** A change of the key ring from another device (ring.ts); refused (with why) when no device of the ring signed it. */
   onRing?: (payload: Bytes, from: string) => Promise<void | Refused>;
   /** Largest compressed update sent as one message (tests make it small). */
@@ -85,4 +88,6 @@ export interface SyncEngineOptions {
 /** A change of the ring this device would not take, and why (in words). */
 export interface Refused {
   refused: string;
+  /** A key change refused because another one in the room removed its maker: this device follows neither. */
+  conflict?: boolean;
 }

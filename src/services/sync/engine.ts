@@ -50,6 +50,8 @@ export class SyncEngine implements Repository {
   foldDue: boolean;
   /** This device was left out of a key rotation: it no longer syncs. */
   unpaired = false;
+  /** When this device moved into the room in use by a key change (undefined: the first room, or joined here). */
+  movedAt: number | undefined;
   refused = 0;
   lastError: string | undefined;
   lastSyncAt: number | undefined;
@@ -74,6 +76,7 @@ export class SyncEngine implements Repository {
     this.compactDue = o.state?.compactDue ?? false;
     this.foldDue = o.state?.foldDue ?? false;
     this.unpaired = o.state?.unpaired ?? false;
+    this.movedAt = o.state?.movedAt;
     if (o.state?.room !== undefined && o.state.room !== o.room) {
       throw new Error('The saved sync state belongs to another key: start with the key in use.');
     }
@@ -99,6 +102,12 @@ export class SyncEngine implements Repository {
   /** Records held back by the gate, the newest last. */
   get quarantined(): Quarantined[] {
     return this.quarantine.list();
+  }
+
+  /** Devices whose messages this device has seen in this room (or that a snapshot read here covers). */
+  get seenHere(): Set<string> {
+    const b = this.book.saved();
+    return new Set([...Object.keys(b.marks), ...Object.keys(b.recent ?? {}), this.deviceId]);
   }
 
   /** What the relay's history showed: messages missing, the relay gone back, messages out of order. */
@@ -141,6 +150,7 @@ export class SyncEngine implements Repository {
       compactDue: this.compactDue,
       foldDue: this.foldDue,
       unpaired: this.unpaired || undefined,
+      movedAt: this.movedAt,
       room: this.room,
     };
   }
@@ -263,8 +273,11 @@ export class SyncEngine implements Repository {
     return true;
   }
 
-  /** Posts one payload, in pieces when it is larger than one message may be; `compact` goes with the last. */
-  async send(room: string, sealer: Sealer, kind: number, payload: Bytes, compact?: number): Promise<void> {
+  /**
+   * Posts one payload, in pieces when it is larger than one message may be; `compact` goes with the
+   * last, and so does `close` (a key change's notice: the relay takes nothing after it in the room).
+   */
+  async send(room: string, sealer: Sealer, kind: number, payload: Bytes, compact?: number, close = false): Promise<void> {
     const size = this.o.pieceBytes ?? PIECE;
     const bodies = payload.length > size ? toPieces(kind, payload, size).map((p) => ({ kind: KIND.piece, p })) : [{ kind, p: payload }];
     const here = room === this.room;
@@ -275,7 +288,8 @@ export class SyncEngine implements Repository {
         await this.o.reserve?.(seq);
         // A message names this device's last one the relay took in the room (none in a new room).
         const sealed = await sealer.seal(this.o.deviceId, seq, encodeBody(k, here ? this.prev : 0, here ? this.cursor : 0, p));
-        await this.o.relay.post(room, sealed, undefined, i === bodies.length - 1 ? compact : undefined);
+        const isLast = i === bodies.length - 1;
+        await this.o.relay.post(room, sealed, undefined, isLast ? compact : undefined, isLast && close);
       } catch (e) {
         this.lastError = (e as Error).message;
         throw e;
@@ -296,7 +310,11 @@ export class SyncEngine implements Repository {
     return this.serial(() => this.send(this.room, this.sealer, KIND.ring, payload));
   }
 
-  /** Into another room (a rotation): read from its start; `sent` is what it is known to hold. */
+  /**
+   * Into another room (a rotation): read from its start; `sent` is what it is known to hold (the
+   * rotating device's upload). A device that follows another's rotation posts there once, even
+   * with nothing new, so the others see it arrived (a ring member that never does is flagged).
+   */
   moveTo(room: string, sealer: Sealer, sent: Map<number, number> = new Map()): void {
     this.room = room;
     this.sealer = sealer;
@@ -304,6 +322,8 @@ export class SyncEngine implements Repository {
     this.prev = 0;
     this.partial = {};
     this.sent = new Map(sent);
+    if (sent.size === 0) this.unsent = true;
+    this.movedAt = Date.now();
     // Marks are per room: the room and key are in every message's authenticated data, so nothing
     // of the old room replays into the new one.
     this.book = new SeqBook();

@@ -27,7 +27,15 @@ export interface HistoryNotes {
   lastRefused?: { reason: Refusal; why: string; at: number };
   /** When this device last asked the others for what it lacks. */
   needAt?: number;
+  /** Key changes of this room this device refused: a later one whose maker they removed is refused too. */
+  rotations?: Bytes[];
+  /** This device read to the end of a room a key change closed (or whose key changes removed each
+   * other's makers) without a key change it could take: it stopped there, and says why. */
+  leftBehind?: { why: string; at: number };
 }
+
+/** Refused key changes kept per room: a relay that posts many fills no memory past this. */
+const MAX_ROTATIONS = 8;
 
 export type Refusal = OpenFailure;
 
@@ -41,6 +49,8 @@ export class Inbox {
   notes: HistoryNotes;
   /** Reading again from the start after the relay went back: what was seen is merged again, quietly. */
   private recovering = false;
+  /** A key change refused in this read because another removed its maker: this device follows neither. */
+  private conflict: string | undefined;
 
   constructor(
     private readonly e: SyncEngine,
@@ -53,16 +63,20 @@ export class Inbox {
   movedRoom(): void {
     this.notes = {};
     this.recovering = false;
+    this.conflict = undefined;
   }
 
   /** Reads everything after the cursor, applying it; then asks for what is missing. Returns how many applied. */
   async readToEnd(): Promise<number> {
     const e = this.e;
     let applied = 0;
+    let closed: number | undefined;
     for (;;) {
       if (e.unpaired) break;
       const room = e.room;
-      const { messages, last } = await e.o.relay.read(room, e.cursor);
+      const read = await e.o.relay.read(room, e.cursor);
+      const { messages, last } = read;
+      closed = read.closed;
       if (messages.length === 0) {
         if (last >= e.cursor) break;
         this.wentBack(last);
@@ -75,8 +89,42 @@ export class Inbox {
       }
     }
     this.recovering = false;
+    // Read to the end of a closed room, still in it: its devices moved on by a key change this one
+    // could not take. It stops (writes there are refused anyway) instead of saying "synced".
+    if (!e.unpaired && ((closed !== undefined && e.cursor >= closed) || this.conflict)) {
+      const why = this.conflict ?? this.notes.lastRefused?.why ?? 'the key change that closed the room is missing';
+      this.notes.leftBehind = { why, at: Date.now() };
+      e.unpaired = true;
+    }
+    this.conflict = undefined;
     if (!e.unpaired) await this.askForMissing();
     return applied;
+  }
+
+  /**
+   * What decides a key change read at `at` (docs/SYNC.md, "Which key change counts"): the rest of
+   * the room is read first, for where the relay closed it and for the other key changes in it.
+   */
+  private async rotationsAfter(at: number, payload: Bytes): Promise<{ closed?: number; later: Bytes[] }> {
+    const e = this.e;
+    const later: Bytes[] = [];
+    let closed: number | undefined;
+    for (let after = at; ;) {
+      const read = await e.o.relay.read(e.room, after);
+      closed = read.closed;
+      if (read.messages.length === 0) break;
+      for (const m of read.messages) {
+        after = Math.max(after, m.seq);
+        try {
+          const opened = await e.sealer.open(m.bytes);
+          const body = decodeBody(opened.plaintext, opened.version);
+          if (body.kind === KIND.rotation && !equalBytes(body.payload, payload)) later.push(body.payload);
+        } catch {
+          // Not readable here: it is refused in its turn, and decides nothing.
+        }
+      }
+    }
+    return { closed, later };
   }
 
   /** The relay has fewer messages than were read: read it again from its start, and send what it lost. */
@@ -166,9 +214,19 @@ export class Inbox {
         return this.merge(m, from, seq, body, await gunzip(gz), book);
       }
       case KIND.rotation: {
-        const key = (await e.o.onRotation?.(body.payload)) ?? 'unpaired';
+        const { closed, later } = await this.rotationsAfter(m.seq, body.payload);
+        // In a closed room the notice it was closed with decides; elsewhere (an older relay) every
+        // other key change seen in the room may refuse this one.
+        const key =
+          closed !== undefined && closed !== m.seq
+            ? { refused: 'a new key the relay did not close this room with: another key change closed it' }
+            : ((await e.o.onRotation?.(body.payload, closed === m.seq ? [] : [...(this.notes.rotations ?? []), ...later])) ?? 'unpaired');
         this.done(m, from, seq, body);
-        if (typeof key === 'object' && 'refused' in key) return this.refuse(m, new EnvelopeError('forged', key.refused));
+        if (typeof key === 'object' && 'refused' in key) {
+          this.notes.rotations = [...(this.notes.rotations ?? []), body.payload].slice(-MAX_ROTATIONS);
+          if ('conflict' in key && key.conflict) this.conflict = key.refused;
+          return this.refuse(m, new EnvelopeError('forged', key.refused));
+        }
         if (key === 'unpaired') e.unpaired = true;
         else if (key.id !== e.sealer.key.id) {
           const room = await roomOf(key);

@@ -28,9 +28,12 @@ export type Statement =
 /** The longest name a device may have (the field's limit; a longer one in a statement is refused). */
 export const MAX_DEVICE_NAME = 60;
 
-/** Why a statement was not taken, in words (said in Settings). */
+/** Why a statement was not taken, in words (said in Settings); `conflict`: another key change removed its maker. */
 export class RingRefusal {
-  constructor(readonly why: string) {}
+  constructor(
+    readonly why: string,
+    readonly conflict = false,
+  ) {}
 }
 
 const SIGN = { name: 'ECDSA', hash: 'SHA-256' } as const;

@@ -3,7 +3,7 @@
 // signatures). Pure over the config: the service writes what comes back with its state.
 import type { Bytes } from './bytes';
 import { type Device, type DeviceInfo, type Rotation, type SyncKey, acceptRotation, generateSigningKey, keyFromRaw } from './keys';
-import { RingRefusal, type Statement, readStatement, ringAfter, signStatement } from './ring';
+import { RingRefusal, type Statement, leftOut, readStatement, ringAfter, signStatement } from './ring';
 
 export interface SyncConfig {
   relayUrl: string;
@@ -37,21 +37,48 @@ export async function sign(config: SyncConfig, s: Unsigned): Promise<Bytes> {
 /** What came of a ring message: the config after it, or why it was refused. */
 export type RingOutcome = { config: SyncConfig } | RingRefusal;
 
-/** Another device's key rotation: the new key and ring if this device was kept, `unpaired`, or a refusal. */
+/**
+ * Another device's key rotation: the new key and ring if this device was kept, `unpaired`, or a
+ * refusal. `others`: the room's other key changes that count against it (docs/SYNC.md, "Which key
+ * change counts"): one of them, signed by a device of this ring, that removed this one's maker
+ * refuses it (a stolen device's new key, posted where the owner's unpairing of it can be seen).
+ */
 export async function takeRotation(
   config: SyncConfig,
   notice: Uint8Array,
+  others: readonly Uint8Array[] = [],
 ): Promise<{ key: SyncKey; config: SyncConfig } | 'unpaired' | RingRefusal> {
-  const s = await readStatement(notice, config.devices, await keyIdOf(config));
+  const keyId = await keyIdOf(config);
+  const s = await readStatement(notice, config.devices, keyId);
   if (s instanceof RingRefusal) return s;
   if (s.type !== 'rotation') return new RingRefusal('a key change that is not one');
   const devices = ringAfter(s.rotation, config.devices, s.by);
   if (devices instanceof RingRefusal) return devices;
+  const removedBy = await removerOf(s.by, others, config.devices, keyId);
+  if (removedBy) {
+    const name = (id: string) => config.devices.find((d) => d.id === id)?.name ?? 'a device';
+    return new RingRefusal(`a new key from ${name(s.by)}, which ${name(removedBy)} removed from sync`, true);
+  }
   const self = config.device.info.id;
   if (!devices.some((d) => d.id === self)) return 'unpaired';
   const key = await acceptRotation(config.device, s.rotation);
   if (key === 'unpaired') return 'unpaired';
   return { key, config: { ...config, key: { raw: key.raw, createdAt: key.createdAt }, devices } };
+}
+
+/** The maker of a key change among `others` (signed by a device of `ring`) that removed `id` on purpose. */
+async function removerOf(
+  id: string,
+  others: readonly Uint8Array[],
+  ring: readonly DeviceInfo[],
+  keyId: string,
+): Promise<string | undefined> {
+  for (const other of others) {
+    const o = await readStatement(other, ring, keyId);
+    if (o instanceof RingRefusal || o.type !== 'rotation' || o.by === id) continue;
+    if (leftOut(o.rotation, id) && !o.rotation.devices.some((d) => d.id === id)) return o.by;
+  }
+  return undefined;
 }
 
 /** A device added, a device leaving, a signing key introduced: the ring after it, or a refusal. */

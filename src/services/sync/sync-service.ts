@@ -193,9 +193,9 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       // Changes of the ring: taken only when a device of this ring signed them (ring.ts).
       onLeft: async (_id, payload) => this.ringChanged(await takeStatement(this.config!, payload, 'left')),
       onRing: async (payload) => this.ringChanged(await takeStatement(this.config!, payload, 'ring')),
-      onRotation: async (notice) => {
-        const taken = await takeRotation(this.config!, notice);
-        if (taken instanceof RingRefusal) return { refused: taken.why };
+      onRotation: async (notice, others) => {
+        const taken = await takeRotation(this.config!, notice, others);
+        if (taken instanceof RingRefusal) return { refused: taken.why, conflict: taken.conflict };
         if (taken === 'unpaired') return taken;
         this.config = taken.config;
         return taken.key;
@@ -259,7 +259,7 @@ export class SyncService extends Emitter<{ status: SyncStatus }> {
       try {
         // Left out of a new key (now, or before this tab opened): nothing more to send or read.
         if (engine.unpaired) {
-          this.set({ phase: 'unpaired', pending: false });
+          this.set({ phase: 'unpaired', pending: false, ...seenWords(engine, this.config?.devices ?? []) });
           return;
         }
         // A key change this device started and did not finish (a crash, the relay away) comes first.

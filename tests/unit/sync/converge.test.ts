@@ -422,9 +422,11 @@ describe('unpairing and large updates', () => {
     expect(c.engine.unpaired).toBe(true);
     await expect(c.engine.push()).rejects.toThrow(/unpaired/);
 
-    // Life goes on without the lost device; what it posts in the old room reaches no one.
+    // Life goes on without the lost device; the old room was closed by the notice: it posts nothing there.
     await a.engine.apply({ memoryPatches: [{ id: 'm1', text: 'moved to Porto', edited: true }] });
-    await w.client.post(w.room, await w.sealer.seal(lost.info.id, 1000, new Uint8Array([1, 9, 9])));
+    await expect(w.client.post(w.room, await w.sealer.seal(lost.info.id, 1000, new Uint8Array([1, 9, 9])))).rejects.toMatchObject({
+      reason: 'room-closed',
+    });
     await exchange(a.engine, b.engine, c.engine);
     expect(b.store.memories.get('m1')?.text).toBe('moved to Porto');
     expect(c.store.memories.get('m1')?.text).toBe('moved to Lisbon');

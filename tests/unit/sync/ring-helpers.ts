@@ -27,9 +27,9 @@ export async function signedRotation(maker: Device, key: SyncKey, ring: DeviceIn
 /** A device's `onRotation`: checks the notice against its ring, and moves on with the new key. */
 export function onRotationOf(self: Device, key: SyncKey, ring: DeviceInfo[]) {
   let config = configOf(self, key, ring);
-  return async (notice: Bytes): Promise<SyncKey | 'unpaired' | Refused> => {
-    const taken = await takeRotation(config, notice);
-    if (taken instanceof RingRefusal) return { refused: taken.why };
+  return async (notice: Bytes, others: readonly Bytes[] = []): Promise<SyncKey | 'unpaired' | Refused> => {
+    const taken = await takeRotation(config, notice, others);
+    if (taken instanceof RingRefusal) return { refused: taken.why, conflict: taken.conflict };
     if (taken === 'unpaired') return taken;
     config = taken.config;
     return taken.key;
