@@ -174,6 +174,11 @@ export interface ChangeSet {
 export interface AppliedChange extends ChangeSet {
   /** Why parts of the change were not written (e.g. "edge e1: memory m2 is gone"). */
   dropped: string[];
+  /**
+   * The `turnPatches` it applied, to turns it wrote: sync keeps each forget and undo as an entry of
+   * its own, which no other write of the turn clears (src/services/sync/forget-marks.ts).
+   */
+  marks?: TurnPatch[];
 }
 
 /** A job step's write was refused: its job no longer exists in the state the step started from. */

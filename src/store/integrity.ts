@@ -264,6 +264,9 @@ export async function settle(input: ChangeSet, given: StoreReader, { remote = fa
   put('deleteJobs', input.deleteJobs ?? []);
   put('tombstones', input.tombstones ?? []);
   put('deleteTombstones', input.deleteTombstones ?? []);
+  const written = new Set(turns.map((t) => t.id));
+  const marks = (input.turnPatches ?? []).filter((p) => written.has(p.id));
+  if (marks.length > 0) out.marks = marks;
   return out;
 }
 

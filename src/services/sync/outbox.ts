@@ -27,6 +27,7 @@ export function syncedPart(c: AppliedChange): AppliedChange | undefined {
     deleteEdges: c.deleteEdges,
     deleteSegments: c.deleteSegments,
     deleteTombstones: c.deleteTombstones,
+    marks: c.marks,
   };
   const any = Object.entries(part).some(([k, v]) => k !== 'dropped' && Array.isArray(v) && v.length > 0);
   return any ? part : undefined;

@@ -10,6 +10,8 @@
 //   written with `apply`, so the integrity rule holds after every merge.
 // - A tombstone wins over an edit made elsewhere: a memory or chat the user deleted on one device
 //   stays deleted even when another device, offline, edited it meanwhile.
+// - A forgotten mark (and its undo) wins over any other write of its turn: each is an entry of its
+//   own in the epoch's `forgotten` map, laid over the turn's record when it is read (forget-marks.ts).
 // - Delete-all starts a new epoch: the records live in maps named by the epoch, so what another
 //   device wrote into the old epoch (offline, before it heard of the wipe) never comes back.
 // Not synced: vectors (derived; each device embeds), jobs (each device runs its own; see
@@ -20,6 +22,7 @@ import type { Edge, Id, Memory, Segment, Session, Tombstone, Turn } from '../../
 import { isValidTime } from '../../memory/limits';
 import { recordProblem } from './record-gate';
 import { placeTurns } from './turn-positions';
+import { type MarkEntry, marksByTurn, recordMarks, turnOfKey, withMarks } from './forget-marks';
 
 /** The origin of transactions that apply what came from the relay (never sent back out). */
 export const REMOTE = Symbol('remote sync');
@@ -86,6 +89,18 @@ export class RecordDoc {
     return this.doc.getMap<RecordOf[K]>(`${epoch}/${kind}`);
   }
 
+  /** The forgotten marks of the epoch, one entry per turn and memory (forget-marks.ts). */
+  marks(epoch = this.epoch.id): Y.Map<MarkEntry> {
+    return this.doc.getMap<MarkEntry>(`${epoch}/forgotten`);
+  }
+
+  /** A turn as the document holds it: its record with the mark entries laid over it (a record out of shape as it is, for the gate). */
+  private turnOut(id: Id, marks: ReadonlyMap<Id, MarkEntry[]>): Turn | undefined {
+    const t = this.map('turns').get(id);
+    if (t === undefined || !marks.has(id) || recordProblem('turns', id, t) !== undefined) return t;
+    return withMarks(t, marks.get(id));
+  }
+
   /** Copies what the store wrote into the document (one Yjs transaction, one update). True when it deleted a record. */
   record(applied: AppliedChange): boolean {
     this.doc.transact(() => {
@@ -104,6 +119,7 @@ export class RecordDoc {
       put('edges', applied.edges, (r) => r.id);
       put('segments', applied.segments, (r) => r.id);
       put('tombstones', applied.tombstones, (r) => tombKey(r.kind, r.id));
+      recordMarks(this.marks(), applied);
     }, LOCAL);
     const deletes = [applied.deleteSessions, applied.deleteTurns, applied.deleteMemories, applied.deleteEdges, applied.deleteSegments];
     return deletes.some((d) => (d?.length ?? 0) > 0);
@@ -124,10 +140,12 @@ export class RecordDoc {
       ['edges', 'deleteEdges'],
       ['segments', 'deleteSegments'],
     ] as const;
+    const marks = marksByTurn(this.marks());
     for (const [kind, del] of kinds) {
       const map = this.map(kind);
       const records = (store[kind] ?? []) as Array<{ id: Id }>;
-      (out[kind] as unknown[]) = records.filter((r) => !same(map.get(r.id), r));
+      const held = (id: Id) => (kind === 'turns' ? this.turnOut(id, marks) : map.get(id));
+      (out[kind] as unknown[]) = records.filter((r) => !same(held(r.id), r));
       if (replace) {
         const kept = new Set(records.map((r) => r.id));
         out[del] = [...map.keys()].filter((k) => !kept.has(k));
@@ -197,18 +215,30 @@ export class RecordDoc {
       else if (kind === 'memory') memoryKeys.add(id);
     }
     // Present and admitted: put; gone (or under a tombstone): delete; refused: left as it is.
-    const each = <K extends Kind>(kind: K, keys: Iterable<string>, puts: RecordOf[K][], deletes: Id[], isDead = (_: Id) => false) => {
+    const each = <K extends Kind>(
+      kind: K,
+      keys: Iterable<string>,
+      puts: RecordOf[K][],
+      deletes: Id[],
+      isDead = (_: Id) => false,
+      read = (id: Id) => this.map(kind).get(id),
+    ) => {
       const map = this.map(kind);
       for (const id of keys) {
         if (!map.has(id) || isDead(id)) {
           admit.release?.(kind, id);
           deletes.push(id);
-        } else if (admit(kind, id, map.get(id))) puts.push(map.get(id)!);
+          continue;
+        }
+        const value = read(id);
+        if (admit(kind, id, value)) puts.push(value!);
       }
     };
+    const turnKeys = touched.get('turns') ?? new Set<string>();
+    const marks = turnKeys.size > 0 ? marksByTurn(this.marks(), turnKeys) : new Map<Id, MarkEntry[]>();
     each('sessions', sessionKeys, c.sessions, c.deleteSessions, (id) => dead('session', id));
     each('memories', memoryKeys, c.memories, c.deleteMemories, (id) => dead('memory', id));
-    each('turns', touched.get('turns') ?? [], c.turns, c.deleteTurns);
+    each('turns', turnKeys, c.turns, c.deleteTurns, undefined, (id) => this.turnOut(id, marks));
     each('edges', touched.get('edges') ?? [], c.edges, c.deleteEdges);
     each('segments', touched.get('segments') ?? [], c.segments, c.deleteSegments);
     // Deleting a chat here takes everything of it this store holds, known to the document or not.
@@ -239,6 +269,7 @@ export class RecordDoc {
     const epoch = { id, at: now, by: deviceId };
     this.doc.transact(() => {
       for (const k of KINDS) this.map(k, old).clear();
+      this.marks(old).clear();
       this.doc.getMap<Epoch>('meta').set('epoch', epoch);
     }, LOCAL);
     return epoch;
@@ -255,6 +286,16 @@ export function touchedBy(rd: RecordDoc, tr: Y.Transaction, epoch: string): Touc
   const out: Touched = new Map();
   for (const [type, keys] of tr.changed) {
     const name = names.get(type);
+    // A mark come or gone changes its turn as read: look at the turn again (if the document has it).
+    if (name === `${epoch}/forgotten`) {
+      const turns = out.get('turns') ?? new Set<string>();
+      for (const k of keys) {
+        const turn = k === null ? undefined : turnOfKey(k);
+        if (turn !== undefined && rd.map('turns', epoch).has(turn)) turns.add(turn);
+      }
+      if (turns.size > 0) out.set('turns', turns);
+      continue;
+    }
     const kind = KINDS.find((k) => name === `${epoch}/${k}`);
     if (!kind) continue;
     const set = out.get(kind) ?? new Set<string>();
