@@ -28,6 +28,8 @@ export interface SyncStatus {
   quarantined?: HeldRecord[];
   /** What the relay's history showed that it should not have (inbox.ts); absent when nothing. */
   history?: RelayHistory;
+  /** Devices of the ring not seen in the room since this device moved there by a key change (`since`). */
+  notSeen?: { ids: string[]; since: number };
 }
 
 /** What the relay did that it should not have, as this device saw it. */
@@ -42,6 +44,8 @@ export interface RelayHistory {
   refused?: Partial<Record<'malformed' | 'wrong-key' | 'tampered' | 'replayed' | 'forged', number>>;
   /** The last refusal, in words. */
   lastRefused?: string;
+  /** This device stopped in a room a key change closed, without a key change it could take: why. */
+  leftBehind?: string;
 }
 
 /** A record left out: what it is (`chat`, `message`, `memory`...), its id, who sent it and why. */
@@ -54,13 +58,41 @@ export interface HeldRecord {
 
 /** The relay's history as this device saw it (inbox.ts), senders by name; undefined when all was well. */
 export function historyOf(
-  h: { behind?: RelayHistory['behind']; reordered?: number; refused?: RelayHistory['refused']; lastRefused?: { why: string } },
+  h: {
+    behind?: RelayHistory['behind'];
+    reordered?: number;
+    refused?: RelayHistory['refused'];
+    lastRefused?: { why: string };
+    leftBehind?: { why: string };
+  },
   missing: ReadonlyArray<{ device: string; count: number }>,
   devices: readonly DeviceInfo[],
 ): RelayHistory | undefined {
   const named = missing.map((m) => ({ from: devices.find((d) => d.id === m.device)?.name ?? 'a device not in your list', count: m.count }));
-  if (named.length === 0 && !h.behind && !h.reordered && !h.refused) return undefined;
-  return { missing: named, behind: h.behind, reordered: h.reordered, refused: h.refused, lastRefused: h.lastRefused?.why };
+  if (named.length === 0 && !h.behind && !h.reordered && !h.refused && !h.leftBehind) return undefined;
+  const history = { missing: named, behind: h.behind, reordered: h.reordered, refused: h.refused, lastRefused: h.lastRefused?.why };
+  return h.leftBehind ? { ...history, leftBehind: h.leftBehind.why } : history;
+}
+
+/**
+ * Devices of the ring this device has not seen in its room since it moved there by a key change:
+ * a device still asleep, or one left in the old room (a stolen device's new key it took). Devices
+ * paired after the move are not counted.
+ */
+export function notSeenSince(
+  engine: { movedAt?: number; seenHere: ReadonlySet<string> },
+  devices: readonly DeviceInfo[],
+): SyncStatus['notSeen'] {
+  const since = engine.movedAt;
+  if (since === undefined) return undefined;
+  const ids = devices.filter((d) => d.pairedAt < since && !engine.seenHere.has(d.id)).map((d) => d.id);
+  return ids.length ? { ids, since } : undefined;
+}
+
+/** The note beside a device in Settings' list when it has not shown up since the key changed; undefined when it has. */
+export function notSeenWords(s: SyncStatus, id: string): string | undefined {
+  if (!s.notSeen?.ids.includes(id)) return undefined;
+  return `not seen since the key changed on ${new Date(s.notSeen.since).toLocaleString()}: if this stays, it did not follow the change (lost, stolen or asleep); unpair it if you no longer hold it`;
 }
 
 const RECORD_WORDS: Record<string, string> = {
@@ -91,11 +123,17 @@ export function seenWords(
     quarantined: ReadonlyArray<{ kind: string; id: string; from?: string; problem: string }>;
     history: Parameters<typeof historyOf>[0];
     book: { missing(): ReadonlyArray<{ device: string; count: number }> };
+    movedAt?: number;
+    seenHere?: ReadonlySet<string>;
   },
   devices: readonly DeviceInfo[],
-): Pick<SyncStatus, 'quarantined' | 'history'> {
+): Pick<SyncStatus, 'quarantined' | 'history' | 'notSeen'> {
   const named = distinctNames(devices);
-  return { quarantined: heldWords(engine.quarantined, named), history: historyOf(engine.history, engine.book.missing(), named) };
+  return {
+    quarantined: heldWords(engine.quarantined, named),
+    history: historyOf(engine.history, engine.book.missing(), named),
+    notSeen: engine.seenHere ? notSeenSince({ movedAt: engine.movedAt, seenHere: engine.seenHere }, devices) : undefined,
+  };
 }
 
 export const OFF: SyncStatus = { phase: 'off', devices: [], pending: false };
@@ -215,6 +253,11 @@ function phaseWords(s: SyncStatus, now: number): SyncWords {
       };
     }
     case 'unpaired':
+      if (s.history?.leftBehind)
+        return {
+          headline: 'This device was unpaired',
+          detail: `Your other devices moved to a new key that this device could not follow (${s.history.leftBehind}). Its memory stays here but no longer syncs. If you still use it, turn sync off here and pair it again from a device you hold.`,
+        };
       return {
         headline: 'This device was unpaired',
         detail: 'Another device removed it. Its memory stays here but no longer syncs. Turn sync off to pair it again.',

@@ -15,6 +15,7 @@ import { Sealer } from '../../../src/services/sync/envelope';
 import { type Device, type SyncKey, generateDevice, generateSyncKey, roomOf } from '../../../src/services/sync/keys';
 import { KIND, encodeBody, gzip } from '../../../src/services/sync/messages';
 import { RelayClient } from '../../../src/services/sync/relay-client';
+import { OFF, notSeenSince, seenWords, syncWords } from '../../../src/services/sync/sync-status';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { memory, session } from './records';
 import { onRotationOf, signedRotation } from './ring-helpers';
@@ -79,10 +80,18 @@ describe('a stolen device after it was unpaired', () => {
     const own = await thief.rotation();
     await expect(thief.post(KIND.rotation, own.notice)).rejects.toMatchObject({ reason: 'room-closed' });
 
-    // The tablet wakes: it reads the laptop's notice and moves to the laptop's room.
+    // Until the tablet shows up in the new room, the laptop flags it (Settings' device list).
+    const kept = [laptop.info, tablet.info];
+    expect(notSeenSince(l, kept)?.ids).toEqual([tablet.info.id]);
+
+    // The tablet wakes: it reads the laptop's notice, moves to the laptop's room and posts there
+    // once with nothing new to say, so the laptop sees it arrived.
     await t.pull();
     expect(t.room).toBe(newRoom);
     expect(t.unpaired).toBe(false);
+    expect(await t.push()).toBe(true);
+    await l.pull();
+    expect(notSeenSince(l, kept)).toBeUndefined();
     await t.apply({ memories: [memory('m2', 'written on the tablet after it woke')] });
     await t.push();
     await l.pull();
@@ -132,6 +141,10 @@ describe('a stolen device after it was unpaired', () => {
     expect(t.room).not.toBe(await roomFor(own.key));
     expect(t.unpaired).toBe(true);
     expect(t.history.lastRefused?.why).toMatch(/removed/);
+    // Said in the sync status line: removed, and why; never "synced".
+    const words = syncWords({ ...OFF, phase: 'unpaired', devices: ring, ...seenWords(t, ring) });
+    expect(words.headline).toBe('This device was unpaired');
+    expect(words.detail).toMatch(/could not follow \(a new key from Laptop, which Phone removed from sync\)/);
     // It writes nothing more there.
     await expect(t.push()).rejects.toThrow(/unpaired/);
   });

@@ -5,6 +5,8 @@ import {
   heldWords,
   historyOf,
   historyWords,
+  notSeenSince,
+  notSeenWords,
   syncWords,
   type SyncPhase,
   type SyncStatus,
@@ -133,5 +135,26 @@ describe('the words of what the relay did, and of records left out (issue 30)', 
     expect(syncWords({ ...base, phase: 'synced', quarantined: held.slice(0, 1) }, NOW).detail).toMatch(
       /1 record from another device was left out/,
     );
+  });
+});
+
+describe('after a key change', () => {
+  it('a device stopped in a closed room says it was unpaired and why; a ring member not seen since the change is flagged', () => {
+    const leftBehind = historyOf({ leftBehind: { why: 'a new key from Phone, which Laptop removed from sync' } }, [], [me, phone]);
+    const w = syncWords({ ...base, phase: 'unpaired', history: leftBehind }, NOW);
+    expect(w.headline).toBe('This device was unpaired');
+    expect(w.detail).toMatch(/could not follow \(a new key from Phone, which Laptop removed from sync\).*pair it again/);
+    // Flagged: the phone, paired before the move and not seen since; not this device, not one paired after.
+    const tablet = { id: 'c', name: 'Tablet', publicKey: 'z', pairedAt: NOW + 10 };
+    const notSeen = notSeenSince({ movedAt: NOW, seenHere: new Set(['a']) }, [
+      { ...me, pairedAt: NOW - 1 },
+      { ...phone, pairedAt: NOW - 1 },
+      tablet,
+    ]);
+    expect(notSeen).toEqual({ ids: ['b'], since: NOW });
+    const status = { ...base, phase: 'synced' as const, notSeen };
+    expect(notSeenWords(status, 'b')).toMatch(/^not seen since the key changed on .*unpair it if you no longer hold it$/);
+    expect(notSeenWords(status, 'c')).toBeUndefined();
+    expect(notSeenSince({ movedAt: undefined, seenHere: new Set() }, [me, phone])).toBeUndefined();
   });
 });
