@@ -72,6 +72,11 @@ export interface LanguageModel {
    * smallest window of the catalog (FALLBACK_WINDOW, src/memory/fit/window.ts).
    */
   readonly window?: ModelWindow;
+  /**
+   * The engine keeps the cache of one conversation only, and any other request throws it away
+   * (web-llm): background calls wait for the chat to pause (services/models/conversation-first.ts).
+   */
+  readonly keepsConversation?: boolean;
   /** Streams a chat reply; resolves with the full text (what arrived, if aborted). */
   chat(messages: ChatMessage[], options?: GenerateOptions): Promise<string>;
   /**

@@ -36,6 +36,8 @@ export interface LoadOptions {
 const defaultWorker = (): WorkerLike => new Worker(new URL('./llm.worker.ts', import.meta.url), { type: 'module', name: 'tealeaf-llm' });
 
 export class LlmRuntime extends LlmStateHolder implements LanguageModel {
+  /** web-llm keeps the KV cache of one conversation; any other request resets it. */
+  readonly keepsConversation = true;
   private client?: RpcClient<LlmMethods, LlmNotice>;
   /** The loaded model's window (set by load, read while the model is ready). */
   private loadedWindow?: { modelId: string; window: ModelWindow };

@@ -13,6 +13,7 @@ import { LocalServers } from './models/local-servers';
 import { SettingsService } from './settings';
 import { MemoryCommands } from './commands/memory-commands';
 import { SyncService } from './sync/sync-service';
+import { ConversationFirst } from './models/conversation-first';
 import { readChatDevices } from './sync/chat-owner';
 import type { Turn } from '../memory/types';
 
@@ -28,6 +29,8 @@ export class Tealeaf {
   readonly localServers = new LocalServers();
   readonly memory: MemoryService;
   readonly chat: ChatService;
+  /** Replies first: background model calls wait for the chat to pause on a one-conversation engine. */
+  private readonly conversation = new ConversationFirst();
   readonly evaluation: EvaluationService;
   /** "remember that …", "forget …", "what do you remember about …" in the chat. */
   readonly commands: MemoryCommands;
@@ -45,7 +48,8 @@ export class Tealeaf {
     this.memory = new MemoryService(
       repo,
       this.settings,
-      () => this.models.languageModel,
+      // Memorising waits for the chat to pause where the engine keeps one conversation only.
+      () => this.conversation.background(this.models.languageModel),
       () => this.models.embedder,
     );
     // Another device's delete-all, accepted here: as this device's own (jobs stopped, views told).
@@ -70,7 +74,7 @@ export class Tealeaf {
       repo,
       preparer: this.memory,
       memoryless: this.memory.memoryless,
-      getModel: () => this.models.languageModel,
+      getModel: () => this.conversation.foreground(this.models.languageModel),
       idleGapMs: () => this.settings.idleGapMs,
       temperature: () => this.settings.value.temperature,
       memorise: () => this.settings.value.memoryCreation,
