@@ -2,9 +2,7 @@
 // reply cut off (stop, error, closed tab) keeps what had arrived, marked so.
 import { messageTooLong } from '../../memory/limits';
 import { errorText } from '../../errors';
-import type { ChangeSet, EngineRead } from '../../ports';
-import { isContextOverflow } from '../../ports';
-import { PromptTooLongError } from '../../memory/fit';
+import type { ChangeSet } from '../../ports';
 import type { Millis, Session, Turn } from '../../memory/types';
 import { Emitter } from '../emitter';
 import { newId } from '../ids';
@@ -15,16 +13,11 @@ import { plainPreparer } from './reply-prompt';
 import { appendTurn } from './turn-append';
 import { FOLLOW_ON_NOTICE, followedTurns } from './follow-on';
 import { ReplySaver, touchAfterReply } from './reply-saver';
+import { replyErrorText, streamReply } from './reply-stream';
 import { ChatOwner, NO_SYNC, newChatNotice } from '../sync/chat-owner';
 import type { ChatEvents, ChatOptions } from './types';
 
 export type { ChatEvents, ChatOptions } from './types';
-
-/** Why a reply failed, in words: a prompt the model could not take says what to do about it. */
-function replyErrorText(e: unknown): string {
-  if (isContextOverflow(e)) return new PromptTooLongError(e.promptTokens, { contextTokens: e.contextTokens, maxOutputTokens: 0 }).message;
-  return errorText(e);
-}
 
 export class ChatService extends Emitter<ChatEvents> {
   private abort?: AbortController;
@@ -373,54 +366,24 @@ export class ChatService extends Emitter<ChatEvents> {
       const earlier = temporary ? [] : await followedTurns(this.opts.repo, session);
       // A temporary chat neither uses nor makes memories: nothing remembered goes into its prompt.
       const preparer = temporary ? (this.opts.memoryless ?? plainPreparer) : this.opts.preparer;
-      let text = '';
-      const temperature = this.opts.temperature?.();
-      let full = '';
-      let start: Turn['start'];
-      let reported: EngineRead | undefined;
-      // The prompt is fitted to the model's window; an engine that counts more than we did refuses
-      // it before writing anything, and the prompt is built again smaller (twice at most).
-      for (let budgetScale = 1, attempt = 0; ; attempt++) {
-        const prepared = await preparer.prepare({ session, history, earlier, now: started, llm, signal: abort.signal, budgetScale });
-        if (prepared.usedMemory) update({ ...turn, usedMemory: prepared.usedMemory });
-        this.emit('busy', { phase: 'replying' });
-        const asked = this.now();
-        try {
-          full = await llm.chat(prepared.messages, {
-            signal: abort.signal,
-            ...(prepared.maxTokens !== undefined ? { maxTokens: prepared.maxTokens } : {}),
-            ...(temperature !== undefined ? { temperature } : {}),
-            onToken: (delta) => {
-              // After Stop the reply keeps what the user saw: tokens a worker had already queued are
-              // dropped.
-              if (abort.signal.aborted) return;
-              // The wait the person felt: from the request to the first word.
-              if (!start && prepared.promptTokens !== undefined)
-                start = {
-                  waitMs: Math.max(0, this.now() - asked),
-                  promptTokens: prepared.promptTokens,
-                  readTokens: prepared.readTokens ?? prepared.promptTokens,
-                };
-              text += delta;
-              update({ ...turn, text });
-              saver.grew(turn);
-            },
-            // The engine's own figures, where it reports them, replace the app's count.
-            onRead: (read) => {
-              reported = read;
-            },
-          });
-          break;
-        } catch (e) {
-          if (!isContextOverflow(e) || text !== '' || attempt >= 2) throw e;
-          budgetScale *= 0.75;
-          this.emit('busy', { phase: 'remembering' });
-        }
-      }
+      const reply = await streamReply({
+        llm,
+        preparer,
+        prepare: { session, history, earlier, now: started },
+        signal: abort.signal,
+        temperature: this.opts.temperature?.(),
+        now: this.now,
+        phase: (phase) => this.emit('busy', { phase }),
+        usedMemory: (usedMemory) => update({ ...turn, usedMemory }),
+        grew: (text) => {
+          update({ ...turn, text });
+          saver.grew(turn);
+        },
+      });
       // Stopped: what had arrived, not the whole text a call that finished anyway resolves with.
       const stopped = abort.signal.aborted;
-      if (start && reported) start = engineStart(start, reported);
-      update({ ...turn, text: stopped ? text : full || text, status: stopped ? 'stopped' : 'complete', ...(start ? { start } : {}) });
+      const text = stopped ? reply.text : reply.full || reply.text;
+      update({ ...turn, text, status: stopped ? 'stopped' : 'complete', ...(reply.start ? { start: reply.start } : {}) });
     } catch (e) {
       const stopped = abort.signal.aborted;
       update({ ...turn, status: stopped ? 'stopped' : 'error' });
@@ -461,10 +424,4 @@ export class ChatService extends Emitter<ChatEvents> {
   private async emitSessions(): Promise<void> {
     this.emit('sessions', await this.listSessions());
   }
-}
-
-/** How a reply started, with the engine's own count of its prompt and of what it read anew. */
-function engineStart(start: NonNullable<Turn['start']>, read: EngineRead): NonNullable<Turn['start']> {
-  const promptTokens = read.promptTokens ?? Math.max(start.promptTokens, read.readTokens);
-  return { ...start, promptTokens, readTokens: Math.min(read.readTokens, promptTokens) };
 }

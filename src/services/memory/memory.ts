@@ -6,7 +6,7 @@ import type { AppliedChange, ChangeSet, Embedder, LanguageModel, LineReads, Repo
 import type { Edge, Id, Memory, Relation, Segment, Turn, VectorRecord } from '../../memory/types';
 import { answerChange, changeEdge, editMemoryText, toggleSuperseded } from '../../memory/corrections';
 import { Forgetting } from './forgetting';
-import { planRepair, type RepairLogEntry } from '../../memory/repair';
+import type { RepairLogEntry } from '../../memory/repair';
 import { readRepairLog, writeRepair } from './repair-log';
 import { sessionDeletion } from './session-deletion';
 import { createHybridIndex } from '../../memory/retrieval/hybrid';
@@ -22,6 +22,8 @@ import { memoryUnit } from '../../memory/ingest/memorise';
 import { dialogueOf, memorylessPreparer, type PrepareInput, type ReplyPrompt, type TurnPreparer } from '../chat/reply-prompt';
 import { Emitter } from '../emitter';
 import { withJobLock, yieldToPage, type JobSnapshot } from './jobs';
+import { MemoryTabs } from './memory-tabs';
+import { readStoredMemory } from './stored-memory';
 import { attachVectors, buildLiveMemory, mirrorChange } from './live-memory';
 import { loadNounExtractor } from '../../models/nouns';
 import type { NounExtractor } from '../../memory/retrieval/topics';
@@ -64,7 +66,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   private readonly runner: JobRunner;
   /** Forgetting and what it would take (`preview`, shown before it acts): forgetting.ts. */
   readonly forgetting: Forgetting;
-  private readonly channel?: BroadcastChannel;
+  private readonly tabs: MemoryTabs;
   private reloadTimer?: ReturnType<typeof setTimeout>;
 
   constructor(
@@ -85,27 +87,21 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       catchUp: () => this.catchUp(),
       jobFinished: () => {
         this.emit('graph', undefined);
-        this.announce();
+        this.tabs.announce();
       },
       // Another tab's change arrived while the run went on: catch up with it now.
       idle: () => void (this.stale && this.refreshFromOtherTab()),
       jobs: (list) => this.emit('jobs', list),
       error: (message) => this.emit('error', { message }),
     });
-    if (typeof BroadcastChannel !== 'undefined') {
+    this.tabs = new MemoryTabs({
+      cancelJobs: () => this.runner.cancel(),
       // Another tab memorised or corrected something: rebuild from the store so this tab's
       // retrieval and linking see it too.
-      this.channel = new BroadcastChannel('tealeaf-memory');
-      this.channel.onmessage = (event: MessageEvent<{ type?: string; change?: AppliedChange }>) => {
-        // Another tab is about to import or delete everything: stop writing now.
-        if (event.data?.type === 'cancel-jobs') {
-          this.runner.cancel();
-          return;
-        }
+      changed: (change) => {
         // What another device wrote here, as written (SyncService): mirrored, not a reload of
         // everything (about 3 s of this thread per remote edit at 100k memories: bench:sync:browser).
         // Not while a job runs or a reload is owed: those catch up from the store.
-        const change = event.data?.change;
         if (change && !this.stale && !this.runner.running) {
           mirrorChange(this, change, this.vectorModelId);
           this.refineCache = new RefineCache();
@@ -115,8 +111,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
         this.stale = true;
         clearTimeout(this.reloadTimer);
         this.reloadTimer = setTimeout(() => void this.refreshFromOtherTab(), 100);
-      };
-    }
+      },
+    });
   }
 
   /**
@@ -156,10 +152,6 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     }, wait);
   }
 
-  private announce(): void {
-    this.channel?.postMessage({ type: 'memory-changed' });
-  }
-
   /**
    * Builds the index and graph from the store (once per start, and after an import). What does not
    * fit together is repaired first (planRepair), never refused: the app always starts.
@@ -167,19 +159,8 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
   async load(): Promise<void> {
     // Notes cached from the memory as it was are not reused for the memory as it is now.
     this.refineCache = new RefineCache();
-    // All reads at once: IndexedDB serves them while this thread deserialises the first ones.
     const embedder = this.getEmbedder();
-    const [memories, edges, segments, vectors, jobs, sessions] = await Promise.all([
-      this.repo.listMemories(),
-      this.repo.listEdges(),
-      this.repo.listSegments(),
-      embedder ? this.repo.listVectors(embedder.modelId) : Promise.resolve([]),
-      this.repo.listJobs(),
-      this.repo.listSessions(),
-    ]);
-    // Each of these passes is linear over 100k records: a task of its own each, not one long one.
-    await yieldToPage();
-    const repair = planRepair({ memories, edges, segments, vectors, jobs, sessionIds: new Set(sessions.map((x) => x.id)) });
+    const repair = await readStoredMemory(this.repo, embedder);
     if (repair.notes.length > 0) await this.recordRepair(repair.change, repair.notes);
     await yieldToPage();
     await this.rebuild(repair.memories, repair.edges, repair.segments, embedder, repair.vectors);
@@ -333,7 +314,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
     mirrorChange(this, change, this.getEmbedder()?.modelId);
     this.refineCache = new RefineCache();
     this.emit('graph', undefined);
-    this.announce();
+    this.tabs.announce();
     // Lines forgotten or back: the passages rebuilt lost their vectors, made again in the background.
     if (requested.turnPatches?.length) this.kick();
     return change;
@@ -372,7 +353,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
    * of that step; it resumes from its recorded step afterwards if its records still exist.
    */
   async exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    this.channel?.postMessage({ type: 'cancel-jobs' });
+    this.tabs.cancelJobs();
     this.runner.cancel();
     await this.runner.settled();
     let result: { value: T } | undefined;
@@ -380,7 +361,7 @@ export class MemoryService extends Emitter<MemoryEvents> implements TurnPreparer
       result = { value: await fn() };
     }, true);
     if (!result) throw new Error('The operation did not run.');
-    this.announce();
+    this.tabs.announce();
     return result.value;
   }
 
