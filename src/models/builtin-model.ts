@@ -80,9 +80,11 @@ export const BUILTIN_MODEL_ID = 'browser-builtin';
 const METER_IDLE_MS = 30_000;
 
 /**
- * The Prompt API keeps a conversation in a session: each call here opens a session with the
- * system prompt and the earlier dialogue, prompts the last user message, and closes it, so calls
- * never see each other's context.
+ * The Prompt API keeps a conversation in a session, and what a session has read it does not read
+ * again. A chat keeps its session: a reply whose messages are the session's conversation plus one
+ * new message prompts only that message (the prompt layout extends the previous request exactly,
+ * docs/METHOD.md 1.6); any other reply, and every structured call, opens a session of its own with
+ * the system prompt and the earlier dialogue, so calls never see each other's context.
  */
 export class BuiltinModel implements LanguageModel {
   readonly modelId = BUILTIN_MODEL_ID;
@@ -96,6 +98,8 @@ export class BuiltinModel implements LanguageModel {
   /** A blank session for measuring prompts (measuring changes nothing in it), let go when idle. */
   private meter?: Promise<PromptSession>;
   private meterIdle?: ReturnType<typeof setTimeout>;
+  /** The chat's session and the conversation it holds (its prompts and its replies); none while a reply streams. */
+  private kept?: { session: PromptSession; holds: ChatMessage[] };
 
   private constructor(
     private readonly api: PromptApi,
@@ -119,6 +123,24 @@ export class BuiltinModel implements LanguageModel {
     const measures = typeof (session.measureContextUsage ?? session.measureInputUsage) === 'function';
     session.destroy();
     return new BuiltinModel(api, typeof window === 'number' && Number.isFinite(window) && window > 0 ? window : undefined, measures);
+  }
+
+  /**
+   * The chat's kept session when `messages` extend what it holds by one message of the person's
+   * (taken from the kept slot while the reply streams), else undefined and the kept one let go.
+   */
+  private continuing(messages: ChatMessage[]): { session: PromptSession; last: string } | undefined {
+    const kept = this.kept;
+    this.kept = undefined;
+    if (!kept) return undefined;
+    const last = messages[messages.length - 1];
+    const extends_ =
+      last?.role === 'user' &&
+      messages.length === kept.holds.length + 1 &&
+      kept.holds.every((m, i) => m.role === messages[i]!.role && m.content === messages[i]!.content);
+    if (extends_) return { session: kept.session, last: last.content };
+    kept.session.destroy();
+    return undefined;
   }
 
   private async session(messages: ChatMessage[], signal?: AbortSignal): Promise<{ session: PromptSession; last: string }> {
@@ -165,7 +187,7 @@ export class BuiltinModel implements LanguageModel {
   }
 
   chat(messages: ChatMessage[], options: GenerateOptions = {}): Promise<string> {
-    return this.stream(messages, options, CHAT_LIMITS);
+    return this.stream(messages, options, CHAT_LIMITS, undefined, true);
   }
 
   json(messages: ChatMessage[], schema: JsonSchema, options: GenerateOptions = {}): Promise<string> {
@@ -176,7 +198,13 @@ export class BuiltinModel implements LanguageModel {
    * One streamed answer. The Prompt API takes no token limit, so the size and time limits stop a
    * model that writes on without end (JSON calls stream too, so they can be stopped early).
    */
-  private async stream(messages: ChatMessage[], options: GenerateOptions, limits: CallLimits, schema?: JsonSchema): Promise<string> {
+  private async stream(
+    messages: ChatMessage[],
+    options: GenerateOptions,
+    limits: CallLimits,
+    schema?: JsonSchema,
+    keep = false,
+  ): Promise<string> {
     const stop = new AbortController();
     let limit: Error | undefined;
     const halt = (reason: string) => {
@@ -188,7 +216,10 @@ export class BuiltinModel implements LanguageModel {
     options.signal?.addEventListener('abort', cancel, { once: true });
     let text = '';
     try {
-      const { session, last } = await this.session(messages, stop.signal);
+      const { session, last } = (keep ? this.continuing(messages) : undefined) ?? (await this.session(messages, stop.signal));
+      // Kept for the chat's next message only when the reply ended by itself: a stopped one leaves
+      // the session holding an answer the chat does not have.
+      let whole = false;
       try {
         const reader = session
           .promptStreaming(last, { signal: stop.signal, ...(schema ? { responseConstraint: schema } : {}) })
@@ -204,8 +235,10 @@ export class BuiltinModel implements LanguageModel {
           if (text.length > limits.maxChars) halt(`wrote more than ${limits.maxChars.toLocaleString('en-US')} characters`);
         }
         if (stop.signal.aborted) void reader.cancel().catch(() => undefined);
+        else whole = true;
       } finally {
-        session.destroy();
+        if (keep && whole && !this.kept) this.kept = { session, holds: [...messages, { role: 'assistant', content: text }] };
+        else session.destroy();
       }
     } catch (e) {
       if (!limit && !options.signal?.aborted) throw this.overflow(e) ?? e;

@@ -39,6 +39,11 @@ test("the browser's model: made ready with progress, chats, memorises, and is us
 
       await page.getByTestId('nav-chat').click();
       assert.equal(await say(page, 'I started learning the violin'), 'Built in: I started learning the violin');
+      // The chat's next message goes to the session that read the first: only the new message is read.
+      assert.equal(await say(page, 'It is harder than I thought'), 'Built in: It is harder than I thought');
+      const streamed = (await page.evaluate(() => globalThis.__builtinCalls)).filter((c) => c.kind === 'stream');
+      assert.equal(streamed.length, 2);
+      assert.equal(streamed[1].session, streamed[0].session, "the second reply prompted the chat's kept session");
       await page.getByTestId('end-session').click();
       const db = await pollDb(page, (d) => d.jobs.length > 0 && d.jobs.every((j) => j.status === 'done'), {
         what: 'the session to be memorised',

@@ -5,7 +5,8 @@
 // its model). Streaming replies say "Built in: <message>"; structured calls answer like the
 // scripted model (by schema title), so the memory pipeline runs end to end. Like the real API it
 // has a window (contextWindow, contextUsage, measureContextUsage; a word or a mark is a token here)
-// and refuses what passes it with a QuotaExceededError.
+// and refuses what passes it with a QuotaExceededError; a session holds what it was prompted and
+// what it answered (its usage grows), and each call logs how much the session held already.
 import type { ChatMessage, JsonSchema } from '../../src/ports';
 import { ScriptedModel } from './scripted-model';
 
@@ -22,15 +23,20 @@ const tooLarge = (requested: number) =>
 export function installFakePromptApi(): void {
   const state = localStorage.getItem(KEY);
   if (state !== 'downloadable' && state !== 'available') return;
-  const calls: Array<{ kind: 'stream' | 'prompt'; input: string; system: string }> = [];
+  const calls: Array<{ kind: 'stream' | 'prompt'; session: number; input: string; system: string; held: number }> = [];
+  let sessions = 0;
   (globalThis as { __builtinCalls?: typeof calls }).__builtinCalls = calls;
   const scripted = new ScriptedModel();
 
   class FakeSession {
     readonly contextWindow = WINDOW;
-    readonly contextUsage: number;
+    private readonly held: Message[];
+    private readonly id = ++sessions;
     constructor(private readonly initial: Message[]) {
-      this.contextUsage = tokens(initial);
+      this.held = [...initial];
+    }
+    get contextUsage(): number {
+      return tokens(this.held);
     }
     async measureContextUsage(input: string | Message[]): Promise<number> {
       return tokens(typeof input === 'string' ? [{ role: 'user', content: input }] : input);
@@ -40,7 +46,7 @@ export function installFakePromptApi(): void {
       if (n > WINDOW) throw tooLarge(n);
     }
     private messages(input: string): ChatMessage[] {
-      return [...this.initial, { role: 'user', content: input }];
+      return [...this.held, { role: 'user', content: input }];
     }
     promptStreaming(input: string, options: { responseConstraint?: unknown } = {}): ReadableStream<string> {
       try {
@@ -60,12 +66,23 @@ export function installFakePromptApi(): void {
           },
         });
       }
-      calls.push({ kind: 'stream', input, system: this.initial.find((m) => m.role === 'system')?.content ?? '' });
-      const words = `Built in: ${input}`.match(/\S+\s*/g) ?? [];
+      calls.push({
+        kind: 'stream',
+        session: this.id,
+        input,
+        system: this.initial.find((m) => m.role === 'system')?.content ?? '',
+        held: this.contextUsage,
+      });
+      const answer = `Built in: ${input}`;
+      const words = answer.match(/\S+\s*/g) ?? [];
+      const held = this.held;
       return new ReadableStream<string>({
         async pull(controller) {
           const w = words.shift();
-          if (w === undefined) return controller.close();
+          if (w === undefined) {
+            held.push({ role: 'user', content: input }, { role: 'assistant', content: answer });
+            return controller.close();
+          }
           await sleep(10);
           controller.enqueue(w);
         },
@@ -73,8 +90,16 @@ export function installFakePromptApi(): void {
     }
     async prompt(input: string, options: { responseConstraint?: unknown } = {}): Promise<string> {
       this.fits(input);
-      calls.push({ kind: 'prompt', input, system: this.initial.find((m) => m.role === 'system')?.content ?? '' });
-      return scripted.json(this.messages(input), (options.responseConstraint ?? {}) as JsonSchema);
+      calls.push({
+        kind: 'prompt',
+        session: this.id,
+        input,
+        system: this.initial.find((m) => m.role === 'system')?.content ?? '',
+        held: this.contextUsage,
+      });
+      const answer = await scripted.json(this.messages(input), (options.responseConstraint ?? {}) as JsonSchema);
+      this.held.push({ role: 'user', content: input }, { role: 'assistant', content: answer });
+      return answer;
     }
     destroy(): void {}
   }

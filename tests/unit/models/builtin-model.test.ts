@@ -160,3 +160,88 @@ describe('BuiltinModel: its window', () => {
     expect(await model.chat(conversation)).toBe('ok');
   });
 });
+
+/** A Prompt API whose sessions remember what they read, as the real ones do; each prompt logged with its session. */
+function conversationalApi() {
+  let made = 0;
+  const prompts: Array<{ session: number; input: string; held: number }> = [];
+  const destroyed: number[] = [];
+  const api = {
+    availability: async () => 'available' as const,
+    create: async (options: { initialPrompts?: Message[] } = {}) => {
+      const id = ++made;
+      let held = (options.initialPrompts ?? []).length;
+      return {
+        prompt: async () => '{}',
+        promptStreaming: (input: string, opts: { signal?: AbortSignal } = {}) => {
+          prompts.push({ session: id, input, held });
+          held += 2;
+          const words = ['Sure', ', ', 'noted', '.'];
+          return new ReadableStream<string>({
+            pull(c) {
+              if (opts.signal?.aborted) return c.close();
+              const w = words.shift();
+              if (w === undefined) c.close();
+              else c.enqueue(w);
+            },
+          });
+        },
+        destroy: () => destroyed.push(id),
+      };
+    },
+  } as unknown as PromptApi;
+  return { api, prompts, destroyed, made: () => made };
+}
+
+describe('BuiltinModel: a chat keeps its session, so the model reads only what is new', () => {
+  const head = { role: 'system' as const, content: 'Be kind.' };
+  const first = [head, { role: 'user' as const, content: 'Hello' }];
+
+  it('prompts only the new message when the request extends the conversation the session holds', async () => {
+    const fake = conversationalApi();
+    const model = await BuiltinModel.start(undefined, undefined, fake.api);
+    const made = fake.made();
+    const reply = await model.chat(first);
+    expect(reply).toBe('Sure, noted.');
+    await model.chat([...first, { role: 'assistant', content: reply }, { role: 'user', content: 'And then?' }]);
+    expect(fake.made() - made).toBe(1);
+    expect(fake.prompts.map((p) => [p.input, p.held])).toEqual([
+      ['Hello', 1],
+      ['And then?', 3],
+    ]);
+  });
+
+  it('opens a session of its own when the request does not extend it (an edit, another chat), and lets the old one go', async () => {
+    const fake = conversationalApi();
+    const model = await BuiltinModel.start(undefined, undefined, fake.api);
+    const made = fake.made();
+    const reply = await model.chat(first);
+    // The reply as the chat stored it differs from what the session holds (an edit): not the same conversation.
+    await model.chat([...first, { role: 'assistant', content: `${reply}!` }, { role: 'user', content: 'And then?' }]);
+    expect(fake.made() - made).toBe(2);
+    expect(fake.destroyed).toContain(fake.prompts[0]!.session);
+    expect(fake.prompts[1]).toMatchObject({ input: 'And then?', held: 3 });
+    expect(fake.prompts[1]!.session).not.toBe(fake.prompts[0]!.session);
+  });
+
+  it('structured calls between two messages use sessions of their own and leave the chat its session', async () => {
+    const fake = conversationalApi();
+    const model = await BuiltinModel.start(undefined, undefined, fake.api);
+    const reply = await model.chat(first);
+    await model.json([{ role: 'user', content: 'Summarise' }], { type: 'object' });
+    await model.chat([...first, { role: 'assistant', content: reply }, { role: 'user', content: 'And then?' }]);
+    const chats = fake.prompts.filter((p) => p.input !== 'Summarise');
+    expect(chats[1]!.session).toBe(chats[0]!.session);
+    expect(fake.prompts.find((p) => p.input === 'Summarise')!.session).not.toBe(chats[0]!.session);
+  });
+
+  it('a reply stopped half way does not keep its session (it holds an answer the chat does not have)', async () => {
+    const fake = conversationalApi();
+    const model = await BuiltinModel.start(undefined, undefined, fake.api);
+    const stop = new AbortController();
+    const partial = await model.chat(first, { signal: stop.signal, onToken: () => stop.abort() });
+    await model.chat([...first, { role: 'assistant', content: partial }, { role: 'user', content: 'And then?' }]);
+    expect(fake.prompts[1]!.session).not.toBe(fake.prompts[0]!.session);
+    expect(fake.destroyed).toContain(fake.prompts[0]!.session);
+  });
+});
