@@ -9,7 +9,9 @@ export default defineConfig({
     // tests/integration: the relay on a private PostgreSQL (tests/support/pg-cluster.mjs).
     include: ['tests/unit/**/*.test.ts', 'tests/integration/**/*.test.ts'],
     environment: 'node',
-    testTimeout: 60_000,
+    // A safety net, not a deadline (tests wait on events, never on time): a property test's
+    // thousand cases took over 60 s on a 2-core machine with both cores busy.
+    testTimeout: 300_000,
     pool: 'threads',
     globalSetup: ['tests/support/global-setup.ts'],
   },

@@ -72,7 +72,7 @@ describe('counting with the family tokenizer', () => {
     ['llama3.2:3b', 'llama3'],
     ['gemma3:4b', 'gemma3'],
     ['mistral:7b', 'sp32k'],
-  ] as const)('%s: the templated count plus a margin, below the estimate', { timeout: 60_000 }, async (name, data) => {
+  ] as const)('%s: the templated count plus a margin, below the estimate', { timeout: 300_000 }, async (name, data) => {
     const count = familyCounter(name, nodeSource)!;
     const n = await count(chat);
     const files = await nodeSource(data);
@@ -87,13 +87,13 @@ describe('counting with the family tokenizer', () => {
     expect(n).toBeLessThan(estimateMessages(chat));
   });
 
-  it('a near vocabulary (Phi-3 counted with a 32k SentencePiece) gets a margin on top', { timeout: 60_000 }, async () => {
+  it('a near vocabulary (Phi-3 counted with a 32k SentencePiece) gets a margin on top', { timeout: 300_000 }, async () => {
     const phi = await familyCounter('phi3.5', nodeSource)!(chat);
     const mistral = await familyCounter('mistral:7b', nodeSource)!(chat);
     expect(phi).toBeGreaterThan(mistral);
   });
 
-  it('a blob far longer than a word is counted in pieces, never fewer than whole', { timeout: 60_000 }, async () => {
+  it('a blob far longer than a word is counted in pieces, never fewer than whole', { timeout: 300_000 }, async () => {
     const blob = 'QUJD'.repeat(2000);
     const files = await nodeSource('qwen');
     const tok = new Tokenizer(files.tokenizer, files.config);
@@ -112,7 +112,7 @@ describe('LocalServerModel: a server without a tokenize route counts with the fa
     await fake.close();
   });
 
-  it('Ollama with a Qwen model: countTokens from the Qwen tokenizer, loaded at the first count only', { timeout: 60_000 }, async () => {
+  it('Ollama with a Qwen model: countTokens from the Qwen tokenizer, loaded at the first count only', { timeout: 300_000 }, async () => {
     fake.set({ kind: 'ollama', models: ['qwen2.5:7b'], contextTokens: 4096, loaded: true, numCtx: null });
     loads.length = 0;
     // A source of its own: the tokenizers loaded above are kept per source.
