@@ -1,21 +1,23 @@
 // One device's sync (docs/SYNC.md, "Engine"): local writes go into the record document and out
 // to the relay as sealed Yjs updates; sealed updates from the relay are opened, merged into the
 // document and written to the store through the same `apply` as a local change. What a message
-// means (its kinds, pieces, the relay's history) is read in inbox.ts.
+// means (its kinds, pieces, the relay's history) is decided in inbox.ts, which returns a step; the
+// engine does it (the relay, the store, its caller's callbacks). Compaction and a key rotation this
+// device makes are here too: both read the room and post to it.
 import * as Y from 'yjs';
 import type { AppliedChange, ChangeSet, Repository } from '../../ports';
-import type { Bytes } from './bytes';
+import { type Bytes, equalBytes } from './bytes';
 import { type EnvelopeError, Sealer } from './envelope';
-import type { SyncKey } from './keys';
-import { KIND, encodeBody, encodeVector, gzip, toPieces } from './messages';
+import { type SyncKey, roomOf } from './keys';
+import { BodyError, KIND, encodeBody, encodeSnapshot, encodeVector, gzip, toPieces } from './messages';
 import { type Admit, type Epoch, type Kind, REMOTE, RecordDoc, type Touched } from './record-doc';
 import { Quarantine, type Quarantined } from './record-gate';
-import { SeqBook } from './seq-book';
+import type { SeqBook, SavedBook } from './seq-book';
 import { inParts, storeAsChange } from './store-records';
-import { Inbox, type HistoryNotes } from './inbox';
-import type { SyncEngineOptions, SyncState } from './engine-types';
-import { compactNow } from './compaction';
-import { rekeyNow } from './rotation';
+import { type Heard, Inbox, type HistoryNotes, type Step } from './inbox';
+import { mergeUpdate } from './merge';
+import { RelayError, type RelayMessage } from './relay-client';
+import type { Refused, SyncEngineOptions, SyncState } from './engine-types';
 import { PART, inKeyParts, unionOf } from './touched';
 import { breathe } from './update-parts';
 
@@ -26,9 +28,6 @@ const PIECE = 4 * 1024 * 1024;
 
 export class SyncEngine implements Repository {
   readonly records: RecordDoc;
-  /** Per device, what was seen of its messages in this room (seq-book.ts). */
-  book: SeqBook;
-  cursor: number;
   private seq: number;
   private prev: number;
   epoch: Epoch;
@@ -37,7 +36,6 @@ export class SyncEngine implements Repository {
   private unsent: boolean;
   private queue: Promise<unknown> = Promise.resolve();
   unapplied: Touched;
-  partial: Record<string, Bytes[]>;
   room: string;
   sealer: Sealer;
   readonly quarantine: Quarantine;
@@ -60,8 +58,6 @@ export class SyncEngine implements Repository {
     const doc = new Y.Doc();
     if (o.state?.doc) Y.applyUpdate(doc, o.state.doc, REMOTE);
     this.records = new RecordDoc(doc, o.state?.epoch);
-    this.book = new SeqBook(o.state ?? { marks: {} });
-    this.cursor = o.state?.cursor ?? 0;
     this.seq = o.state?.seq ?? 0;
     this.prev = o.state?.prev ?? 0;
     this.epoch = o.state?.epoch ?? this.records.epoch;
@@ -71,7 +67,6 @@ export class SyncEngine implements Repository {
       if (origin !== REMOTE) this.unsent = true;
     });
     this.unapplied = new Map((o.state?.unapplied ?? []).map(([k, ids]) => [k as Kind, new Set(ids)]));
-    this.partial = { ...(o.state?.partial ?? {}) };
     this.quarantine = new Quarantine(o.state?.quarantine);
     this.compactDue = o.state?.compactDue ?? false;
     this.foldDue = o.state?.foldDue ?? false;
@@ -82,7 +77,17 @@ export class SyncEngine implements Repository {
     }
     this.room = o.room;
     this.sealer = o.sealer;
-    this.inbox = new Inbox(this, o.state?.history);
+    this.inbox = new Inbox(o.state);
+  }
+
+  /** Per device, what was seen of its messages in this room (seq-book.ts). */
+  get book(): SeqBook {
+    return this.inbox.book;
+  }
+
+  /** The last relay position read. */
+  get cursor(): number {
+    return this.inbox.cursor;
   }
 
   get deviceId(): string {
@@ -135,8 +140,8 @@ export class SyncEngine implements Repository {
   /** What to persist now (after a pull or a push); without the document where the caller keeps it as a log. */
   state(withDoc = true): SyncState {
     return {
-      ...this.book.saved(),
-      cursor: this.cursor,
+      ...this.inbox.book.saved(),
+      cursor: this.inbox.cursor,
       seq: this.seq,
       prev: this.prev,
       doc: withDoc ? (Y.encodeStateAsUpdate(this.records.doc) as Bytes) : undefined,
@@ -144,7 +149,7 @@ export class SyncEngine implements Repository {
       unsent: this.unsent,
       epoch: this.epoch,
       unapplied: [...this.unapplied].map(([k, ids]) => [k, [...ids]]),
-      partial: { ...this.partial },
+      partial: { ...this.inbox.partial },
       quarantine: this.quarantine.list(),
       history: this.inbox.notes,
       compactDue: this.compactDue,
@@ -232,14 +237,65 @@ export class SyncEngine implements Repository {
     });
   }
 
-  /** Compaction (compaction.ts): the relay drops what came before a snapshot of the document as it is. */
+  /**
+   * Compaction (docs/SYNC.md, "Deleting deletes in sync too"): the relay cannot read what it keeps,
+   * so this device tells it what to drop. It reads the room to its end, then posts the whole
+   * document as it is now (garbage-collected: what was deleted is no longer in it) with `compact`,
+   * and the relay drops every message up to where it had read. A device paired later gets the
+   * snapshot, not the history. Not while something is missing (holes, changes waiting on a lost
+   * one): dropping those messages could lose what this device does not hold. True when done.
+   */
   compact(): Promise<boolean> {
-    return this.serial(() => compactNow(this));
+    return this.serial(async () => {
+      await this.readToEnd();
+      if (this.unpaired || this.book.missing().length > 0 || this.waiting) return false;
+      const upTo = this.cursor;
+      const vector = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
+      const gz = await gzip(Y.encodeStateAsUpdate(this.records.doc));
+      await this.send(this.room, this.sealer, KIND.snapshot, encodeSnapshot(this.bookForOthers(), gz), upTo);
+      this.allSent(vector);
+      this.compactDue = false;
+      return true;
+    });
   }
 
-  /** A key rotation this device makes (rotation.ts): 'moved' to its own new room, or 'lost' to another device's. */
+  /**
+   * A key rotation this device makes (docs/SYNC.md, "Rotation"; to unpair a device, or for a new
+   * key): it reads the old room to its end, uploads the whole document to the new key's room, posts
+   * the notice in the old one (closing it at the relay), and reads the old room to its end again.
+   * The first notice in the old room's order wins: its own moves it to the new room ('moved');
+   * another device's, read first, moves it to that device's room ('lost': the caller makes its
+   * change again there). The caller (key-change.ts) keeps the key and the notice in a row before it
+   * starts, so this runs again after a crash at any step: a notice already posted is found on the
+   * way and not posted twice.
+   */
   rekey(key: SyncKey, notice: Bytes): Promise<'moved' | 'lost'> {
-    return this.serial(() => rekeyNow(this, key, notice));
+    return this.serial(async () => {
+      const room = await roomOf(key);
+      if (room === this.room) return 'moved'; // finished already
+      const sealer = await Sealer.of(key, room);
+      const old = this.room;
+      this.rotating = { key, notice };
+      try {
+        await this.readToEnd();
+        if (this.room === old && !this.unpaired) {
+          const uploaded = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
+          await this.send(room, sealer, KIND.update, await gzip(Y.encodeStateAsUpdate(this.records.doc)));
+          this.rotating.uploaded = uploaded;
+          // The notice closes the old room: no holder of the old key (a device unpaired) can post,
+          // compact or delete there after it. Refused as closed: another device's notice came first,
+          // and the read below follows it.
+          await this.send(old, this.sealer, KIND.rotation, notice, undefined, true).catch((err: unknown) => {
+            if (!(err instanceof RelayError && err.reason === 'room-closed')) throw err;
+          });
+          await this.readToEnd();
+        }
+        if (this.room === old && !this.unpaired) throw new Error('The relay has not shown the new key’s notice yet: trying again.');
+        return this.room === room ? 'moved' : 'lost';
+      } finally {
+        this.rotating = undefined;
+      }
+    });
   }
 
   /** The relay holds the document up to `vector` (a whole upload or snapshot taken), and nothing local waits. */
@@ -318,15 +374,10 @@ export class SyncEngine implements Repository {
   moveTo(room: string, sealer: Sealer, sent: Map<number, number> = new Map()): void {
     this.room = room;
     this.sealer = sealer;
-    this.cursor = 0;
     this.prev = 0;
-    this.partial = {};
     this.sent = new Map(sent);
     if (sent.size === 0) this.unsent = true;
     this.movedAt = Date.now();
-    // Marks are per room: the room and key are in every message's authenticated data, so nothing
-    // of the old room replays into the new one.
-    this.book = new SeqBook();
     this.inbox.movedRoom();
   }
 
@@ -334,10 +385,158 @@ export class SyncEngine implements Repository {
   pull(): Promise<number> {
     return this.serial(async () => {
       if (this.unapplied.size > 0) await this.catchUp(new Map());
-      const applied = await this.inbox.readToEnd();
+      const applied = await this.readToEnd();
       this.lastSyncAt = Date.now();
       return applied;
     });
+  }
+
+  /** Reads everything after the cursor, doing what each message means; then asks for what is missing. Returns how many applied. */
+  private async readToEnd(): Promise<number> {
+    let applied = 0;
+    let closed: number | undefined;
+    for (;;) {
+      if (this.unpaired) break;
+      const room = this.room;
+      const read = await this.o.relay.read(room, this.cursor);
+      const { messages, last } = read;
+      closed = read.closed;
+      if (messages.length === 0) {
+        if (last >= this.cursor) break;
+        this.inbox.wentBack(last);
+        // What the relay holds is learnt again as it is read; what it lost is then sent again.
+        this.sent = new Map();
+        continue;
+      }
+      for (const m of messages) {
+        if (m.seq <= this.cursor) continue; // a position read already: nothing new can be there
+        applied += await this.take(m);
+        if (this.room !== room || this.unpaired) break; // moved to a new room, or left out
+      }
+    }
+    // Read to the end of a closed room, still in it: its devices moved on by a key change this one
+    // could not take. It stops (writes there are refused anyway) instead of saying "synced".
+    if (this.inbox.endOfRead(closed, this.unpaired)) this.unpaired = true;
+    if (!this.unpaired && this.inbox.shouldAsk(this.waiting, this.o.needEveryMs ?? 60_000)) {
+      // Holes in the history, or changes waiting on one: ask the others for what this device lacks.
+      await this.send(this.room, this.sealer, KIND.need, Y.encodeStateVector(this.records.doc) as Bytes);
+    }
+    return applied;
+  }
+
+  /** Changes merged that wait on one not merged yet (a lost message). */
+  private get waiting(): boolean {
+    const store = this.records.doc.store;
+    return store.pendingStructs !== null || store.pendingDs !== null;
+  }
+
+  /** One message: the inbox says what it means, the engine does it. Returns 1 when it merged records. */
+  private async take(m: RelayMessage): Promise<number> {
+    const step = await this.inbox.read(m, this.sealer, this.deviceId);
+    try {
+      return await this.act(step);
+    } catch (err) {
+      // An authentic message that does not parse: refused for good, not read again and again.
+      if (err instanceof BodyError && 'heard' in step) return this.act(this.inbox.malformed(step.heard, err));
+      throw err;
+    }
+  }
+
+  private async act(step: Step): Promise<number> {
+    switch (step.do) {
+      case 'nothing':
+        return 0;
+      case 'refuse':
+        this.refuse(step.seq, step.error);
+        return 0;
+      case 'own': {
+        // Its number was used, whatever the saved state says (a second guard beside `reserve`).
+        this.bump(step.seq);
+        // Its own rotation notice: the move it was making (or had made, before a crash) happens now.
+        const r = this.rotating;
+        if (step.rotation && r && equalBytes(step.rotation, r.notice)) {
+          const room = await roomOf(r.key);
+          this.moveTo(room, await Sealer.of(r.key, room), r.uploaded);
+        }
+        return 0;
+      }
+      case 'merge':
+        return this.merge(step.heard, step.update, step.covers);
+      case 'rotation':
+        return this.followRotation(step.heard, step.notice);
+      case 'left':
+      case 'ring': {
+        const { heard, payload } = step;
+        const said = step.do === 'left' ? await this.o.onLeft?.(heard.from, payload) : await this.o.onRing?.(payload, heard.from);
+        this.inbox.done(heard);
+        return said ? this.act(this.inbox.forged(heard, said.refused)) : 0;
+      }
+      case 'answer': {
+        let diff: Uint8Array;
+        try {
+          diff = Y.encodeStateAsUpdate(this.records.doc, step.vector);
+        } catch {
+          throw new BodyError('a request with a malformed state vector');
+        }
+        this.inbox.done(step.heard);
+        // What this device has that the asker lacks, with what it has seen (the asker's holes close).
+        await this.send(this.room, this.sealer, KIND.snapshot, encodeSnapshot(this.bookForOthers(), await gzip(diff)));
+        return 0;
+      }
+    }
+  }
+
+  /** Merges an update (or a snapshot's), then writes what it touched with the state that goes with it. */
+  private async merge(heard: Heard, update: Uint8Array, covers?: SavedBook): Promise<number> {
+    const before = this.epoch.id;
+    const { touched, deleted } = await mergeUpdate(this.records, update, this.sent, before);
+    if (covers) this.book.cover(covers);
+    // A record deleted elsewhere: its words are still in this device's log of the document.
+    if (deleted) this.foldDue = true;
+    const now = this.records.epoch;
+    if (now.id !== before) {
+      // Asked first: an answer not given (sync turned off) leaves the message unread.
+      const choice = await this.askReset(now);
+      this.inbox.done(heard);
+      await this.resetTo(now, choice);
+      return 1;
+    }
+    this.inbox.done(heard);
+    await this.catchUp(touched, heard.from);
+    return 1;
+  }
+
+  /**
+   * Another device's key change (docs/SYNC.md, "Which key change counts"): the rest of the room is
+   * read first, for where the relay closed it and for the other key changes in it; the caller
+   * (`onRotation`) says whether this device takes it.
+   */
+  private async followRotation(heard: Heard, notice: Bytes): Promise<number> {
+    const later: Bytes[] = [];
+    let closed: number | undefined;
+    for (let after = heard.m.seq; ;) {
+      const read = await this.o.relay.read(this.room, after);
+      closed = read.closed;
+      if (read.messages.length === 0) break;
+      for (const m of read.messages) after = Math.max(after, m.seq);
+      later.push(...(await Inbox.rotationsIn(read.messages, this.sealer, notice)));
+    }
+    const question = this.inbox.rotationQuestion(heard, closed, later);
+    const key = 'refused' in question ? question : ((await this.o.onRotation?.(notice, question.others)) ?? 'unpaired');
+    this.inbox.done(heard);
+    if (typeof key === 'object' && 'refused' in key)
+      return this.act(this.inbox.rotationRefused(heard, key.refused, (key as Refused).conflict));
+    if (key === 'unpaired') this.unpaired = true;
+    else if (key.id !== this.sealer.key.id) {
+      const room = await roomOf(key);
+      this.moveTo(room, await Sealer.of(key, room));
+    }
+    return 0;
+  }
+
+  /** What this device has seen, its own messages included (it holds all of them). */
+  bookForOthers(): SavedBook {
+    return this.inbox.bookFor(this.deviceId, this.seq);
   }
 
   /**

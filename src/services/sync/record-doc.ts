@@ -23,14 +23,15 @@ import { isValidTime } from '../../memory/limits';
 import { recordProblem } from './record-gate';
 import { placeTurns } from './turn-positions';
 import { type MarkEntry, marksByTurn, recordMarks, turnOfKey, withMarks } from './forget-marks';
+import { KINDS, type Kind, type Touched } from './record-kinds';
+
+export type { Kind, Touched } from './record-kinds';
 
 /** The origin of transactions that apply what came from the relay (never sent back out). */
 export const REMOTE = Symbol('remote sync');
 /** The origin of transactions that copy local writes into the document. */
 export const LOCAL = Symbol('local sync');
 
-const KINDS = ['sessions', 'turns', 'memories', 'edges', 'segments', 'tombstones'] as const;
-export type Kind = (typeof KINDS)[number];
 type RecordOf = { sessions: Session; turns: Turn; memories: Memory; edges: Edge; segments: Segment; tombstones: Tombstone };
 
 export interface Epoch {
@@ -63,9 +64,6 @@ export interface Admit {
   (kind: Kind, key: string, value: unknown): boolean;
   release?: (kind: Kind, key: string) => void;
 }
-
-/** The keys of each map that a transaction changed. */
-export type Touched = Map<Kind, Set<string>>;
 
 export class RecordDoc {
   /** The last epoch that was well formed: a malformed one another device wrote changes nothing. */

@@ -4,7 +4,7 @@
 // not written; the rest of its message is, and sync goes on. Another device is hostile input: a
 // stolen one, a buggy one, or a newer version with fields or values this one does not know.
 import { recordIssues } from '../../store/backup-validate';
-import type { Kind } from './record-doc';
+import type { Kind } from './record-kinds';
 
 /** A record left out, kept with the sync state until a later message puts it right. */
 export interface Quarantined {
