@@ -82,10 +82,16 @@ export class CodeShown {
         const added = { ...info, addedBy: config.device.info.id };
         // Told to every device of the ring, signed: none leaves it out of a later key.
         const now = this.host.config()!;
-        await this.host.announce(
-          { ...now, devices: [...now.devices.filter((d) => d.id !== added.id), added] },
-          { type: 'added', device: added },
-        );
+        try {
+          await this.host.announce(
+            { ...now, devices: [...now.devices.filter((d) => d.id !== added.id), added] },
+            { type: 'added', device: added },
+          );
+        } catch (e) {
+          // Not written (a full disk, the tab closing): said where the code was shown, not left unhandled.
+          if (mine()) this.host.show(undefined, (e as Error).message);
+          return;
+        }
         if (mine()) this.host.show(undefined);
       },
       (e: unknown) => {

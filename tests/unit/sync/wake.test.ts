@@ -39,6 +39,8 @@ describe('the sync loop hears every write', () => {
     await phone.apply({ memories: [memory('m2', 'from the phone')] });
     await until('the laptop reads', async () => editedDuringRead);
     await until('the edit on the phone', async () => (await phone.getMemory('m1'))?.text === 'edited while the loop read');
-    expect((await laptop.getMemory('m2'))?.text).toBe('from the phone');
+    // What the laptop read is written after the read returns: awaited, not expected at once.
+    await until("the phone's memory on the laptop", async () => (await laptop.getMemory('m2'))?.text === 'from the phone');
+    expect((await laptop.getMemory('m1'))?.text).toBe('edited while the loop read');
   });
 });
