@@ -10,13 +10,11 @@ import type { JobSnapshot } from '../services/memory/jobs';
 import type { EvaluationSnapshot } from '../services/memory/evaluation';
 import type { AppSettings } from '../services/settings';
 import type { Tealeaf } from '../services/tealeaf';
-import { OFF, type SyncStatus } from '../services/sync/sync-status';
-import { NO_SYNC, type ChatDevices } from '../services/sync/chat-owner';
+import { NO_SYNC, OFF, type ChatDevices, type PairLink, type SyncStatus } from '../services/sync';
 import { sayAfterReload, takeAfterReload } from './after-reload';
 import { chatDeletedWords, DEMO_WORDS, legacyDemoRemovedWords } from './done-words';
 import { forgetWords } from './forget-words';
 import { focusTurn } from './chat/focus-turn';
-import type { PairLink } from '../services/sync/pair-link';
 import { takePairLink } from './settings/pair-link-intake';
 
 export type View = 'chat' | 'memory' | 'evaluate' | 'models' | 'settings';

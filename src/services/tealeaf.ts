@@ -12,9 +12,8 @@ import { ModelService } from './models/models';
 import { LocalServers } from './models/local-servers';
 import { SettingsService } from './settings';
 import { MemoryCommands } from './commands/memory-commands';
-import { SyncService } from './sync/sync-service';
+import { SyncService, readChatDevices } from './sync';
 import { ConversationFirst } from './models/conversation-first';
-import { readChatDevices } from './sync/chat-owner';
 import type { Turn } from '../memory/types';
 
 export interface OpenOptions {

@@ -1,7 +1,7 @@
 // What "Delete all my data" says it will do, from the one sync state: with sync on, paired devices
 // are asked to empty too and the relay is told to drop its encrypted copies (compaction, issue 30),
 // so "nothing is stored anywhere else" is said only while sync is off.
-import type { SyncStatus } from '../../services/sync/sync-status';
+import type { SyncStatus } from '../../services/sync';
 
 export interface DeleteAllWords {
   /** The danger zone's line in Settings. */

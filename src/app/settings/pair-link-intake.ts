@@ -1,8 +1,7 @@
 // Takes a pairing link (src/services/sync/pair-link.ts) out of the address bar as the page opens or
 // its hash changes: the code must not stay in the address bar or the history, so the entry is
 // replaced with plain #/settings at once. What it carried goes to the Settings form; nothing is sent.
-import { readPairLink, type PairLink } from '../../services/sync/pair-link';
-import { pagePolicy } from '../../services/sync/relay-policy';
+import { pagePolicy, readPairLink, type PairLink } from '../../services/sync';
 
 export function takePairLink(): PairLink | null {
   const link = readPairLink(location.hash, pagePolicy());

@@ -3,7 +3,7 @@ import type { LanguageModel, Repository } from '../../ports';
 import type { Job, Millis, Session, Turn } from '../../memory/types';
 import type { TurnPreparer } from './reply-prompt';
 import type { ChatCommands } from '../commands/memory-commands';
-import type { ChatDevices } from '../sync/chat-owner';
+import type { ChatDevices } from '../sync';
 
 export type ChatEvents = {
   sessions: Session[];
