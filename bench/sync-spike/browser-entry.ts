@@ -7,6 +7,7 @@ import { newPairingCode, payloadOf } from '../../src/services/sync/pairing';
 import { joinWithCode, offerPairing } from '../../src/services/sync/pairing-session';
 import { RelayClient } from '../../src/services/sync/relay-client';
 import { InMemoryRepository } from '../../tests/support/in-memory-repository';
+import { writeLocal } from '../../tests/unit/sync/local-write';
 import { makeMemories } from './records.mjs';
 
 async function run(relayUrl: string, n: number) {
@@ -45,7 +46,7 @@ async function run(relayUrl: string, n: number) {
   for (let i = 0; i < 11; i++) {
     const t = performance.now();
     const waiting = relay.wait(room, cursor).then(() => b.pull());
-    await a.apply({ memoryPatches: [{ id: records[i].id, text: `edited ${i}`, edited: true }] });
+    await writeLocal(a, { memoryPatches: [{ id: records[i].id, text: `edited ${i}`, edited: true }] });
     await a.push();
     await waiting;
     if (storeB.memories.get(records[i].id)?.text !== `edited ${i}`) throw new Error('change lost');

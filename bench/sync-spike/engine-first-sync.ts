@@ -12,6 +12,7 @@ import { SyncEngine } from '../../src/services/sync/engine';
 import { generateSyncKey, roomOf } from '../../src/services/sync/keys';
 import { RelayClient } from '../../src/services/sync/relay-client';
 import { InMemoryRepository } from '../../tests/support/in-memory-repository';
+import { writeLocal } from '../../tests/unit/sync/local-write';
 import { gzippedBackupBytes, makeMemories, mb } from './records.mjs';
 
 const N = Number(process.argv[2] ?? 10000);
@@ -52,7 +53,7 @@ for (let i = 0; i < 20; i++) {
   const id = records[i].id;
   const t = performance.now();
   const waiting = client.wait(room, cursor).then(() => b.pull());
-  await a.apply({ memoryPatches: [{ id, text: `edited ${i}`, edited: true }] });
+  await writeLocal(a, { memoryPatches: [{ id, text: `edited ${i}`, edited: true }] });
   await a.push();
   await waiting;
   if (storeB.memories.get(id)?.text !== `edited ${i}`) throw new Error('change did not arrive');

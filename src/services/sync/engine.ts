@@ -5,7 +5,7 @@
 // engine does it (the relay, the store, its caller's callbacks). Compaction and a key rotation this
 // device makes are here too: both read the room and post to it.
 import * as Y from 'yjs';
-import type { AppliedChange, ChangeSet, Repository } from '../../ports';
+import type { AppliedChange } from '../../ports';
 import { type Bytes, equalBytes } from './bytes';
 import { type EnvelopeError, Sealer } from './envelope';
 import { type SyncKey, roomOf } from './keys';
@@ -26,7 +26,7 @@ export type { Refused, SyncEngineOptions, SyncState } from './engine-types';
 /** A compressed update larger than this goes in pieces (the relay takes at most 8 MiB a message). */
 const PIECE = 4 * 1024 * 1024;
 
-export class SyncEngine implements Repository {
+export class SyncEngine {
   readonly records: RecordDoc;
   private seq: number;
   private prev: number;
@@ -125,7 +125,11 @@ export class SyncEngine implements Repository {
     return this.cursor;
   }
 
-  /** A local write another path already stored (the app's out-box): into the document only. */
+  /**
+   * A local write, stored already: into the document only. The one way a local write reaches
+   * sync: the app's store leaves each write's synced part in the out-box, and the loop brings it
+   * here (sync-rows.ts, `drainOutbox`); tests do the same (store, then this).
+   */
   recordLocal(applied: AppliedChange): Promise<void> {
     return this.serial(async () => this.recorded(this.records.record(applied)));
   }
@@ -166,32 +170,6 @@ export class SyncEngine implements Repository {
     this.queue = run.catch(() => undefined);
     return run;
   }
-
-  // The Repository: writes go to the store and into the document; reads go to the store.
-  apply(change: ChangeSet): Promise<AppliedChange> {
-    return this.serial(async () => {
-      const applied = await this.o.store.apply(change);
-      this.recorded(this.records.record(applied));
-      return applied;
-    });
-  }
-  getSession: Repository['getSession'] = (id) => this.o.store.getSession(id);
-  listSessions: Repository['listSessions'] = () => this.o.store.listSessions();
-  listTurns: Repository['listTurns'] = (id) => this.o.store.listTurns(id);
-  getTurns: Repository['getTurns'] = (ids) => this.o.store.getTurns(ids);
-  getMemory: Repository['getMemory'] = (id) => this.o.store.getMemory(id);
-  listMemories: Repository['listMemories'] = () => this.o.store.listMemories();
-  listEdges: Repository['listEdges'] = () => this.o.store.listEdges();
-  listSegments: Repository['listSegments'] = () => this.o.store.listSegments();
-  listSegmentsBySession: Repository['listSegmentsBySession'] = (id) => this.o.store.listSegmentsBySession(id);
-  listVectors: Repository['listVectors'] = (m) => this.o.store.listVectors(m);
-  listVectorsOfUnit: Repository['listVectorsOfUnit'] = (id) => this.o.store.listVectorsOfUnit(id);
-  getJob: Repository['getJob'] = (id) => this.o.store.getJob(id);
-  listJobs: Repository['listJobs'] = () => this.o.store.listJobs();
-  listTombstones: Repository['listTombstones'] = (k) => this.o.store.listTombstones(k);
-  getSetting: Repository['getSetting'] = (k) => this.o.store.getSetting(k);
-  putSetting: Repository['putSetting'] = (k, v) => this.o.store.putSetting(k, v);
-  updateSetting: Repository['updateSetting'] = (k, fn) => this.o.store.updateSetting(k, fn);
 
   /**
    * Copies the whole store into the document and sends it (the first device turning sync on), in

@@ -11,6 +11,7 @@ import { generateDevice, generateSyncKey, roomOf } from '../../../src/services/s
 import { onRotationOf, signedRotation } from './ring-helpers';
 import { RelayClient } from '../../../src/services/sync/relay-client';
 import { SyncEngine, type SyncEngineOptions } from '../../../src/services/sync/engine';
+import { writeLocal } from './local-write';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 
 const closers: Array<() => Promise<void>> = [];
@@ -114,7 +115,7 @@ async function exchange(...engines: SyncEngine[]) {
 }
 
 async function chat(engine: SyncEngine) {
-  await engine.apply({
+  await writeLocal(engine, {
     sessions: [session('s1')],
     turns: [turn('s1', 0, 'I moved to Lisbon'), turn('s1', 1, 'How is Lisbon?')],
     memories: [memory('m1', 'moved to Lisbon'), memory('m2', 'likes hiking'), memory('m3', 'has a sister'), memory('m4', 'sister visits')],
@@ -146,11 +147,11 @@ describe('two devices through the relay', () => {
     await chat(a.engine);
     await exchange(a.engine, b.engine);
     // A second change of A's: an update that does not start at A's first clock.
-    await a.engine.apply({ memoryPatches: [{ id: 'm1', text: 'moved to Porto', edited: true }] });
+    await writeLocal(a.engine, { memoryPatches: [{ id: 'm1', text: 'moved to Porto', edited: true }] });
     await a.engine.push();
     const before = (await w.client.read(w.room, 0)).last;
     await b.engine.pull();
-    expect((await b.engine.getMemory('m1'))?.text).toBe('moved to Porto');
+    expect((await b.store.getMemory('m1'))?.text).toBe('moved to Porto');
     expect(b.engine.pending).toBe(false);
     expect(await b.engine.push()).toBe(false);
     expect((await w.client.read(w.room, 0)).last).toBe(before);
@@ -162,7 +163,7 @@ describe('two devices through the relay', () => {
     const b = w.device('bb');
     await chat(a.engine);
     await exchange(a.engine, b.engine);
-    await a.engine.apply({ deleteEdges: ['edge:m1->m2'] });
+    await writeLocal(a.engine, { deleteEdges: ['edge:m1->m2'] });
     expect(a.engine.pending).toBe(true);
     expect(await a.engine.push()).toBe(true);
     await b.engine.pull();
@@ -180,8 +181,8 @@ describe('two devices through the relay', () => {
     const b = w.device('bb');
     await chat(a.engine);
     await exchange(a.engine, b.engine);
-    await a.engine.apply({ memoryPatches: [{ id: 'm1', text: 'moved to Porto', edited: true }] });
-    await b.engine.apply({
+    await writeLocal(a.engine, { memoryPatches: [{ id: 'm1', text: 'moved to Porto', edited: true }] });
+    await writeLocal(b.engine, {
       memoryPatches: [{ id: 'm2', text: 'likes climbing', edited: true }],
       memories: [memory('n1', 'a note from the phone')],
     });
@@ -198,8 +199,8 @@ describe('two devices through the relay', () => {
     await chat(a.engine);
     await exchange(a.engine, b.engine);
     // A deletes m3 (the store cascades its edge); B, offline, edits m3 and links it to m1.
-    await a.engine.apply({ deleteMemories: ['m3'], tombstones: [{ kind: 'memory', id: 'm3', deletedAt: T + 5 }] });
-    await b.engine.apply({ memoryPatches: [{ id: 'm3', text: 'has two sisters', edited: true }], edges: [edge('m1', 'm3')] });
+    await writeLocal(a.engine, { deleteMemories: ['m3'], tombstones: [{ kind: 'memory', id: 'm3', deletedAt: T + 5 }] });
+    await writeLocal(b.engine, { memoryPatches: [{ id: 'm3', text: 'has two sisters', edited: true }], edges: [edge('m1', 'm3')] });
     // B's edit reaches the relay last: "the last write wins" would bring m3 back.
     await a.engine.push();
     await b.engine.push();
@@ -211,7 +212,7 @@ describe('two devices through the relay', () => {
     }
     expect(contents(b.store)).toEqual(contents(a.store));
     // Undo on A (the memory put back, its tombstone removed) brings it back on B too.
-    await a.engine.apply({ memories: [memory('m3', 'has a sister')], deleteTombstones: [['memory', 'm3']] });
+    await writeLocal(a.engine, { memories: [memory('m3', 'has a sister')], deleteTombstones: [['memory', 'm3']] });
     await exchange(a.engine, b.engine);
     expect(b.store.memories.get('m3')?.text).toBe('has a sister');
     expect(b.store.tombstones.size).toBe(0);
@@ -224,13 +225,13 @@ describe('two devices through the relay', () => {
     const b = w.device('bb');
     await chat(a.engine);
     await exchange(a.engine, b.engine);
-    await a.engine.apply({
+    await writeLocal(a.engine, {
       deleteSessions: ['s1'],
       deleteTurns: ['s1/t0', 's1/t1'],
       deleteSegments: ['s1/seg/s1/t0'],
       tombstones: [{ kind: 'session', id: 's1', deletedAt: T + 9 }],
     });
-    await b.engine.apply({ turns: [turn('s1', 2, 'one more thing')] });
+    await writeLocal(b.engine, { turns: [turn('s1', 2, 'one more thing')] });
     await exchange(b.engine, a.engine);
     for (const d of [a, b]) {
       expect([...d.store.sessions.keys()]).toEqual([]);
@@ -249,9 +250,9 @@ describe('two devices through the relay', () => {
     await exchange(a.engine, b.engine, c.engine);
     const at = (id: string, index: number, dt: number): Turn => ({ ...turn('s1', index, id), id, time: T + dt });
     // a's turns are on a first, but b's was said earlier: b's goes first everywhere.
-    await a.engine.apply({ turns: [at('a2', 2, 100)] });
-    await a.engine.apply({ turns: [at('a3', 3, 101)] });
-    await b.engine.apply({ turns: [at('b2', 2, 50)] });
+    await writeLocal(a.engine, { turns: [at('a2', 2, 100)] });
+    await writeLocal(a.engine, { turns: [at('a3', 3, 101)] });
+    await writeLocal(b.engine, { turns: [at('b2', 2, 50)] });
     await exchange(a.engine, b.engine, c.engine);
     const order = (d: { store: InMemoryRepository }) =>
       [...d.store.turns.values()].sort((x, y) => x.index - y.index).map((t) => `${t.index}:${t.id}`);
@@ -273,14 +274,14 @@ describe('two devices through the relay', () => {
     await wipe(a.store);
     const epoch = await a.engine.deleteAll(T + 100);
     expect(epoch.by).toBe(a.id);
-    await b.engine.apply({ memories: [memory('late', 'written offline before the wipe was heard')] });
+    await writeLocal(b.engine, { memories: [memory('late', 'written offline before the wipe was heard')] });
     // B reconnects and sends first: its write lands after the wipe in the relay's order.
     await b.engine.push();
     await exchange(a.engine, b.engine);
     for (const d of [a, b])
       expect(contents(d.store)).toEqual({ sessions: [], turns: [], memories: [], edges: [], segments: [], tombstones: [] });
     // Life goes on in the new epoch.
-    await a.engine.apply({ memories: [memory('fresh', 'after the wipe')] });
+    await writeLocal(a.engine, { memories: [memory('fresh', 'after the wipe')] });
     await exchange(a.engine, b.engine);
     expect([...b.store.memories.keys()]).toEqual(['fresh']);
 
@@ -308,7 +309,7 @@ describe('two devices through the relay', () => {
     await b.engine.deleteAll(T + 301);
     await exchange(a.engine, b.engine);
     expect(a.engine.records.epoch).toEqual(b.engine.records.epoch);
-    await b.engine.apply({ memories: [memory('after', 'after both wipes')] });
+    await writeLocal(b.engine, { memories: [memory('after', 'after both wipes')] });
     await exchange(a.engine, b.engine);
     expect([...a.store.memories.keys()]).toEqual(['after']);
     expect(contents(b.store)).toEqual(contents(a.store));
@@ -350,7 +351,7 @@ describe('faults', () => {
     expect(b.store.commits).toBe(1);
     expect(contents(b.store)).toEqual(contents(a.store));
     // A later real change still gets through.
-    await a.engine.apply({ memoryPatches: [{ id: 'm1', text: 'moved to Porto', edited: true }] });
+    await writeLocal(a.engine, { memoryPatches: [{ id: 'm1', text: 'moved to Porto', edited: true }] });
     await exchange(a.engine, b.engine);
     expect(b.store.memories.get('m1')?.text).toBe('moved to Porto');
   });
@@ -423,7 +424,7 @@ describe('unpairing and large updates', () => {
     await expect(c.engine.push()).rejects.toThrow(/unpaired/);
 
     // Life goes on without the lost device; the old room was closed by the notice: it posts nothing there.
-    await a.engine.apply({ memoryPatches: [{ id: 'm1', text: 'moved to Porto', edited: true }] });
+    await writeLocal(a.engine, { memoryPatches: [{ id: 'm1', text: 'moved to Porto', edited: true }] });
     await expect(w.client.post(w.room, await w.sealer.seal(lost.info.id, 1000, new Uint8Array([1, 9, 9])))).rejects.toMatchObject({
       reason: 'room-closed',
     });
@@ -443,7 +444,7 @@ describe('unpairing and large updates', () => {
       room: newRoom,
       sealer: await Sealer.of(key, newRoom),
     });
-    await a.engine.apply({ memoryPatches: [{ id: 'm2', text: 'likes climbing', edited: true }] });
+    await writeLocal(a.engine, { memoryPatches: [{ id: 'm2', text: 'likes climbing', edited: true }] });
     await exchange(a.engine, resumed.engine);
     expect(resumed.engine.refused).toBe(0);
     expect(b.store.memories.get('m2')?.text).toBe('likes climbing');
@@ -457,7 +458,7 @@ describe('unpairing and large updates', () => {
       wipe: async () => undefined,
     });
     await late.pull();
-    expect((await late.listMemories()).find((m) => m.id === 'm1')?.text).toBe('moved to Porto');
+    expect((await late.o.store.listMemories()).find((m) => m.id === 'm1')?.text).toBe('moved to Porto');
   });
 
   it('an update larger than one message goes in pieces and arrives whole', async () => {

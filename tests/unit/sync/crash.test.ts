@@ -12,6 +12,7 @@ import { Sealer } from '../../../src/services/sync/envelope';
 import { generateSyncKey, roomOf } from '../../../src/services/sync/keys';
 import { RelayClient } from '../../../src/services/sync/relay-client';
 import { SyncEngine, type SyncState } from '../../../src/services/sync/engine';
+import { writeLocal } from './local-write';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 
 const T = 1_700_000_000_000;
@@ -72,17 +73,17 @@ describe('a device killed between the relay taking a message and saving its stat
   it('pushing first after the restart: the next change reaches the other device', async () => {
     const { dying, disk, startA, storeB, b } = await setup();
     let a = startA();
-    await a.apply({ memories: [memory('m1', 'first')] });
+    await writeLocal(a, { memories: [memory('m1', 'first')] });
     await a.push();
     disk.state = a.state();
 
-    await a.apply({ memories: [memory('m2', 'taken by the relay, then the tab died')] });
+    await writeLocal(a, { memories: [memory('m2', 'taken by the relay, then the tab died')] });
     dying.dieAfterPost = true;
     await expect(a.push()).rejects.toThrow('tab killed');
     // The state is not saved after that push: the restart begins from the state before it.
     dying.dieAfterPost = false;
     a = startA();
-    await a.apply({ memories: [memory('m3', 'after the restart')] });
+    await writeLocal(a, { memories: [memory('m3', 'after the restart')] });
     await a.push();
 
     await b.pull();
@@ -93,10 +94,10 @@ describe('a device killed between the relay taking a message and saving its stat
   it('without a reserved number, reading its own message on the relay moves the count past it', async () => {
     const { dying, disk, startA, storeB, b } = await setup();
     let a = startA();
-    await a.apply({ memories: [memory('m1', 'first')] });
+    await writeLocal(a, { memories: [memory('m1', 'first')] });
     await a.push();
     disk.state = a.state();
-    await a.apply({ memories: [memory('m2', 'taken, then the tab died')] });
+    await writeLocal(a, { memories: [memory('m2', 'taken, then the tab died')] });
     dying.dieAfterPost = true;
     await expect(a.push()).rejects.toThrow('tab killed');
     dying.dieAfterPost = false;
@@ -104,7 +105,7 @@ describe('a device killed between the relay taking a message and saving its stat
     disk.reserved = 0;
     a = startA();
     await a.pull();
-    await a.apply({ memories: [memory('m3', 'after the restart')] });
+    await writeLocal(a, { memories: [memory('m3', 'after the restart')] });
     await a.push();
 
     await b.pull();

@@ -10,6 +10,7 @@ import { openTealeafDb } from '../../../src/store/db';
 import { IdbRepository } from '../../../src/store/repository';
 import { readSyncRows } from '../../../src/store/sync-store';
 import { SyncEngine } from '../../../src/services/sync/engine';
+import { writeLocal } from './local-write';
 import { Sealer } from '../../../src/services/sync/envelope';
 import { keyFromRaw, roomOf } from '../../../src/services/sync/keys';
 import { RelayClient } from '../../../src/services/sync/relay-client';
@@ -75,7 +76,7 @@ describe('delete-all from a tab without the sync loop', () => {
 
     await until('the phone to empty', async () => (await b.pull(), phone.memories.size === 0 && phone.sessions.size === 0));
     // Sync goes on in the new epoch: the phone's next write arrives, and nothing old with it.
-    await b.apply({
+    await writeLocal(b, {
       memories: [memory('m9', 'after the delete-all')].map((m) => ({ ...m, sessionId: 's9' })),
       sessions: [{ ...session, id: 's9' }],
     });

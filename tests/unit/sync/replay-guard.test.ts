@@ -14,6 +14,7 @@ import { onRotationOf, signedRotation } from './ring-helpers';
 import { KIND, encodeBody } from '../../../src/services/sync/messages';
 import { RelayClient } from '../../../src/services/sync/relay-client';
 import { SyncEngine, type SyncEngineOptions } from '../../../src/services/sync/engine';
+import { writeLocal } from './local-write';
 import { InMemoryRepository } from '../../support/in-memory-repository';
 import { memory, session } from './records';
 
@@ -50,7 +51,7 @@ describe('a message whose processing failed', () => {
         return accept(notice);
       },
     });
-    await a.engine.apply({ sessions: [session], memories: [memory('m1', 'before the new key')] });
+    await writeLocal(a.engine, { sessions: [session], memories: [memory('m1', 'before the new key')] });
     await a.engine.push();
     await b.engine.pull();
     const { key, notice } = await signedRotation(laptop, w.key, ring, ring);
@@ -59,7 +60,7 @@ describe('a message whose processing failed', () => {
     await b.engine.pull();
     expect(b.engine.state().room).toBe(await roomOf(key));
     expect(b.engine.refused).toBe(0);
-    await a.engine.apply({ memories: [memory('m2', 'after the new key')] });
+    await writeLocal(a.engine, { memories: [memory('m2', 'after the new key')] });
     await a.engine.push();
     await b.engine.pull();
     expect(b.store.memories.has('m2')).toBe(true);
@@ -75,7 +76,7 @@ describe('a message whose processing failed', () => {
         return 'wipe';
       },
     });
-    await a.engine.apply({ sessions: [session], memories: [memory('m1', 'one')] });
+    await writeLocal(a.engine, { sessions: [session], memories: [memory('m1', 'one')] });
     await a.engine.push();
     await b.engine.pull();
     await a.engine.deleteAll();
@@ -94,7 +95,7 @@ describe('a message whose processing failed', () => {
     const refusals: string[] = [];
     const c = w.engine('c'.repeat(32), { onRefused: (_, e) => refusals.push(e.reason) });
     await w.client.post(w.room, await w.sealer.seal('b'.repeat(32), 1, encodeBody(KIND.update, 0, 0, utf8('not gzip at all'))));
-    await a.engine.apply({ sessions: [session], memories: [memory('m1', 'after the broken one')] });
+    await writeLocal(a.engine, { sessions: [session], memories: [memory('m1', 'after the broken one')] });
     await a.engine.push();
     await c.engine.pull();
     await c.engine.pull();

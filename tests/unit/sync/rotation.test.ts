@@ -14,6 +14,7 @@ import { Sealer } from '../../../src/services/sync/envelope';
 import { generateDevice, generateSyncKey, roomOf } from '../../../src/services/sync/keys';
 import { RelayClient } from '../../../src/services/sync/relay-client';
 import { SyncEngine, type SyncEngineOptions } from '../../../src/services/sync/engine';
+import { writeLocal } from './local-write';
 import type { SyncConfig } from '../../../src/services/sync/sync-config';
 import { readSyncRow } from '../../../src/store/sync-store';
 import { InMemoryRepository } from '../../support/in-memory-repository';
@@ -59,12 +60,12 @@ describe('a key rotation loses nothing', () => {
     const aRelay = new Interleaved(relay.url);
     const a = make(laptop.info.id, aRelay);
     const b = make(phone.info.id, new RelayClient(relay.url), { onRotation: onRotationOf(phone, key, ring) });
-    await a.engine.apply({ sessions: [session], memories: [memory('m1', 'before')] });
+    await writeLocal(a.engine, { sessions: [session], memories: [memory('m1', 'before')] });
     await a.engine.push();
     await b.engine.pull();
 
     // The phone's change lands in the old room after the laptop read it, just before its notice.
-    await b.engine.apply({ memories: [memory('c', 'posted just before the notice')] });
+    await writeLocal(b.engine, { memories: [memory('c', 'posted just before the notice')] });
     const { key: next, notice } = await signedRotation(laptop, key, ring, ring);
     aRelay.before = { room, run: () => b.engine.push() };
     await a.engine.rekey(next, notice);
@@ -73,7 +74,7 @@ describe('a key rotation loses nothing', () => {
     // The phone moves, then sends there what the new room lacks; a later change of its own follows.
     await b.engine.pull();
     expect(b.engine.state().room).toBe(newRoom);
-    await b.engine.apply({ memories: [memory('d', 'after the new key')] });
+    await writeLocal(b.engine, { memories: [memory('d', 'after the new key')] });
     await b.engine.push();
     await a.engine.pull();
     expect(a.store.memories.has('c')).toBe(true);
@@ -88,7 +89,7 @@ describe('a key rotation loses nothing', () => {
       wipe: async () => undefined,
     });
     await late.pull();
-    expect((await late.listMemories()).map((m) => m.id).sort()).toEqual(['c', 'd', 'm1']);
+    expect((await late.o.store.listMemories()).map((m) => m.id).sort()).toEqual(['c', 'd', 'm1']);
     expect(late.records.doc.store.pendingStructs).toBeNull();
   });
 });

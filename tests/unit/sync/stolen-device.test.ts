@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startRelay } from '../../../relay/relay.mjs';
 import type { Bytes } from '../../../src/services/sync/bytes';
 import { SyncEngine } from '../../../src/services/sync/engine';
+import { writeLocal } from './local-write';
 import { Sealer } from '../../../src/services/sync/envelope';
 import { type Device, type SyncKey, generateDevice, generateSyncKey, roomOf } from '../../../src/services/sync/keys';
 import { KIND, encodeBody, gzip } from '../../../src/services/sync/messages';
@@ -45,7 +46,7 @@ async function three() {
       onRotation: onRotationOf(d, key, ring),
     });
   const [l, p, t] = [engineOf(laptop), engineOf(phone), engineOf(tablet)];
-  await l.apply({ sessions: [session], memories: [memory('m1', 'before')] });
+  await writeLocal(l, { sessions: [session], memories: [memory('m1', 'before')] });
   await l.push();
   for (const e of [p, t]) await e.pull();
   const client = new RelayClient(relay.url);
@@ -92,10 +93,10 @@ describe('a stolen device after it was unpaired', () => {
     expect(await t.push()).toBe(true);
     await l.pull();
     expect(notSeenSince(l, kept)).toBeUndefined();
-    await t.apply({ memories: [memory('m2', 'written on the tablet after it woke')] });
+    await writeLocal(t, { memories: [memory('m2', 'written on the tablet after it woke')] });
     await t.push();
     await l.pull();
-    expect(await l.getMemory('m2')).toBeDefined();
+    expect(await l.o.store.getMemory('m2')).toBeDefined();
     // Nothing the tablet wrote reached the old room, where the thief reads.
     expect((await client.read(room, 0)).last).toBe(last);
   });

@@ -10,6 +10,7 @@ import * as Y from 'yjs';
 import { startRelay } from '../../../relay/relay.mjs';
 import { Sealer } from '../../../src/services/sync/envelope';
 import { SyncEngine, type SyncState } from '../../../src/services/sync/engine';
+import { writeLocal } from './local-write';
 import { generateSyncKey, roomOf } from '../../../src/services/sync/keys';
 import { RelayClient } from '../../../src/services/sync/relay-client';
 import { updateParts } from '../../../src/services/sync/update-parts';
@@ -91,7 +92,7 @@ describe('a device receiving thousands of records in one message', () => {
       const engine = (id: string, store = new InMemoryRepository(), state?: SyncState) =>
         new SyncEngine({ store, relay: client, room, sealer, deviceId: id, wipe: async () => undefined, state });
       const a = engine('a'.repeat(32));
-      await a.apply({ sessions: [session], memories: Array.from({ length: 5000 }, (_, i) => memory(`m${i}`, `memory number ${i}`)) });
+      await writeLocal(a, { sessions: [session], memories: Array.from({ length: 5000 }, (_, i) => memory(`m${i}`, `memory number ${i}`)) });
       await a.push();
       expect((await client.read(room, 0)).last).toBe(1);
 
