@@ -6,7 +6,7 @@ import type { HistoryNotes } from './inbox';
 import type { SyncKey } from './keys';
 import type { Epoch } from './record-doc';
 import type { Quarantined } from './record-gate';
-import type { RelayClient } from './relay-client';
+import type { RoomRelay } from './relay-client';
 import type { SavedBook } from './seq-book';
 import type { Sealer } from './envelope';
 
@@ -48,7 +48,8 @@ export interface SyncState extends SavedBook {
 
 export interface SyncEngineOptions {
   store: Repository;
-  relay: RelayClient;
+  /** The relay, as the engine uses it: reads and posts (the loop's long poll is the service's). */
+  relay: RoomRelay;
   room: string;
   sealer: Sealer;
   deviceId: string;

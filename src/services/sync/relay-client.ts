@@ -29,6 +29,9 @@ export class RelayError extends Error {
   }
 }
 
+/** What the engine needs of a relay (engine-types.ts): a room read after a position, and a post. */
+export type RoomRelay = Pick<RelayClient, 'read' | 'post'>;
+
 export class RelayClient {
   constructor(
     readonly baseUrl: string,
