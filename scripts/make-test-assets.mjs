@@ -10,8 +10,8 @@
 // Output: <out>/tealeaf-test/static-embedder/{config.json, tokenizer.json,
 //         tokenizer_config.json, onnx/model.onnx, onnx/model_quantized.onnx}
 //         <out>/tealeaf-test/tiny-causal-lm/ and broken-causal-lm/: a tiny chat model with random
-//         weights for the CPU engine, and the same with a model file that is not ONNX
-//         (lib/tiny-causal-lm.mjs).
+//         weights for the CPU engine, and the same with a model file that is not ONNX; and
+//         tiny-causal-lm-kv/, one with attention and a key-value cache (lib/tiny-causal-lm.mjs).
 
 import { mulberry32 } from './lib/rng.mjs';
 import { FLOAT, INT64, fInt, fMsg, fStr, intAttr, node, tensor, valueInfo, writeIfChanged } from './lib/onnx-proto.mjs';
@@ -254,6 +254,6 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     `test embedding model ${r.modelId} (${r.vocabSize} tokens x ${r.dimension}) in ${r.dir}; ${r.written.length ? `wrote ${r.written.join(', ')}` : 'up to date'}`,
   );
   console.log(
-    `test language models ${r.lm.modelId} (${Math.round(r.lm.bytes / 1024)} KB) and ${r.lm.brokenId}; ${r.lm.written.length ? `wrote ${r.lm.written.length} files` : 'up to date'}`,
+    `test language models ${r.lm.modelId} (${Math.round(r.lm.bytes / 1024)} KB), ${r.lm.brokenId} and ${r.lm.kvId}; ${r.lm.written.length ? `wrote ${r.lm.written.length} files` : 'up to date'}`,
   );
 }

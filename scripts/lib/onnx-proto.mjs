@@ -29,6 +29,7 @@ export const fMsg = (field, parts) => fBytes(field, Buffer.concat(parts));
 export const FLOAT = 1;
 export const INT64 = 7;
 const ATTR_INT = 2;
+const ATTR_INTS = 7;
 
 /** TensorShapeProto.Dimension: a number (dim_value) or a symbolic name (dim_param). */
 export const dim = (d) => (typeof d === 'number' ? fMsg(1, [fInt(1, d)]) : fMsg(1, [fStr(2, d)]));
@@ -38,6 +39,8 @@ export const valueInfo = (name, elemType, dims) => [fStr(1, name), fMsg(2, [fMsg
 export const tensor = (name, dataType, dims, raw) => [...dims.map((d) => fInt(1, d)), fInt(2, dataType), fStr(8, name), fBytes(9, raw)];
 /** AttributeProto { name=1, i=3, type=20 } */
 export const intAttr = (name, i) => [fStr(1, name), fInt(3, i), fInt(20, ATTR_INT)];
+/** AttributeProto { name=1, ints=8, type=20 } */
+export const intsAttr = (name, list) => [fStr(1, name), ...list.map((i) => fInt(8, i)), fInt(20, ATTR_INTS)];
 /** NodeProto { input=1, output=2, name=3, op_type=4, attribute=5 } */
 export const node = (op, inputs, outputs, name, attrs = []) => [
   ...inputs.map((i) => fStr(1, i)),

@@ -12,11 +12,18 @@
 // special tokens, like SmolLM2's and Qwen2.5's; tokenizer_config.json carries a ChatML template.
 import { join } from 'node:path';
 import { mulberry32 } from './rng.mjs';
-import { FLOAT, INT64, fInt, fMsg, fStr, intAttr, node, tensor, valueInfo, writeIfChanged } from './onnx-proto.mjs';
+import { FLOAT, INT64, fInt, fMsg, fStr, intAttr, intsAttr, node, tensor, valueInfo, writeIfChanged } from './onnx-proto.mjs';
 
 export const CAUSAL_LM_ID = 'tealeaf-test/tiny-causal-lm';
 /** The same configuration and tokenizer with a model file that is not ONNX (error handling). */
 export const BROKEN_LM_ID = 'tealeaf-test/broken-causal-lm';
+/**
+ * The same tokenizer with one attention layer and a key-value cache (past_key_values.0.key/value
+ * in, present.0.key/value out), so each token's answer depends on the whole context and its place
+ * in it: for tests of reusing the cache from one reply to the next. It may end a reply by itself
+ * (<|im_end|> follows '.').
+ */
+export const KV_LM_ID = 'tealeaf-test/tiny-causal-lm-kv';
 
 export const HIDDEN = 256;
 export const DEPTH = 48;
@@ -104,6 +111,103 @@ function buildGraph() {
   ]);
 }
 
+export const KV_HIDDEN = 64;
+const KV_POSITIONS = 2048;
+
+/** Bias for the cached model: as outputBias, with '.' a little likelier so replies end. */
+function kvOutputBias() {
+  const bias = outputBias();
+  bias[46] = 1;
+  return bias;
+}
+
+function buildKvGraph() {
+  const D = KV_HIDDEN;
+  const rand = mulberry32(0x6b76c4c);
+  const f32 = (name, dims, data) => fMsg(5, tensor(name, FLOAT, dims, raw(data)));
+  const i64 = (name, dims, values) => fMsg(5, tensor(name, INT64, dims, raw(BigInt64Array.from(values.map(BigInt)))));
+  const n = (op, inputs, outputs, attrs = []) => fMsg(1, node(op, inputs, outputs, outputs[0], attrs));
+  // <|im_end|> gets +60 after '.', which outweighs its -30 bias.
+  const eosAfter = new Float32Array(VOCAB_SIZE);
+  eosAfter[46] = 60;
+  const eosOneHot = new Float32Array(VOCAB_SIZE);
+  eosOneHot[EOS_ID] = 1;
+  const nodes = [
+    n('Gather', ['embed_tokens', 'input_ids'], ['tok'], [intAttr('axis', 0)]),
+    n('Gather', ['embed_positions', 'position_ids'], ['pos'], [intAttr('axis', 0)]),
+    n('Add', ['tok', 'pos'], ['x']),
+    n('MatMul', ['x', 'q_proj'], ['q']),
+    n('MatMul', ['x', 'k_proj'], ['k']),
+    n('MatMul', ['x', 'v_proj'], ['v']),
+    n('Unsqueeze', ['q', 'axis_1'], ['q4']),
+    n('Unsqueeze', ['k', 'axis_1'], ['k4']),
+    n('Unsqueeze', ['v', 'axis_1'], ['v4']),
+    n('Concat', ['past_key_values.0.key', 'k4'], ['present.0.key'], [intAttr('axis', 2)]),
+    n('Concat', ['past_key_values.0.value', 'v4'], ['present.0.value'], [intAttr('axis', 2)]),
+    n('Transpose', ['present.0.key'], ['kT'], [intsAttr('perm', [0, 1, 3, 2])]),
+    n('MatMul', ['q4', 'kT'], ['scores_raw']),
+    n('Mul', ['scores_raw', 'scale'], ['scores']),
+    // Causal mask: key j is hidden from query i when j's position (counted over the attention
+    // mask) is after i's position.
+    n('CumSum', ['attention_mask', 'axis_1_scalar'], ['mask_sum']),
+    n('Sub', ['mask_sum', 'one'], ['key_pos']),
+    n('Unsqueeze', ['key_pos', 'axes_1_2'], ['key_pos4']),
+    n('Unsqueeze', ['position_ids', 'axes_1_3'], ['query_pos4']),
+    n('Greater', ['key_pos4', 'query_pos4'], ['future']),
+    n('Where', ['future', 'minus_inf', 'scores'], ['masked']),
+    n('Softmax', ['masked'], ['attn'], [intAttr('axis', -1)]),
+    n('MatMul', ['attn', 'present.0.value'], ['o4']),
+    n('Squeeze', ['o4', 'axis_1'], ['o']),
+    n('MatMul', ['o', 'o_proj'], ['attn_out']),
+    n('Add', ['x', 'attn_out'], ['resid']),
+    n('Tanh', ['resid'], ['h']),
+    n('MatMul', ['h', 'lm_head'], ['head']),
+    n('Add', ['head', 'lm_bias'], ['biased']),
+    n('Gather', ['eos_after', 'input_ids'], ['eos_gain'], [intAttr('axis', 0)]),
+    n('Unsqueeze', ['eos_gain', 'axis_2'], ['eos_gain3']),
+    n('Mul', ['eos_gain3', 'eos_one_hot'], ['eos_boost']),
+    n('Add', ['biased', 'eos_boost'], ['logits']),
+  ];
+  const cache = (name, seq) => valueInfo(name, FLOAT, ['batch_size', 1, seq, D]);
+  const graph = [
+    ...nodes,
+    fStr(2, 'tiny_causal_lm_kv'),
+    f32('embed_tokens', [VOCAB_SIZE, D], randomMatrix(rand, VOCAB_SIZE, D, 1)),
+    f32('embed_positions', [KV_POSITIONS, D], randomMatrix(rand, KV_POSITIONS, D, 1)),
+    f32('q_proj', [D, D], randomMatrix(rand, D, D, 1 / Math.sqrt(D))),
+    f32('k_proj', [D, D], randomMatrix(rand, D, D, 1 / Math.sqrt(D))),
+    f32('v_proj', [D, D], randomMatrix(rand, D, D, 1 / Math.sqrt(D))),
+    f32('o_proj', [D, D], randomMatrix(rand, D, D, 1 / Math.sqrt(D))),
+    f32('lm_head', [D, VOCAB_SIZE], randomMatrix(rand, D, VOCAB_SIZE, 2 / Math.sqrt(D))),
+    f32('lm_bias', [VOCAB_SIZE], kvOutputBias()),
+    f32('eos_after', [VOCAB_SIZE], eosAfter),
+    f32('eos_one_hot', [VOCAB_SIZE], eosOneHot),
+    f32('scale', [], Float32Array.of(1 / Math.sqrt(D))),
+    f32('minus_inf', [], Float32Array.of(-1e9)),
+    i64('axis_1', [1], [1]),
+    i64('axis_2', [1], [2]),
+    i64('axes_1_2', [2], [1, 2]),
+    i64('axes_1_3', [2], [1, 3]),
+    i64('axis_1_scalar', [], [1]),
+    i64('one', [], [1]),
+    fMsg(11, valueInfo('input_ids', INT64, ['batch_size', 'sequence_length'])),
+    fMsg(11, valueInfo('attention_mask', INT64, ['batch_size', 'total_sequence_length'])),
+    fMsg(11, valueInfo('position_ids', INT64, ['batch_size', 'sequence_length'])),
+    fMsg(11, cache('past_key_values.0.key', 'past_sequence_length')),
+    fMsg(11, cache('past_key_values.0.value', 'past_sequence_length')),
+    fMsg(12, valueInfo('logits', FLOAT, ['batch_size', 'sequence_length', VOCAB_SIZE])),
+    fMsg(12, cache('present.0.key', 'total_sequence_length')),
+    fMsg(12, cache('present.0.value', 'total_sequence_length')),
+  ];
+  return Buffer.concat([
+    fInt(1, 8),
+    fStr(2, 'tealeaf-make-test-assets'),
+    fStr(3, '1'),
+    fMsg(7, graph),
+    fMsg(8, [fStr(1, ''), fInt(2, 13)]),
+  ]);
+}
+
 // ChatML, as SmolLM2-Instruct and Qwen2.5-Instruct write it (without their default system prompt).
 const CHAT_TEMPLATE =
   "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}" +
@@ -178,9 +282,20 @@ const modelConfig = {
 
 const generationConfig = { bos_token_id: BOS_ID, eos_token_id: EOS_ID, pad_token_id: PAD_ID };
 
-/** Writes both test language models under `outDir`; returns what changed. */
+const kvModelConfig = {
+  ...modelConfig,
+  hidden_size: KV_HIDDEN,
+  intermediate_size: KV_HIDDEN,
+  num_attention_heads: 1,
+  num_key_value_heads: 1,
+  head_dim: KV_HIDDEN,
+  _comment: `Generated by scripts/make-test-assets.mjs: one attention layer of width ${KV_HIDDEN} with a key-value cache, random weights, gibberish output.`,
+};
+
+/** Writes the test language models under `outDir`; returns what changed. */
 export function makeTinyCausalLm(outDir) {
   const onnx = buildGraph();
+  const kvOnnx = buildKvGraph();
   const common = {
     'config.json': JSON.stringify(modelConfig, null, 2) + '\n',
     'generation_config.json': JSON.stringify(generationConfig, null, 2) + '\n',
@@ -191,13 +306,18 @@ export function makeTinyCausalLm(outDir) {
   const weights = ['onnx/model.onnx', 'onnx/model_q4.onnx', 'onnx/model_quantized.onnx'];
   const notOnnx = Buffer.from('<!doctype html><title>Not a model</title>\n', 'utf8');
   const written = [];
-  for (const [id, file] of [
-    [CAUSAL_LM_ID, onnx],
-    [BROKEN_LM_ID, notOnnx],
+  for (const [id, file, config] of [
+    [CAUSAL_LM_ID, onnx, modelConfig],
+    [BROKEN_LM_ID, notOnnx, modelConfig],
+    [KV_LM_ID, kvOnnx, kvModelConfig],
   ]) {
     const dir = join(outDir, ...id.split('/'));
-    const files = { ...common, ...Object.fromEntries(weights.map((w) => [w, file])) };
+    const files = {
+      ...common,
+      'config.json': JSON.stringify(config, null, 2) + '\n',
+      ...Object.fromEntries(weights.map((w) => [w, file])),
+    };
     for (const [name, data] of Object.entries(files)) if (writeIfChanged(join(dir, name), data)) written.push(`${id}/${name}`);
   }
-  return { modelId: CAUSAL_LM_ID, brokenId: BROKEN_LM_ID, bytes: onnx.length, written };
+  return { modelId: CAUSAL_LM_ID, brokenId: BROKEN_LM_ID, kvId: KV_LM_ID, bytes: onnx.length, written };
 }

@@ -62,6 +62,8 @@ export interface LlmChatResult {
   text: string;
   finishReason: LlmFinishReason;
   promptTokens?: number;
+  /** Of promptTokens, those read (prefilled) anew: the rest came from the engine's cache. */
+  readTokens?: number;
   completionTokens?: number;
 }
 

@@ -2,16 +2,17 @@
 // make-test-assets.mjs, random weights, gibberish) through transformers.js text generation on
 // onnxruntime-node, driven by the same worker core and CpuLlmRuntime client the browser uses
 // (only the worker is in-process and the device is 'cpu' instead of 'wasm'). Mechanics only:
-// tokens stream, Stop stops, a bad model file gets a clear error and the worker carries on.
+// tokens stream, Stop stops, a bad model file gets a clear error and the worker carries on, and a
+// reply that extends the one before reads only its new tokens and writes what a fresh run writes.
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as transformers from '@huggingface/transformers';
-import { BROKEN_TEST_CPU_MODEL, TEST_CPU_MODEL } from '../../../src/models/catalog';
+import { BROKEN_TEST_CPU_MODEL, TEST_CPU_MODEL, type CpuModelInfo } from '../../../src/models/catalog';
 import { CpuLlmRuntime } from '../../../src/models/cpu-llm-runtime';
 import { createCpuLlmWorkerCore } from '../../../src/models/cpu-llm-worker-core';
 import type { CpuLlmMethods } from '../../../src/models/messages';
 import { serveRpc } from '../../../src/models/rpc';
-import { isContextOverflow, type ChatMessage } from '../../../src/ports';
+import { isContextOverflow, type ChatMessage, type EngineRead } from '../../../src/ports';
 import { inProcessWorker, type InProcessWorker } from '../../support/in-process-worker';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -23,12 +24,19 @@ const tf = {
   ModelRegistry: transformers.ModelRegistry,
 };
 
+/** The same test model with an attention layer and a key-value cache (scripts/lib/tiny-causal-lm.mjs). */
+const KV_TEST_CPU_MODEL: CpuModelInfo = {
+  ...TEST_CPU_MODEL,
+  id: 'tealeaf-test/tiny-causal-lm-kv',
+  label: 'Tiny test chat model with a cache',
+};
+
 let workers: InProcessWorker[] = [];
 const runtimes: CpuLlmRuntime[] = [];
 
 function runtime(): CpuLlmRuntime {
   const rt = new CpuLlmRuntime({
-    models: [TEST_CPU_MODEL, BROKEN_TEST_CPU_MODEL],
+    models: [TEST_CPU_MODEL, BROKEN_TEST_CPU_MODEL, KV_TEST_CPU_MODEL],
     env: { allowRemoteModels: false, allowLocalModels: true, localModelPath: `${MODELS}/` },
     createWorker: () => {
       const w = inProcessWorker((port) => serveRpc<CpuLlmMethods>(port, createCpuLlmWorkerCore(tf, { device: 'cpu' })));
@@ -213,5 +221,104 @@ describe('CPU chat model: its window', () => {
       contextTokens: TEST_CPU_MODEL.contextTokens,
     });
     await core.unload({}, ctx);
+  });
+});
+
+describe('CPU chat model: the cache of the reply before', () => {
+  const GREEDY = { maxTokens: 120, temperature: 0 };
+
+  /** A runtime with the cached test model loaded, and what the engine reported it read per call. */
+  async function loaded(): Promise<{ rt: CpuLlmRuntime; reads: EngineRead[] }> {
+    const rt = runtime();
+    await rt.load(KV_TEST_CPU_MODEL.id);
+    return { rt, reads: [] };
+  }
+
+  /** The reply a fresh worker writes (no cache), and what it read. */
+  async function fresh(messages: ChatMessage[]): Promise<{ text: string; read: EngineRead }> {
+    const { rt, reads } = await loaded();
+    const text = await rt.chat(messages, { ...GREEDY, onRead: (r) => reads.push(r) });
+    expect(reads).toHaveLength(1);
+    return { text, read: reads[0] };
+  }
+
+  const then = (messages: ChatMessage[], reply: string, next: string): ChatMessage[] => [
+    ...messages,
+    { role: 'assistant', content: reply },
+    { role: 'user', content: next },
+  ];
+
+  it('reads only what the next message adds, and writes exactly what a fresh run writes', async () => {
+    const { rt, reads } = await loaded();
+    const onRead = (r: EngineRead) => reads.push(r);
+    const first = await rt.chat(hello, { ...GREEDY, onRead });
+    // It ended by itself ('.' then <|im_end|>), so its cache is kept.
+    expect(first.length).toBeGreaterThan(10);
+    expect(first.length).toBeLessThan(GREEDY.maxTokens);
+    expect(reads[0]).toEqual({ promptTokens: await rt.window!.countTokens!(hello), readTokens: reads[0].promptTokens });
+
+    const second = then(hello, first, 'Tell me more about it.');
+    const reply = await rt.chat(second, { ...GREEDY, onRead });
+    const prompt = await rt.window!.countTokens!(second);
+    // The cache held the first prompt and the reply's tokens (one a byte with this tokenizer).
+    const cached = reads[0].promptTokens! + new TextEncoder().encode(first).length;
+    expect(reads[1]).toEqual({ promptTokens: prompt, readTokens: prompt - cached });
+    expect(reads[1].readTokens).toBeLessThan(prompt / 2);
+
+    const ref = await fresh(second);
+    expect(ref.read).toEqual({ promptTokens: prompt, readTokens: prompt });
+    expect(reply.length).toBeGreaterThan(5);
+    expect(reply).toBe(ref.text);
+
+    // And the text-generation pipeline on the whole prompt, as the engine ran before, agrees.
+    transformers.env.localModelPath = `${MODELS}/`;
+    transformers.env.allowRemoteModels = false;
+    const g = await transformers.pipeline('text-generation', KV_TEST_CPU_MODEL.id, { device: 'cpu', dtype: KV_TEST_CPU_MODEL.dtype });
+    const out = (await g(second, { max_new_tokens: GREEDY.maxTokens, do_sample: false, repetition_penalty: 1.1 })) as Array<{
+      generated_text: ChatMessage[];
+    }>;
+    await g.dispose();
+    expect(out[0].generated_text.at(-1)!.content).toBe(reply);
+  });
+
+  it('reads the whole prompt when it does not extend the reply before (an earlier message edited)', async () => {
+    const { rt, reads } = await loaded();
+    const onRead = (r: EngineRead) => reads.push(r);
+    const first = await rt.chat(hello, { ...GREEDY, onRead });
+    const next = 'Tell me more about it.';
+    // The first message edited: longer than what the cache holds, its tokens differ early on.
+    const edited = then([hello[0], { role: 'user', content: 'Hello! How was your night?' }], first, next);
+    const reply = await rt.chat(edited, { ...GREEDY, onRead });
+    expect(reads[1].promptTokens).toBeGreaterThan(reads[0].promptTokens! + first.length);
+    expect(reads[1].readTokens).toBe(reads[1].promptTokens);
+    expect(reply).toBe((await fresh(edited)).text);
+    expect(reply).not.toBe((await fresh(then(hello, first, next))).text);
+  });
+
+  it('after Stop the next message reads the whole prompt (a stopped reply keeps no cache)', async () => {
+    const { rt, reads } = await loaded();
+    const onRead = (r: EngineRead) => reads.push(r);
+    const first = await rt.chat(hello, { ...GREEDY, onRead });
+    const second = then(hello, first, 'Tell me more about it.');
+    const whole = (await fresh(second)).text;
+    const ac = new AbortController();
+    let seen = '';
+    const partial = await rt.chat(second, {
+      ...GREEDY,
+      signal: ac.signal,
+      onRead,
+      onToken: (d) => {
+        seen += d;
+        if (seen.length >= 3) ac.abort();
+      },
+    });
+    // The stopped call used the cache of the first reply.
+    expect(reads[1].readTokens).toBeLessThan(reads[1].promptTokens!);
+    expect(partial.length).toBeLessThan(whole.length);
+    expect(whole.startsWith(partial)).toBe(true);
+    const third = then(second, partial, 'And then?');
+    const reply = await rt.chat(third, { ...GREEDY, onRead });
+    expect(reads[2]).toEqual({ promptTokens: await rt.window!.countTokens!(third), readTokens: reads[2].promptTokens });
+    expect(reply).toBe((await fresh(third)).text);
   });
 });
