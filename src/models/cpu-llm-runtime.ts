@@ -39,6 +39,8 @@ function repairMessages(schema: JsonSchema, broken: string): ChatMessage[] {
 }
 
 export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
+  /** The worker keeps the cache of the last reply only; any other request frees it. */
+  readonly keepsConversation = true;
   private client?: RpcClient<CpuLlmMethods>;
   private readonly models: readonly CpuModelInfo[];
   private loadedWindow?: { modelId: string; window: ModelWindow };

@@ -1,8 +1,8 @@
-// An engine that keeps only one conversation's cache (web-llm: any other request throws it away)
+// An engine that keeps only one conversation's cache (web-llm, the CPU engine: any other request throws it away)
 // makes every memorising call between two messages of a chat cost the chat's next reply a full
 // read of its prompt. So on such an engine background calls wait until the chat pauses: no reply
 // under way and none finished for a while. Replies never wait. Engines that keep a prefix per
-// request (model servers) or nothing (the CPU engine) are not held back.
+// request (model servers) or a session per chat (the browser's model) are not held back.
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../ports';
 
 /** How long after a reply the chat counts as paused: about the time to read a reply and answer it. */
