@@ -11,7 +11,7 @@ import { readSyncRow, writeSyncRows } from '../../../src/store/sync-store';
 import { memory, session } from './records';
 import { until } from './devices';
 import { keyHolder } from './hostile';
-import { device, relayFor, reopen, settled } from './faults';
+import { device, quiet, relayFor, reopen, settled } from './faults';
 import type { Device as TestDevice } from './faults';
 
 const closers: Array<() => Promise<void> | void> = [];
@@ -115,6 +115,10 @@ describe('the key ring', () => {
 describe('devices paired before signatures', () => {
   it('introduce their signing key once at their next start; their later changes of the ring are taken', async () => {
     const { relay, laptop, phone } = await paired();
+    // Both have read and saved everything posted so far (the pairing's statements, signed): a
+    // device of the older version never saw signed statements, and reading them again with the
+    // keys stripped below would refuse them as signed by a device without a key.
+    await until('both read all', async () => (await quiet(laptop, relay.url)) && (await quiet(phone, relay.url)));
     // As a ring made before issue 30: no signing keys anywhere.
     for (const d of [laptop, phone]) {
       d.sync.stop();
