@@ -40,7 +40,8 @@ export interface EngineProfile {
   /**
    * What the engine keeps of the previous request (kv-cache.ts): 'exact' (web-llm: the held
    * conversation extended exactly), 'lcp' (llama.cpp, Ollama: the longest common token prefix),
-   * 'none' (the CPU engine: every prompt read whole).
+   * 'none' (every prompt read whole: the CPU engine's profile still, though the engine now keeps
+   * its last whole reply's past key values, about 'exact' by tokens).
    */
   cache: CacheRule;
 }
