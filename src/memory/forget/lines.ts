@@ -13,6 +13,11 @@ export function patchTurn(t: Turn, p: TurnPatch): Turn {
   const by = new Set(t.forgotten?.by ?? []);
   for (const id of p.forget?.by ?? []) by.add(id);
   for (const id of p.unforget ?? []) by.delete(id);
+  return withForgotten(t, by, t.forgotten?.at ?? p.forget?.at ?? 0);
+}
+
+/** The turn forgotten for the memories `by` since `at`, or not at all when `by` is empty (the same object when nothing changes). */
+export function withForgotten(t: Turn, by: ReadonlySet<Id>, at: number): Turn {
   if (by.size === 0) {
     if (!t.forgotten) return t;
     const next = { ...t };
@@ -20,7 +25,6 @@ export function patchTurn(t: Turn, p: TurnPatch): Turn {
     return next;
   }
   const ids = [...by].sort();
-  const at = t.forgotten?.at ?? p.forget?.at ?? 0;
   if (t.forgotten && t.forgotten.at === at && t.forgotten.by.join('\u0000') === ids.join('\u0000')) return t;
   return { ...t, forgotten: { at, by: ids } };
 }

@@ -9,6 +9,7 @@ import type * as Y from 'yjs';
 import type { AppliedChange } from '../../ports';
 import type { Id, Millis, Turn } from '../../memory/types';
 import { isValidTime } from '../../memory/limits';
+import { withForgotten } from '../../memory/forget/lines';
 import { BACKUP_LIMITS } from '../../store/backup-format';
 
 /** A line forgotten for a memory (`by`) at `at`, or that forget undone (`undone`, `at` then the undo's time). */
@@ -77,15 +78,7 @@ export function withMarks(t: Turn, entries: readonly MarkEntry[] | undefined): T
     by.add(e.by);
     at = Math.min(at, e.at);
   }
-  if (by.size === 0) {
-    if (!t.forgotten) return t;
-    const next = { ...t };
-    delete next.forgotten;
-    return next;
-  }
-  const ids = [...by].sort();
-  if (t.forgotten?.at === at && t.forgotten.by.join('\u0000') === ids.join('\u0000')) return t;
-  return { ...t, forgotten: { at, by: ids } };
+  return withForgotten(t, by, at);
 }
 
 /**
