@@ -7,6 +7,7 @@ import { FrameBatch } from './frame-batch';
 import type { ModelsSnapshot } from '../services/models/models';
 import { useEngine, type EngineAction, type LocalServersSnapshot } from '../services/models/local-servers';
 import type { JobSnapshot } from '../services/memory/jobs';
+import type { Hold } from '../services/models/conversation-first';
 import type { EvaluationSnapshot } from '../services/memory/evaluation';
 import type { AppSettings } from '../services/settings';
 import type { Tealeaf } from '../services/tealeaf';
@@ -70,6 +71,8 @@ export class AppState {
   /** Model servers found running on this computer. */
   localServers = $state<LocalServersSnapshot>({ state: 'idle', found: [] });
   jobs = $state<JobSnapshot[]>([]);
+  /** Memorising's model calls held until the chat pauses (a one-conversation engine). */
+  chatHold = $state<Hold>({ waiting: 0 });
   /** The Evaluate view's run (TeaFarm): progress, then the report. */
   evaluation = $state<EvaluationSnapshot>({ state: 'idle' });
   settings = $state<AppSettings | null>(null);
@@ -143,6 +146,7 @@ export class AppState {
     t.localServers.on('state', (s) => (this.localServers = s));
     this.localServers = t.localServers.snapshot;
     t.memory.on('jobs', (j) => (this.jobs = j));
+    t.conversation.on('hold', (h) => (this.chatHold = h));
     t.evaluation.on('state', (e) => (this.evaluation = e));
     t.memory.on('graph', () => {
       this.memories = new Map(t.memory.memories);

@@ -29,7 +29,7 @@ export class Tealeaf {
   readonly memory: MemoryService;
   readonly chat: ChatService;
   /** Replies first: background model calls wait for the chat to pause on a one-conversation engine. */
-  private readonly conversation = new ConversationFirst();
+  readonly conversation = new ConversationFirst();
   readonly evaluation: EvaluationService;
   /** "remember that …", "forget …", "what do you remember about …" in the chat. */
   readonly commands: MemoryCommands;

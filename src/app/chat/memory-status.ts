@@ -4,6 +4,7 @@
 import type { Id, Memory, Session } from '../../memory/types';
 import type { JobSnapshot } from '../../services/memory/jobs';
 import type { EngineKind } from '../engine-status';
+import { CHAT_PAUSE_MS, type Hold } from '../../services/models/conversation-first';
 
 /** The memorise job's steps in order (src/memory/ingest/memorise.ts). */
 const STEPS: Array<[string, string]> = [
@@ -27,6 +28,8 @@ export type SessionStateKind =
   | 'queued'
   /** Being memorised in this tab now (step n of m). */
   | 'memorising'
+  /** Being memorised, its next model call held until the chat pauses (one-conversation engines). */
+  | 'waiting-chat'
   /** Memorising failed (after its attempts); can be tried again now. */
   | 'failed'
   /** Ended while memory creation was off: no job was queued, it is not remembered. */
@@ -48,6 +51,8 @@ export interface SessionStateInput {
   engine: EngineKind;
   /** Memories made from the session; undefined while the live memory is still loading. */
   memories?: number;
+  /** Background model calls held until the chat pauses (services/models/conversation-first.ts). */
+  hold?: Hold;
 }
 
 export interface SessionState {
@@ -96,7 +101,9 @@ const WAITING_FOR: Record<Exclude<EngineKind, 'ready'>, { label: string; detail:
   },
 };
 
-export function sessionState({ session, job, creationOn, engine, memories }: SessionStateInput): SessionState {
+const PAUSE_MINUTES = Math.round(CHAT_PAUSE_MS / 60_000);
+
+export function sessionState({ session, job, creationOn, engine, memories, hold }: SessionStateInput): SessionState {
   if (session.status === 'open') return { kind: 'open', label: 'open', tone: 'open' };
   if (session.status === 'memorised') {
     if (memories === undefined) return { kind: 'memorised', label: 'memorised', ended: ' and is memorised', tone: 'done' };
@@ -147,13 +154,29 @@ export function sessionState({ session, job, creationOn, engine, memories }: Ses
     const what = STEPS[Math.max(0, found)]![1];
     const count = /^(\d+)\/(\d+)$/.exec(job.progress);
     const part = count && Number(count[2]) > 1 && job.step !== 'done' ? { n: Number(count[1]), of: Number(count[2]) } : undefined;
+    const step = { n, of: TOTAL, ...(part ? { part } : {}) };
+    // Only the running job makes model calls: a held call is its call.
+    if (hold && hold.waiting > 0)
+      return {
+        kind: 'waiting-chat',
+        label: 'waiting for a pause in the chat',
+        detail:
+          `Memorising this chat (step ${n} of ${TOTAL}) waits until you pause: on this model, work between two replies ` +
+          `would make the next reply read the whole chat again. ` +
+          (hold.until === undefined
+            ? `It goes on ${PAUSE_MINUTES} minutes after the reply under way ends, if no other reply comes first.`
+            : `It goes on ${PAUSE_MINUTES} minutes after the last reply, if no other reply comes first.`),
+        ended: ' and will be remembered once you pause chatting',
+        tone: 'wait',
+        step,
+      };
     return {
       kind: 'memorising',
       label: `memorising ${n}/${TOTAL}`,
       detail: `Memorising this chat: step ${n} of ${TOTAL}, ${what}${part ? ` (${part.n} of ${part.of})` : ''}.`,
       ended: ' and is being remembered',
       tone: 'busy',
-      step: { n, of: TOTAL, ...(part ? { part } : {}) },
+      step,
     };
   }
   if (engine !== 'ready') return { kind: 'waiting-model', ...WAITING_FOR[engine], tone: 'wait' };

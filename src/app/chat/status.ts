@@ -24,6 +24,7 @@ export function stateOf(app: AppState, session: Pick<Session, 'id' | 'status'>):
     creationOn: app.settings?.memoryCreation ?? true,
     engine: engineOf(app).kind,
     memories: app.memoryLoaded ? (counts(app.memories).get(session.id) ?? 0) : undefined,
+    hold: app.chatHold,
   });
 }
 

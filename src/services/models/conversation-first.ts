@@ -4,6 +4,7 @@
 // under way and none finished for a while. Replies never wait. Engines that keep a prefix per
 // request (model servers) or a session per chat (the browser's model) are not held back.
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../ports';
+import { Emitter } from '../emitter';
 
 /** How long after a reply the chat counts as paused: about the time to read a reply and answer it. */
 export const CHAT_PAUSE_MS = 120_000;
@@ -13,8 +14,17 @@ export interface ConversationFirstOptions {
   now?: () => number;
 }
 
-export class ConversationFirst {
+/** Background work held back now: the app says why memorising has not gone on. */
+export interface Hold {
+  /** Background calls waiting for the chat to pause. */
+  waiting: number;
+  /** When the pause is reached if no reply comes first (epoch ms); undefined while a reply is under way. */
+  until?: number;
+}
+
+export class ConversationFirst extends Emitter<{ hold: Hold }> {
   private replying = 0;
+  private holding = 0;
   private lastReplyEnd = -Infinity;
   private waiters = new Set<() => void>();
   private readonly pauseMs: number;
@@ -23,6 +33,7 @@ export class ConversationFirst {
   private readonly backs = new WeakMap<LanguageModel, LanguageModel>();
 
   constructor(options: ConversationFirstOptions = {}) {
+    super();
     this.pauseMs = options.pauseMs ?? CHAT_PAUSE_MS;
     this.now = options.now ?? Date.now;
   }
@@ -35,6 +46,7 @@ export class ConversationFirst {
       front = wrap(llm, {
         chat: async (messages, options) => {
           this.replying++;
+          if (this.holding > 0) this.emit('hold', this.hold);
           try {
             return await llm.chat(messages, options);
           } finally {
@@ -74,8 +86,26 @@ export class ConversationFirst {
     return this.replying === 0 && this.now() - this.lastReplyEnd >= this.pauseMs;
   }
 
+  /** What is held back now (nothing waits: `waiting` 0). */
+  get hold(): Hold {
+    if (this.holding === 0) return { waiting: 0 };
+    return { waiting: this.holding, until: this.replying > 0 ? undefined : this.lastReplyEnd + this.pauseMs };
+  }
+
   /** Resolves once the chat has paused (at once if it has); rejects with the signal's reason when aborted. */
   async paused(signal?: AbortSignal): Promise<void> {
+    if (this.isPaused) return;
+    this.holding++;
+    this.emit('hold', this.hold);
+    try {
+      await this.untilPaused(signal);
+    } finally {
+      this.holding--;
+      this.emit('hold', this.hold);
+    }
+  }
+
+  private async untilPaused(signal?: AbortSignal): Promise<void> {
     while (!this.isPaused) {
       signal?.throwIfAborted();
       const left = this.replying > 0 ? undefined : this.pauseMs - (this.now() - this.lastReplyEnd);
@@ -99,6 +129,8 @@ export class ConversationFirst {
   }
 
   private wake(): void {
+    // A reply began or ended: the time the held work may go on moved.
+    if (this.holding > 0) this.emit('hold', this.hold);
     for (const w of [...this.waiters]) w();
   }
 }

@@ -125,6 +125,40 @@ const ROWS: Row[] = [
     },
   ],
   [
+    'memorising, its call held until the chat pauses (a reply under way)',
+    base({ job: job('summarise', { status: 'running', active: true }), hold: { waiting: 1 } }),
+    {
+      kind: 'waiting-chat',
+      label: 'waiting for a pause in the chat',
+      detail:
+        'Memorising this chat (step 1 of 4) waits until you pause: on this model, work between two replies would make the next reply read the whole chat again. It goes on 2 minutes after the reply under way ends, if no other reply comes first.',
+      ended: ' and will be remembered once you pause chatting',
+      tone: 'wait',
+      step: { n: 1, of: 4 },
+    },
+  ],
+  [
+    'memorising step 3, held after a reply',
+    base({ job: job('link', { status: 'running', active: true, progress: '2/5' }), hold: { waiting: 1, until: 5 } }),
+    {
+      kind: 'waiting-chat',
+      detail:
+        'Memorising this chat (step 3 of 4) waits until you pause: on this model, work between two replies would make the next reply read the whole chat again. It goes on 2 minutes after the last reply, if no other reply comes first.',
+      step: { n: 3, of: 4, part: { n: 2, of: 5 } },
+    },
+  ],
+  [
+    // Shortcut: a held call is the running job's; a queued job is not held by it.
+    'queued while another job is held: still queued',
+    base({ job: job('summarise'), hold: { waiting: 1 } }),
+    { kind: 'queued' },
+  ],
+  [
+    'memorising with nothing held',
+    base({ job: job('summarise', { status: 'running', active: true }), hold: { waiting: 0 } }),
+    { kind: 'memorising' },
+  ],
+  [
     'memorising step 3 of 4, 2 of 5 within it',
     base({ job: job('link', { status: 'running', active: true, progress: '2/5' }) }),
     {
@@ -227,6 +261,7 @@ describe('sessionState: one state per session, its words in every place', () => 
         'open',
         'queued',
         'remembered',
+        'waiting-chat',
         'waiting-model',
         'waiting-off',
       ].sort(),

@@ -96,4 +96,37 @@ describe('ConversationFirst', () => {
     expect(turns.background(engine)!.keepsConversation).toBe(true);
     expect(turns.background(undefined)).toBeUndefined();
   });
+  it('says what it holds back and until when, so the app can say why memorising waits', async () => {
+    const engine = new Engine(true);
+    const turns = new ConversationFirst({ now: () => Date.now() });
+    const seen: Array<{ waiting: number; until?: number }> = [];
+    turns.on('hold', (h) => seen.push(h));
+    expect(turns.hold).toEqual({ waiting: 0 });
+    const reply = turns.foreground(engine)!.chat(user('hello'));
+    const job = turns.background(engine)!.json(user('summarise'), SCHEMA);
+    await vi.advanceTimersByTimeAsync(10);
+    // Held while the reply is under way: no time yet.
+    expect(turns.hold).toEqual({ waiting: 1, until: undefined });
+    engine.finishReply();
+    await reply;
+    const ended = Date.now();
+    expect(turns.hold).toEqual({ waiting: 1, until: ended + CHAT_PAUSE_MS });
+    await vi.advanceTimersByTimeAsync(CHAT_PAUSE_MS);
+    await job;
+    expect(turns.hold).toEqual({ waiting: 0 });
+    expect(seen).toEqual([{ waiting: 1, until: undefined }, { waiting: 1, until: ended + CHAT_PAUSE_MS }, { waiting: 0 }]);
+  });
+
+  it('holds nothing where the chat has paused or the engine keeps a prefix per request', async () => {
+    const turns = new ConversationFirst({ now: () => Date.now() });
+    const seen: unknown[] = [];
+    turns.on('hold', (h) => seen.push(h));
+    await turns.background(new Engine(true))!.json(user('a'), SCHEMA);
+    const server = new Engine(false);
+    const reply = turns.foreground(server)!.chat(user('hello'));
+    await turns.background(server)!.json(user('b'), SCHEMA);
+    server.finishReply();
+    await reply;
+    expect(seen).toEqual([]);
+  });
 });
