@@ -4,8 +4,7 @@
 // finish are short. A file's output is printed whole when it ends, then a summary of all.
 // `node tests/e2e/run.mjs sync trust-` runs the files whose names hold any of the words.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 // The longest files, longest first (measured two at a time on a busy 2-core machine).
@@ -46,12 +45,9 @@ function runFile(file, names = []) {
   return new Promise((resolve) => {
     const t0 = Date.now();
     const only = names.map((n) => `--test-name-pattern=^${n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
-    // The CPU a file costs (its browsers included) is what a busy machine pays for it: GNU time
-    // counts every process the file started and waited for, where it is installed.
-    const cpuFile = join(tmpdir(), `tealeaf-e2e-cpu-${process.pid}-${file}.txt`);
-    const argv = [process.execPath, '--test', '--test-reporter=spec', ...only, join(dir, file)];
-    const timed = existsSync(TIME) ? [TIME, '-q', '-o', cpuFile, '-f', '%U %S', ...argv] : argv;
-    const child = spawn(timed[0], timed.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--test', '--test-reporter=spec', ...only, join(dir, file)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out = [];
     child.stdout.on('data', (b) => out.push(b));
     child.stderr.on('data', (b) => out.push(b));
@@ -59,26 +55,10 @@ function runFile(file, names = []) {
       const text = Buffer.concat(out).toString();
       const count = (name) => Number(new RegExp(`^ℹ ${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
       const secs = Math.round((Date.now() - t0) / 1000);
-      const cpu = cpuSeconds(cpuFile);
-      const cpuText = cpu === undefined ? '' : `, ${cpu} s CPU`;
-      process.stdout.write(`\n=== ${file} (${secs} s${cpuText}, exit ${code ?? signal}) ===\n${text}`);
-      resolve({ file, code: code ?? 1, pass: count('pass'), fail: count('fail'), secs, cpu, failing: failingNames(text) });
+      process.stdout.write(`\n=== ${file} (${secs} s, exit ${code ?? signal}) ===\n${text}`);
+      resolve({ file, code: code ?? 1, pass: count('pass'), fail: count('fail'), secs, failing: failingNames(text) });
     });
   });
-}
-
-const TIME = '/usr/bin/time';
-
-/** User + system seconds GNU time wrote for a file's run, then the file removed; undefined without it. */
-function cpuSeconds(path) {
-  try {
-    const [user, sys] = readFileSync(path, 'utf8').trim().split(/\s+/).slice(-2).map(Number);
-    return Number.isFinite(user) && Number.isFinite(sys) ? Math.round(user + sys) : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    rmSync(path, { force: true });
-  }
 }
 
 /** The names of the tests the spec reporter lists under "failing tests" (top-level tests only). */
@@ -118,9 +98,7 @@ const sum = (k) => results.reduce((s, r) => s + r[k], 0);
 console.log(
   `\n=== e2e: ${files.length} files, ${sum('pass')} tests passed, ${sum('fail')} failed, ${jobs} at a time, ${Math.round((Date.now() - started) / 1000)} s ===`,
 );
-for (const r of [...results].sort((a, b) => b.secs - a.secs).slice(0, 8))
-  console.log(`  ${r.secs} s${r.cpu === undefined ? '' : ` (${r.cpu} s CPU)`}  ${r.file}`);
-if (results.every((r) => r.cpu !== undefined)) console.log(`  ${sum('cpu')} s CPU in all`);
+for (const r of [...results].sort((a, b) => b.secs - a.secs).slice(0, 8)) console.log(`  ${r.secs} s  ${r.file}`);
 for (const r of flaky) console.log(`FLAKY: ${r.file} failed ${r.fail} test(s) beside another file and passed alone: look at it`);
 for (const r of failed) console.log(`FAILED: ${r.file} (${r.fail} failing test${r.fail === 1 ? '' : 's'}, exit ${r.code})`);
 process.exit(failed.length === 0 && files.length > 0 ? 0 : 1);
