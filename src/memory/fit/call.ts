@@ -26,6 +26,12 @@ export interface FitTarget {
   minOutput?: number;
   /** Tokens the answer should be allowed (capped by the engine's maxOutputTokens). */
   output: number;
+  /**
+   * More output the answer may have where the prompt leaves the room: the prompt is fitted beside
+   * `output`, and the call goes with up to this much (prompt plus output still within the window).
+   * A reply's prompt may then grow into room its answer is not expected to need. Default: `output`.
+   */
+  upTo?: number;
   signal?: AbortSignal;
 }
 
@@ -91,7 +97,7 @@ export async function fitPrompt(req: FitTarget, budgetScale = 1): Promise<Fitted
     const messages = req.build(Math.max(0, budget));
     const c = await count(window, sent(messages), req.signal);
     if (c.n <= limit && (c.exact || c.n + ESTIMATE_SLACK <= limit))
-      return { messages, maxTokens, promptTokens: c.n, exact: c.exact, window };
+      return { messages, maxTokens: roomier(req, window, maxTokens, c), promptTokens: c.n, exact: c.exact, window };
     // No smaller than the last build: the parts that must stay do not fit beside the whole
     // answer. A shorter answer, where the caller allows one; else, in words, no call.
     if (last && c.n >= last.n) return shorterAnswer(req, window, messages, c) ?? Promise.reject(new PromptTooLongError(c.n, window));
@@ -101,6 +107,13 @@ export async function fitPrompt(req: FitTarget, budgetScale = 1): Promise<Fitted
   const shorter = last && shorterAnswer(req, window, last.messages, last);
   if (shorter) return shorter;
   throw new PromptTooLongError(last?.n ?? 0, window);
+}
+
+/** The output cap with what the prompt leaves free, up to `upTo`: never less than `maxTokens`. */
+function roomier(req: FitTarget, window: ModelWindow, maxTokens: number, c: { n: number; exact: boolean }): number {
+  if (req.upTo === undefined) return maxTokens;
+  const free = window.contextTokens - c.n - (c.exact ? 0 : ESTIMATE_SLACK);
+  return Math.max(maxTokens, Math.min(outputFor(window, req.upTo), free));
 }
 
 function shorterAnswer(

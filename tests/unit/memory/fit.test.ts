@@ -250,3 +250,41 @@ describe('a shorter answer rather than none', () => {
     ).rejects.toThrow(/too long/);
   });
 });
+
+describe('an answer that may have more where the prompt leaves room (upTo)', () => {
+  const llm = {
+    window: {
+      contextTokens: 2000,
+      maxOutputTokens: 800,
+      countTokens: async (m: ChatMessage[]) => m.reduce((a, x) => a + x.content.length, 0),
+    },
+  };
+  const build = (tokens: number) => [{ role: 'user' as const, content: 'x'.repeat(Math.min(1500, tokens)) }];
+
+  it('fits the prompt beside `output`, then calls with what is left up to `upTo`, never past the window', async () => {
+    // The builder is given the room beside 200 tokens of answer, not beside the 800 the answer may have.
+    const fitted = await fitPrompt({ llm, build, output: 200, upTo: 800 });
+    expect(fitted.promptTokens).toBe(1500);
+    expect(fitted.maxTokens).toBe(500);
+    const small = await fitPrompt({ llm, build: () => [{ role: 'user', content: 'x'.repeat(100) }], output: 200, upTo: 800 });
+    expect(small.maxTokens).toBe(800);
+    for (const f of [fitted, small]) expect(f.promptTokens + f.maxTokens).toBeLessThanOrEqual(2000);
+  });
+
+  it('without it, the answer has `output` and the prompt the rest, as before', async () => {
+    const fitted = await fitPrompt({ llm, build, output: 200 });
+    expect(fitted.maxTokens).toBe(200);
+    const whole = await fitPrompt({ llm, build, output: 800 });
+    expect(whole.promptTokens).toBe(1200);
+    expect(whole.maxTokens).toBe(800);
+  });
+
+  it('an estimated count keeps its slack beside the larger answer too', async () => {
+    const estimated = { window: { contextTokens: 2000, maxOutputTokens: 800 } };
+    const words = (tokens: number) => [{ role: 'user' as const, content: 'word '.repeat(Math.floor(tokens / 2)) }];
+    const fitted = await fitPrompt({ llm: estimated, build: words, output: 200, upTo: 800 });
+    expect(fitted.exact).toBe(false);
+    expect(fitted.maxTokens).toBeGreaterThanOrEqual(200);
+    expect(fitted.promptTokens + fitted.maxTokens + 16).toBeLessThanOrEqual(2000);
+  });
+});
