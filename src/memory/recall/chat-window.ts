@@ -31,20 +31,29 @@ export interface ChatWindow<T extends ChatTurn> {
   left: number;
 }
 
-/** Words of one turn an earlier exchange shows: a long reply is cut, the user's words rarely are. */
+/** Words of one turn the search model embeds (and an earlier exchange shows of the person's): a long reply is cut, the user's words rarely are. */
 const EXCERPT_WORDS = { user: 120, assistant: 60 } as const;
+/**
+ * Words of a reply an earlier exchange shows: its opening says what it answered, and the person's
+ * words are what is recalled. A recalled exchange stays in a prompt that later turns extend: at 60
+ * words a reply took most of an exchange's room (bench:prefill, BENCHMARKS.md).
+ */
+export const SHOWN_REPLY_WORDS = 30;
 /** Exchanges recalled at most (each about a hundred tokens; the budget binds first). */
 const MAX_EARLIER = 24;
 
-/** The words of a turn an exchange block shows (and the search model embeds). */
+/** The words of a turn the search model embeds (and an exchange block shows of the person's turns). */
 export function excerptText(t: Pick<ChatTurn, 'role' | 'text'>): string {
-  const words = t.text.trim().split(/\s+/);
-  const max = EXCERPT_WORDS[t.role];
+  return cut(t.text, EXCERPT_WORDS[t.role]);
+}
+
+function cut(text: string, max: number): string {
+  const words = text.trim().split(/\s+/);
   return `${words.slice(0, max).join(' ')}${words.length > max ? ' …' : ''}`;
 }
 
 function excerpt(t: ChatTurn): string {
-  return `${t.role}: ${excerptText(t)}`;
+  return `${t.role}: ${t.role === 'assistant' ? cut(t.text, SHOWN_REPLY_WORDS) : excerptText(t)}`;
 }
 
 /** The turns before the window, as exchanges: a user turn with what answered it. */

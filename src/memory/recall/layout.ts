@@ -56,9 +56,11 @@ export interface LayoutInput {
   keepShare: number;
   /**
    * The block for the newest message: `room` tokens, `left` the turns not in the prompt; `fresh`
-   * when the whole prompt is read anyway (recalled earlier turns may take more then).
+   * when the whole prompt is read anyway (recalled earlier turns may take more then); `wide` when
+   * an extended prompt gives it all the room left, for a strong match left out otherwise (recalled
+   * earlier turns may take all of it).
    */
-  block(room: number, inPrompt: InPrompt, left: readonly DialogueTurn[], fresh: boolean): TurnBlock;
+  block(room: number, inPrompt: InPrompt, left: readonly DialogueTurn[], fresh: boolean, wide?: boolean): TurnBlock;
 }
 
 export interface Layout {
@@ -112,7 +114,7 @@ function inPromptOf(messages: readonly SentMessage[], turns: readonly DialogueTu
 
 const plain = (t: DialogueTurn): SentMessage => ({ ...(t.id ? { turnId: t.id } : {}), role: t.role, text: t.text, content: t.text });
 
-function finish(input: LayoutInput, before: SentMessage[], from: number, extended: boolean, room: number): Layout {
+function finish(input: LayoutInput, before: SentMessage[], from: number, extended: boolean, room: number, wide = false): Layout {
   const { dialogue } = input;
   const newest = dialogue[dialogue.length - 1]!;
   const middle = dialogue.slice(from + before.length, -1).map(plain);
@@ -120,7 +122,7 @@ function finish(input: LayoutInput, before: SentMessage[], from: number, extende
   const inPrompt = inPromptOf(prior, dialogue.slice(from));
   const block =
     newest.role === 'user'
-      ? input.block(room, inPrompt, dialogue.slice(0, from), !extended)
+      ? input.block(room, inPrompt, dialogue.slice(0, from), !extended, wide)
       : { text: '', memories: [], segments: [], earlierTurnIds: [] };
   const last: SentMessage = {
     ...plain(newest),
@@ -178,9 +180,13 @@ export function layReply(input: LayoutInput): Layout {
     const room = input.tokens - used;
     if (room >= input.blockTokens) {
       const extended = finish(input, [...before], at, true, blockRoom(input, room));
-      // The person asks about something said earlier that no longer fits beside what was sent:
-      // one full read with room for it, rather than an answer without it.
       if (!extended.block.missed) return extended;
+      // The person asks about something said earlier that does not fit in the block's room: the
+      // block may take all the room left this once (the next turn moves the window), which the
+      // engine reads as new; only when even that leaves it out, one full read with room for it,
+      // rather than an answer without it.
+      const wide = finish(input, [...before], at, true, room, true);
+      if (!wide.block.missed) return wide;
     }
   }
   // A fresh start: the newest turns that fit in a share of the room (starting on the person's turn),

@@ -100,6 +100,15 @@ export interface PreparedTurn {
 export const REPLY_TOKENS = 1024;
 /** The shortest reply worth asking for when the prompt leaves less room than REPLY_TOKENS. */
 export const MIN_REPLY_TOKENS = 128;
+/**
+ * The least room a continuing chat's reply prompt leaves for the answer (half of REPLY_TOKENS):
+ * the prompt may grow into the rest of REPLY_TOKENS, which replies of a few hundred words never
+ * use, before the window moves. More where the chat's recent replies were longer (replyRoomFor).
+ */
+const REPLY_ROOM_MIN = 512;
+/** Replies of the chat that set the room for the next one, and the margin over the longest of them. */
+const REPLY_ROOM_TURNS = 4;
+const REPLY_ROOM_MARGIN = 1.25;
 /** Share of the reply prompt's tokens that remembered material may take at most. */
 const MEMORY_SHARE = 0.35;
 /** Tokens per budget word of remembered material (dates, bullets and names included), estimated high. */
@@ -115,7 +124,7 @@ const BLOCK_SHARE = 0.07;
 /** Earlier turns of the chat recalled for a message, where the room allows it and the next turn keeps its own. */
 const EARLIER_MAX_SHARE = 0.15;
 /** The same when the whole prompt is read anyway: after the window moved, or to make room for a strong match. */
-const EARLIER_FRESH_SHARE = 0.4;
+const EARLIER_FRESH_SHARE = 0.3;
 /** Recalled earlier turns the block needs at least (none: memory found for the message is enough). */
 const EARLIER_SHARE = 0;
 /** Tokens a reply is expected to take in the room kept for the next turn (about 250 words). */
@@ -125,6 +134,19 @@ const KEEP_SHARE = 0.2;
 
 /** The "window" of a turn prepared without a model: nothing is sent, the method's budget holds. */
 const UNSENT: ModelWindow = { contextTokens: 1_000_000, maxOutputTokens: REPLY_TOKENS };
+
+/**
+ * Tokens a reply prompt leaves at least for the answer, of the `cap` it may have: the longest of
+ * the chat's last few replies with a margin (as the model counts, by `ratio`), at least
+ * REPLY_ROOM_MIN; the whole cap before the chat's first reply. The answer is still asked with up
+ * to `cap` where the prompt leaves that much: only a prompt near the window's end gives it less.
+ */
+export function replyRoomFor(dialogue: readonly Pick<DialogueTurn, 'role' | 'text'>[], cap: number, ratio = 1): number {
+  const replies = dialogue.filter((t) => t.role === 'assistant').slice(-REPLY_ROOM_TURNS);
+  if (replies.length === 0) return cap;
+  const longest = Math.max(...replies.map((t) => estimateTokens(t.text))) * Math.min(1, ratio);
+  return Math.min(cap, Math.max(REPLY_ROOM_MIN, Math.ceil(longest * REPLY_ROOM_MARGIN)));
+}
 
 /** The memory word budget this window allows: the method's budget, or less in a small window. */
 export function memoryWordsFor(settings: Pick<MemorySettings, 'contextBudgetWords'>, promptTokens: number): number {
@@ -294,6 +316,10 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   // not by this turn's search, so it stays the same while they do. fitPrompt builds it again
   // smaller until it fits, and says in words when even the instructions and the message do not.
   const nominal = window.contextTokens - maxTokens;
+  // The prompt may grow up to the room the reply is expected to need (replyRoomFor); the shares of
+  // memory and recalled turns stay those of the nominal prompt.
+  const replyRoom = replyRoomFor(input.dialogue, maxTokens, input.sent?.ratio);
+  const ceiling = window.contextTokens - replyRoom;
   const scale = Math.min(1, input.budgetScale ?? 1);
   // Standing instructions: their own share of the window, the same on every rebuild (they never give way).
   const instructions = instructionsFor(memoriesById.values(), window, REPLY_TOKENS);
@@ -303,13 +329,14 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
   let earlierBy: NonNullable<UsedMemory['earlierBy']> = 'words';
   let units: PromptUnit[] = [];
   const build = (tokens: number): ChatMessage[] => {
-    const share = Math.min(1, tokens / nominal);
+    const share = Math.min(1, tokens / ceiling);
+    const sized = Math.floor(nominal * share);
     const memoryTokens = Math.floor(Math.min(limit * TOKENS_PER_WORD, nominal * BLOCK_SHARE) * share);
     // The chat's first message has the whole memory budget (nothing of the chat takes room yet).
     const freshMemoryTokens = continuing ? memoryTokens : Math.floor(limit * TOKENS_PER_WORD * share);
-    const earlierTokens = settings.earlierInChat ? Math.floor(tokens * EARLIER_SHARE) : 0;
-    const earlierMax = settings.earlierInChat ? Math.floor(tokens * EARLIER_MAX_SHARE) : 0;
-    const earlierFresh = settings.earlierInChat ? Math.floor(tokens * EARLIER_FRESH_SHARE) : 0;
+    const earlierTokens = settings.earlierInChat ? Math.floor(sized * EARLIER_SHARE) : 0;
+    const earlierMax = settings.earlierInChat ? Math.floor(sized * EARLIER_MAX_SHARE) : 0;
+    const earlierFresh = settings.earlierInChat ? Math.floor(sized * EARLIER_FRESH_SHARE) : 0;
     layout = layReply({
       head,
       dialogue: input.dialogue,
@@ -323,7 +350,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
       freshBlockMax: freshMemoryTokens + earlierFresh,
       reserve: memoryTokens + earlierTokens + Math.min(maxTokens, REPLY_RESERVE),
       keepShare: KEEP_SHARE,
-      block: (room, inPrompt, left, whole) => {
+      block: (room, inPrompt, left, whole, wide) => {
         // Recalled earlier turns take what the memory items leave, up to their share.
         const words = Math.floor(Math.min(whole ? freshMemoryTokens : memoryTokens, room) / TOKENS_PER_WORD);
         const notShown = ranked.filter(
@@ -339,7 +366,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
         const earlier = recallEarlierTurns(
           left,
           lastMessage,
-          Math.min(whole ? earlierFresh : earlierMax, room - unitTokens),
+          Math.min(whole ? earlierFresh : wide ? room : earlierMax, room - unitTokens),
           inPrompt.turnIds,
           // The turns the prompt holds after them (a change told there marks what it changed as past).
           { later: input.dialogue.slice(left.length, -1), vectors: input.chatVectors, queryVector: messageVector },
@@ -361,7 +388,7 @@ export async function prepareTurn(input: PrepareTurnInput): Promise<PreparedTurn
     return layout.messages;
   };
   const fitted = await fitPrompt(
-    { llm: { window }, build, output: maxTokens, minOutput: MIN_REPLY_TOKENS, signal: input.signal },
+    { llm: { window }, build, output: replyRoom, upTo: maxTokens, minOutput: MIN_REPLY_TOKENS, signal: input.signal },
     input.budgetScale,
   );
   const { messages, carried } = layout!;

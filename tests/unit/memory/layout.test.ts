@@ -4,7 +4,10 @@
 // person changed about their memory (an edit, a forget, a forgotten line) is never sent again; the
 // window moves in large steps; a message's block never repeats what the prompt holds already.
 import { describe, expect, it } from 'vitest';
-import { prepareTurn, type DialogueTurn, type PreparedTurn } from '../../../src/memory/recall/turn';
+import { prepareTurn, REPLY_TOKENS, replyRoomFor, type DialogueTurn, type PreparedTurn } from '../../../src/memory/recall/turn';
+import { layReply, type LayoutInput, type TurnBlock } from '../../../src/memory/recall/layout';
+import { exchangeBlock, excerptText, SHOWN_REPLY_WORDS } from '../../../src/memory/recall/chat-window';
+import { estimateTokens } from '../../../src/memory/fit';
 import { RefineCache } from '../../../src/memory/recall/refine';
 import { MemoryGraph } from '../../../src/memory/graph';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';
@@ -192,5 +195,96 @@ describe('a reply prompt that the next turn extends', () => {
       dialogue.push({ id: `a${i}`, role: 'assistant', text: reply(i), time: T0 });
     }
     expect(calls.length).toBe(1);
+  });
+
+  it('the prompt grows into the output room replies do not use: the window moves later, every call still fits', async () => {
+    const w = world();
+    const chat: Chat = { dialogue: [], prepared: [] };
+    for (let i = 0; i < 30; i++) await say(chat, w, `Today I thought about ${TOPICS[i % TOPICS.length]} again`, small, i);
+    const longest = Math.max(...chat.dialogue.filter((t) => t.role === 'assistant').map((t) => estimateTokens(t.text)));
+    for (const [i, p] of chat.prepared.entries()) {
+      expect(p.promptTokens + p.maxTokens, `turn ${i}`).toBeLessThanOrEqual(small.contextTokens);
+      // Never less than the room the chat's replies take, with a margin: no reply of this chat is cut.
+      expect(p.maxTokens, `turn ${i}`).toBeGreaterThanOrEqual(Math.max(512, Math.ceil(longest * 1.25)));
+    }
+    // Some extended prompts reach past the window less the whole output cap (they would have moved it).
+    expect(chat.prepared.some((p) => p.extended && p.replyTokens > small.contextTokens - REPLY_TOKENS)).toBe(true);
+    // Where the prompt leaves it, the reply may still have the whole cap.
+    expect(chat.prepared.some((p) => p.maxTokens === REPLY_TOKENS)).toBe(true);
+  });
+
+  it("the room kept for the reply follows the chat's recent replies", () => {
+    const said = (words: number): DialogueTurn => ({ role: 'assistant', text: 'word '.repeat(words).trim() });
+    const asked: DialogueTurn = { role: 'user', text: 'And then?' };
+    // Before the chat's first reply, the whole cap.
+    expect(replyRoomFor([asked], 1024)).toBe(1024);
+    // Replies of a few hundred words: half the cap.
+    expect(replyRoomFor([asked, said(200), asked], 1024)).toBe(512);
+    // A long reply among the last few: room for one as long, and a margin.
+    const long = estimateTokens(said(600).text);
+    expect(replyRoomFor([asked, said(600), asked, said(100), asked], 1024)).toBe(Math.min(1024, Math.ceil(long * 1.25)));
+    expect(replyRoomFor([asked, said(600), ...Array.from({ length: 4 }, () => [asked, said(100)]).flat(), asked], 1024)).toBe(512);
+    // As the model counts (its count over the estimate), and never over the engine's cap.
+    expect(replyRoomFor([asked, said(600), asked], 1024, 0.5)).toBe(Math.max(512, Math.ceil(long * 0.5 * 1.25)));
+    expect(replyRoomFor([asked, said(200), asked], 384)).toBe(384);
+  });
+
+  it('a strong match left out of the block is recalled beside the new message, the prompt still extended', () => {
+    const dialogue: DialogueTurn[] = Array.from({ length: 9 }, (_, i) => ({
+      id: `t${i}`,
+      role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
+      text: `turn ${i} ${'words '.repeat(40)}`,
+    }));
+    const recalled: TurnBlock = { text: 'user: the old thing', memories: [], segments: [], earlierTurnIds: ['t0'] };
+    const base = (block: LayoutInput['block']): LayoutInput => ({
+      head: 'system',
+      dialogue,
+      memoriesById: new Map(),
+      segmentText: () => undefined,
+      tokens: 2000,
+      blockTokens: 50,
+      blockMax: 100,
+      freshBlockMax: 400,
+      reserve: 200,
+      keepShare: 0.2,
+      block,
+    });
+    // The previous request: all but the last two turns, as sent.
+    const sent = layReply({
+      ...base(() => ({ text: '', memories: [], segments: [], earlierTurnIds: [] })),
+      dialogue: dialogue.slice(0, -2),
+    }).sent;
+    const rooms: Array<{ room: number; fresh: boolean; wide?: boolean }> = [];
+    // The match fits only in all the room left: the block takes it, and the prompt extends what was sent.
+    const fitsWide = layReply({
+      ...base((room, _in, _left, fresh, wide) => {
+        rooms.push({ room, fresh, wide });
+        return wide ? recalled : { ...recalled, text: '', earlierTurnIds: [], missed: 1 };
+      }),
+      sent,
+    });
+    expect(fitsWide.extended).toBe(true);
+    expect(fitsWide.block.earlierTurnIds).toEqual(['t0']);
+    expect(rooms.map((r) => r.wide ?? false)).toEqual([false, true]);
+    expect(rooms[1]!.room).toBeGreaterThan(rooms[0]!.room);
+    // Not even there: the window moves, with room for it.
+    const never = layReply({ ...base((_r, _i, _l, fresh) => ({ ...recalled, ...(fresh ? {} : { missed: 1 }) })), sent });
+    expect(never.extended).toBe(false);
+    expect(never.block.earlierTurnIds).toEqual(['t0']);
+  });
+});
+
+describe('an earlier exchange recalled into the prompt', () => {
+  it("shows the person's words and the opening of the reply; the search model embeds more of the reply", () => {
+    const reply = Array.from({ length: 100 }, (_, i) => `w${i}`).join(' ');
+    const block = exchangeBlock([
+      { role: 'user', text: 'I restore old motorbikes in my garage' },
+      { role: 'assistant', text: reply },
+    ]);
+    expect(block).toContain('user: I restore old motorbikes in my garage');
+    expect(block).toContain(`assistant: ${reply.split(' ').slice(0, SHOWN_REPLY_WORDS).join(' ')} …`);
+    expect(block).not.toContain(`w${SHOWN_REPLY_WORDS}`);
+    expect(SHOWN_REPLY_WORDS).toBeLessThan(60);
+    expect(excerptText({ role: 'assistant', text: reply })).toContain('w59 …');
   });
 });
