@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   for (const c of result.chats) console.log(`${c.kind}: ${c.about}`);
   console.log(`\nfrom turn ${FROM_TURN} on; seconds before the first token from the medians at ${RATES.join(' / ')} tokens a second`);
   console.log(
-    'window chat          rule   turns prompt  cached  readAnew p50/p90  exact  before p50/p90  pre    s readAnew         s before',
+    'window chat          rule   turns prompt  cached  readAnew p50/p90  exact  before p50/p90  pre    s readAnew         s before  cut  least limit / longest reply',
   );
   for (const r of rows)
     console.log(
@@ -124,6 +124,8 @@ async function main(): Promise<void> {
         RATES.map((x) => r.seconds[x]!.beforeReply)
           .join(' / ')
           .padStart(16),
+        String(r.cutReplies).padStart(4),
+        `${r.minReplyLimit} / ${r.maxReplyTokens}`.padStart(12),
       ].join(' '),
     );
   console.log('\nin-chat recall (evidence in the prompt of a question asked aside)');

@@ -14,7 +14,8 @@ import type { ChatPlan, ProbeKind } from './chats';
 export interface EngineTurn {
   /** The call before the reply (refinement, self-reflection), if one was made: read anew and written. */
   pre?: { readAnew: number; outputTokens: number; promptTokens: number };
-  reply: { promptTokens: number; readAnew: number; cachedTokens: number };
+  /** `limit`: the most the reply could write; `cut`: it stopped there ("length"), not by itself. */
+  reply: { promptTokens: number; readAnew: number; cachedTokens: number; outputTokens: number; limit: number; cut: boolean };
 }
 
 export interface TurnRecord {
@@ -52,7 +53,17 @@ function engineTurn(calls: readonly CallRecord[]): EngineTurn {
           promptTokens: before.reduce((a, c) => a + c.promptTokens, 0),
         }
       : undefined;
-  return { pre, reply: { promptTokens: reply.promptTokens, readAnew: reply.readAnew, cachedTokens: reply.cachedTokens } };
+  return {
+    pre,
+    reply: {
+      promptTokens: reply.promptTokens,
+      readAnew: reply.readAnew,
+      cachedTokens: reply.cachedTokens,
+      outputTokens: reply.outputTokens,
+      limit: reply.limit,
+      cut: reply.cut,
+    },
+  };
 }
 
 /**

@@ -28,6 +28,11 @@ export interface RuleRow {
   beforeReplyP90: number;
   /** Share of turns with a call before the reply. */
   preReplyShare: number;
+  /** Replies cut at their output limit (the prompt left them too little room), and the least limit a reply had. */
+  cutReplies: number;
+  minReplyLimit: number;
+  /** The longest reply written, in tokens (all turns). */
+  maxReplyTokens: number;
   /** Seconds before the first token at each rate, from the medians (written tokens counted as read: a floor). */
   seconds: Record<string, { readAnew: number; beforeReply: number }>;
 }
@@ -75,6 +80,9 @@ export function ruleRow(window: number, chat: string, rule: string, engine: numb
     beforeReplyMedian,
     beforeReplyP90: quantile(before, 0.9),
     preReplyShare: round(share(mine.map((e) => e.pre !== undefined)), 3),
+    cutReplies: turns.filter((t) => t.engines[engine]!.reply.cut).length,
+    minReplyLimit: Math.min(...turns.map((t) => t.engines[engine]!.reply.limit)),
+    maxReplyTokens: Math.max(...turns.map((t) => t.engines[engine]!.reply.outputTokens)),
     seconds: Object.fromEntries(
       RATES.map((r) => [String(r), { readAnew: round(readAnewMedian / r, 2), beforeReply: round(beforeReplyMedian / r, 2) }]),
     ),

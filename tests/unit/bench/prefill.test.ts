@@ -36,7 +36,14 @@ describe('bench:prefill', () => {
       engines: [
         {
           pre: i % 2 === 0 ? { readAnew: 100, outputTokens: 20, promptTokens: 100 } : undefined,
-          reply: { promptTokens: 1000, readAnew: i < 7 ? 1000 : 50 + i, cachedTokens: i < 7 ? 0 : 950 - i },
+          reply: {
+            promptTokens: 1000,
+            readAnew: i < 7 ? 1000 : 50 + i,
+            cachedTokens: i < 7 ? 0 : 950 - i,
+            outputTokens: i === 3 ? 600 : 300,
+            limit: i === 3 ? 600 : 1024 - i,
+            cut: i === 3,
+          },
         },
       ],
     }));
@@ -48,5 +55,9 @@ describe('bench:prefill', () => {
     expect(row.beforeReplyMedian).toBe(61);
     expect(row.beforeReplyP90).toBe(180);
     expect(row.seconds['100']).toEqual({ readAnew: 0.59, beforeReply: 0.61 });
+    // Replies cut at their limit, the least limit and the longest reply: over every turn.
+    expect(row.cutReplies).toBe(1);
+    expect(row.minReplyLimit).toBe(600);
+    expect(row.maxReplyTokens).toBe(600);
   });
 });
