@@ -2,7 +2,8 @@
 // (window.tealeafStandin.calls: readAnew, cachedTokens; tests/support/standin/kv-cache.ts): under
 // each cache rule a three-message chat's calls add up (read anew + cached = the prompt) and the
 // first call reads everything; a chat with nothing remembered extends its previous prompt, so
-// web-llm's and a server's later replies reuse it, and the CPU engine's never do.
+// web-llm's, a server's and the CPU engine's later replies reuse it, and an engine that keeps
+// nothing never does.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, startServer, tempProfile } from './harness.mjs';
@@ -19,7 +20,8 @@ after(async () => {
 for (const [engine, rule] of [
   ['webgpu-4096', 'exact'],
   ['server-4096', 'lcp'],
-  ['cpu-2048', 'none'],
+  ['cpu-2048', 'prefix'],
+  ['{"profile": "cpu-2048", "cache": "none"}', 'none'],
 ]) {
   test(`each call records what it read anew under the ${rule} rule (${engine})`, async () => {
     const h = await launch({ profile: tempProfile(), init: `localStorage.setItem('tealeaf-test-engine', '${engine}')` });

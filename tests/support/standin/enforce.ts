@@ -10,7 +10,7 @@
 import { ContextOverflowError } from '../../../src/ports';
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel, ModelWindow } from '../../../src/ports';
 import { FaultInjector, type FaultConfig, type FaultName } from './faults';
-import { holdAfter, readRequest, type Finish, type KvRead, type KvRequest, type KvState } from './kv-cache';
+import { holdAfter, needsIds, readRequest, type Finish, type KvRead, type KvRequest, type KvState } from './kv-cache';
 import { outputIds, promptIds, sentMessages } from './prompt-ids';
 import { countPrompt, type EngineProfile } from './profiles';
 import { countText, firstTokens, loadTokenizer, type Tok, type TokenizerSource } from './tokenizer';
@@ -180,10 +180,9 @@ export class EnforcedModel implements LanguageModel {
 
   /** The request as the cache rule compares it (token ids only where the rule needs them), and what it costs to read now. */
   private request(tok: Tok, sent: readonly ChatMessage[], promptTokens: number): { request: KvRequest; read: KvRead } {
-    const request: KvRequest =
-      this.profile.cache === 'lcp'
-        ? { messages: sent, promptTokens, ids: promptIds(tok, this.profile, sent) }
-        : { messages: sent, promptTokens };
+    const request: KvRequest = needsIds(this.profile.cache)
+      ? { messages: sent, promptTokens, ids: promptIds(tok, this.profile, sent) }
+      : { messages: sent, promptTokens };
     return { request, read: readRequest(this.profile.cache, this.held, request) };
   }
 
@@ -204,7 +203,7 @@ export class EnforcedModel implements LanguageModel {
     const outputTokens = countText(r.tok, r.text);
     const rule = this.profile.cache;
     const { readAnew, cachedTokens } = read;
-    const ids = rule === 'lcp' ? outputIds(r.tok, r.text) : undefined;
+    const ids = needsIds(rule) ? outputIds(r.tok, r.text) : undefined;
     this.held = holdAfter(rule, request, { text: r.text, tokens: outputTokens, ids }, finish);
     const call: CallRecord = {
       kind: r.kind,

@@ -14,12 +14,19 @@
 //   least its last token is read again (its logits start the answer). One slot is modelled: a
 //   server with several slots, or llama.cpp's prompt cache in host memory, may keep the chat's
 //   prefix across a JSON call, so this is the worse case for those.
-// - 'none' (the CPU engine: transformers.js's text-generation pipeline is called with no
-//   past_key_values, so every call starts from an empty cache): everything is read anew.
+// - 'prefix' (the CPU engine, src/models/cpu-llm-worker-core.ts): after a call that ended by
+//   itself it keeps the key-value cache of that prompt and answer (every token but the last one
+//   written, which is never fed back); the next prompt whose token ids start with all of them, and
+//   go on past them, reads only the rest. Anything else (a JSON call in between holds its own, a
+//   changed earlier message, a reply cut by length or stopped) reads the whole prompt.
+// - 'none' (an engine that keeps nothing): everything is read anew.
 import type { ChatMessage } from '../../../src/ports';
 
-export type CacheRule = 'exact' | 'lcp' | 'none';
-export const CACHE_RULES: readonly CacheRule[] = ['exact', 'lcp', 'none'];
+export type CacheRule = 'exact' | 'lcp' | 'prefix' | 'none';
+export const CACHE_RULES: readonly CacheRule[] = ['exact', 'lcp', 'prefix', 'none'];
+
+/** Whether the rule compares token ids (so requests must carry them). */
+export const needsIds = (rule: CacheRule): boolean => rule === 'lcp' || rule === 'prefix';
 
 /** How a call's output ended. */
 export type Finish = 'stop' | 'length' | 'abort';
@@ -29,7 +36,7 @@ export interface KvRequest {
   messages: readonly ChatMessage[];
   /** Tokens of the templated prompt. */
   promptTokens: number;
-  /** The templated prompt's token ids ('lcp' only). */
+  /** The templated prompt's token ids ('lcp' and 'prefix' only). */
   ids?: readonly number[];
 }
 
@@ -39,7 +46,7 @@ export interface KvState {
   messages?: readonly ChatMessage[];
   /** Tokens in the cache: the prompt's and the answer's. */
   tokens: number;
-  /** Their ids ('lcp'). */
+  /** Their ids ('lcp', 'prefix'). */
   ids?: readonly number[];
   finish: Finish;
 }
@@ -74,9 +81,12 @@ export function readRequest(rule: CacheRule, held: KvState | undefined, request:
   const total = request.promptTokens;
   let cached = 0;
   if (rule === 'exact' && extendsExactly(held, request)) cached = held!.tokens;
-  if (rule === 'lcp' && held?.ids) {
-    if (!request.ids) throw new Error("the 'lcp' cache rule needs the prompt's token ids");
-    cached = commonPrefix(held.ids, request.ids);
+  if (needsIds(rule) && held?.ids) {
+    if (!request.ids) throw new Error(`the '${rule}' cache rule needs the prompt's token ids`);
+    const common = commonPrefix(held.ids, request.ids);
+    if (rule === 'lcp') cached = common;
+    // 'prefix': all of the held tokens or none, and only after an answer that ended by itself.
+    else if (held.finish === 'stop' && common === held.ids.length && request.ids.length > common) cached = common;
   }
   // The last token of the prompt is always read: its logits give the first output token.
   cached = Math.max(0, Math.min(cached, total - 1));
@@ -99,8 +109,9 @@ export function holdAfter(
         tokens: request.promptTokens + output.tokens,
         finish,
       };
-    case 'lcp': {
-      if (!request.ids || !output.ids) throw new Error("the 'lcp' cache rule needs token ids");
+    case 'lcp':
+    case 'prefix': {
+      if (!request.ids || !output.ids) throw new Error(`the '${rule}' cache rule needs token ids`);
       const ids = [...request.ids, ...output.ids];
       return { tokens: ids.length, ids, finish };
     }

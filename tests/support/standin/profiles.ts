@@ -40,8 +40,8 @@ export interface EngineProfile {
   /**
    * What the engine keeps of the previous request (kv-cache.ts): 'exact' (web-llm: the held
    * conversation extended exactly), 'lcp' (llama.cpp, Ollama: the longest common token prefix),
-   * 'none' (every prompt read whole: the CPU engine's profile still, though the engine now keeps
-   * its last whole reply's past key values, about 'exact' by tokens).
+   * 'prefix' (the CPU engine: its last finished call's tokens, where the next prompt's ids start
+   * with them all), 'none' (every prompt read whole).
    */
   cache: CacheRule;
 }
@@ -81,8 +81,9 @@ const PROFILE_LIST: EngineProfile[] = [
     schemaInPrompt: true,
     minRoom: 1,
     jsonNeedsFullOutput: true,
-    // CpuLlmWorkerCore.chat calls transformers.js's pipeline with no past_key_values.
-    cache: 'none',
+    // CpuLlmWorkerCore.chat gives generate() the past key values of the last finished call when
+    // the prompt's ids extend them.
+    cache: 'prefix',
   },
   {
     name: 'llama3.2-4096',

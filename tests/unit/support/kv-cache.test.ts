@@ -1,6 +1,7 @@
 // What the stand-in's engines keep of the previous request (tests/support/standin/kv-cache.ts):
 // web-llm's exact extension of the held conversation, llama.cpp's and Ollama's longest common
-// token prefix, the CPU engine's nothing; and the counts each call records (readAnew, cachedTokens).
+// token prefix, the CPU engine's whole previous call or nothing; and the counts each call records
+// (readAnew, cachedTokens).
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel } from '../../../src/ports';
 import { countPrompt, enforce, engineProfile, loadTokenizer, nodeTokenizers, PROFILES } from '../../support/standin';
@@ -75,6 +76,21 @@ describe('the cache rules, pure', () => {
     expect(readRequest('lcp', held, req([], 5, [1, 2, 3, 4, 5]))).toEqual({ readAnew: 1, cachedTokens: 4 });
   });
 
+  it('prefix: all the held ids when the prompt starts with them and goes on, after a call that ended by itself; else nothing', () => {
+    const held = holdAfter('prefix', req([S, U1], 5, [1, 2, 3, 4, 5]), { text: 'ab', tokens: 2, ids: [6, 7] }, 'stop');
+    expect(held?.ids).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(readRequest('prefix', held, req([], 10, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))).toEqual({ readAnew: 3, cachedTokens: 7 });
+    // One held id differs: unlike lcp, nothing of the cache is used.
+    expect(readRequest('prefix', held, req([], 10, [1, 2, 3, 4, 5, 6, 0, 8, 9, 10]))).toEqual({ readAnew: 10, cachedTokens: 0 });
+    // The held tokens alone, with nothing after them: read whole.
+    expect(readRequest('prefix', held, req([], 7, [1, 2, 3, 4, 5, 6, 7]))).toEqual({ readAnew: 7, cachedTokens: 0 });
+    for (const finish of ['length', 'abort'] as const) {
+      const cut = holdAfter('prefix', req([S, U1], 5, [1, 2, 3, 4, 5]), { text: 'ab', tokens: 2, ids: [6, 7] }, finish);
+      expect(readRequest('prefix', cut, req([], 10, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]))).toEqual({ readAnew: 10, cachedTokens: 0 });
+    }
+    expect(() => readRequest('prefix', held, req([], 10))).toThrow(/token ids/);
+  });
+
   it('none: everything is read anew, and nothing is held', () => {
     expect(holdAfter('none', req([S, U1], 40), { text: 'x', tokens: 1 }, 'stop')).toBeUndefined();
     expect(readRequest('none', undefined, req([S, U1], 40))).toEqual({ readAnew: 40, cachedTokens: 0 });
@@ -82,11 +98,12 @@ describe('the cache rules, pure', () => {
 });
 
 describe('the stand-in records what each call read anew', () => {
-  it('an exact extension hits under every rule but none; a changed earlier message misses under exact and costs the suffix under lcp', async () => {
+  it('an exact extension hits under every rule; a changed earlier message misses under exact and prefix and costs the suffix under lcp', async () => {
     for (const [name, hits] of [
       ['webgpu-4096', true],
       ['server-4096', true],
-      ['cpu-2048', false],
+      ['cpu-2048', true],
+      [{ ...PROFILES['cpu-2048']!, cache: 'none' as const }, false],
     ] as const) {
       const model = enforce(new Replier(), name);
       const r1 = await model.chat([S, U1]);
@@ -102,7 +119,7 @@ describe('the stand-in records what each call read anew', () => {
       // The first message changed: exact reads everything, lcp from the change on (the system prompt kept).
       await model.chat([S, user('I am going hiking in the hills on Sunday.'), assistant(r1), U2]);
       const c3 = model.calls[2]!;
-      if (name === 'webgpu-4096') expect(c3.readAnew).toBe(c3.promptTokens);
+      if (name === 'webgpu-4096' || name === 'cpu-2048') expect(c3.readAnew).toBe(c3.promptTokens);
       if (name === 'server-4096') {
         expect(c3.cachedTokens).toBeGreaterThan(15);
         expect(c3.readAnew).toBeLessThan(c3.promptTokens - 15);
@@ -121,8 +138,12 @@ describe('the stand-in records what each call read anew', () => {
     };
     const exact = await run('webgpu-4096');
     const lcp = await run('server-4096');
+    const prefix = await run('cpu-2048');
     expect(exact[1]!.cachedTokens).toBeGreaterThan(0);
     expect(exact[2]).toMatchObject({ readAnew: exact[2]!.promptTokens, cachedTokens: 0 });
+    // The CPU engine holds the JSON call's tokens now, which the chat's next prompt does not start with.
+    expect(prefix[1]!.cachedTokens).toBeGreaterThan(0);
+    expect(prefix[2]).toMatchObject({ readAnew: prefix[2]!.promptTokens, cachedTokens: 0 });
     // lcp: the JSON call's prompt shares everything up to the last user message's text.
     expect(lcp[2]!.readAnew).toBeLessThan(20);
     expect(lcp[2]!.cachedTokens).toBeGreaterThan(lcp[0]!.promptTokens);
@@ -140,6 +161,8 @@ describe('the stand-in records what each call read anew', () => {
     expect(exact[1]).toMatchObject({ readAnew: exact[1]!.promptTokens, cachedTokens: 0 });
     const lcp = await run('server-4096');
     expect(lcp[1]!.cachedTokens).toBe(lcp[0]!.promptTokens + 5);
+    const prefix = await run('cpu-2048');
+    expect(prefix[1]).toMatchObject({ readAnew: prefix[1]!.promptTokens, cachedTokens: 0 });
   });
 
   it('an aborted reply resets under exact', async () => {
