@@ -57,7 +57,7 @@ test('a 40-turn chat with memory reads only what is new on most replies, also af
       `# 40 turns: read anew median ${readAnew} of a median prompt of ${median(later.map((c) => c.promptTokens))}; ${extended.toFixed(2)} extended`,
     );
     assert.ok(readAnew <= 600, `median read anew ${readAnew} tokens`);
-    assert.ok(extended >= 0.5, `extended ${extended}`);
+    assert.ok(extended >= 0.75, `extended ${extended}`);
     // Memory was in play: the scripted model says so when a message carried what was found.
     const replies = await page.getByTestId('reply-body').allTextContents();
     assert.ok(replies.filter((r) => r.includes('I remembered something about this')).length >= 20, 'memory rode with the messages');
