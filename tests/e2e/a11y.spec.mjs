@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { audit } from './axe.mjs';
 import { launch, serveApp } from './harness.mjs';
-import { assertNoOffHost, loadTestModel, pickTestModel, say } from './flows.mjs';
+import { assertNoOffHost, loadTestModel, pickTestModel, say, send, setScript } from './flows.mjs';
 
 const server = serveApp();
 
@@ -39,6 +39,15 @@ test('every view passes axe-core without serious or critical violations, at 1280
       await page.getByTestId('nav-chat').click();
       await page.getByTestId('composer').waitFor();
       await check('chat, empty');
+      // A reply before its first word: the writing dots (a script slow enough that none arrives).
+      await setScript(page, { delayMs: 600_000 });
+      await send(page, 'Are you there?');
+      await page.locator('.typing').waitFor();
+      await check('chat, writing');
+      await page.getByTestId('stop').click();
+      await page.getByTestId('send').waitFor();
+      assert.equal(await page.getByTestId('turn-assistant').last().getAttribute('data-status'), 'stopped');
+      await setScript(page, {});
       await say(page, 'I adopted a cat named Miso');
       await check('chat, with a reply');
       await page.getByTestId('model-picker').click();
@@ -81,7 +90,7 @@ test('every view passes axe-core without serious or critical violations, at 1280
     }
   }
   console.log(`[a11y] views checked: ${checked.size}`);
-  assert.equal(checked.size, 48, 'twelve views at two widths, light and dark');
+  assert.equal(checked.size, 52, 'thirteen views at two widths, light and dark');
   assert.deepEqual(problems, []);
 });
 

@@ -92,12 +92,13 @@ export async function lastReply(page, { status = 'complete', timeout = PATIENCE_
       }
       if (++w.__lastReplySeen.frames < 3) return false;
       w.__lastReplySeen = undefined;
-      return text;
+      // Wrapped: an empty reply (stopped before its first word) is '', which would read as "not yet".
+      return [text];
     },
     status,
     { timeout, polling: 'raf' },
   );
-  return handle.jsonValue();
+  return (await handle.jsonValue())[0];
 }
 
 /**
