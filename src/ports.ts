@@ -15,7 +15,15 @@ export interface GenerateOptions {
   onToken?: (delta: string) => void;
   /** Called with what the engine says it read for this request, where it reports it (server-usage.ts). */
   onRead?: (read: EngineRead) => void;
+  /**
+   * Called once the engine says why the answer ended, where it says: 'length' when the output
+   * reached its token limit or the window's end (the text stops mid-way), 'stop' when the model
+   * finished. Not called for a stopped call, nor by engines that do not tell.
+   */
+  onFinish?: (finish: AnswerFinish) => void;
 }
+
+export type AnswerFinish = 'stop' | 'length';
 
 /** Tokens of a prompt as the engine itself reports them. */
 export interface EngineRead {

@@ -81,6 +81,8 @@ export class AppState {
   memoryLoaded = $state(false);
   /** Why a reply failed, by turn id: shown with the reply (this tab only). */
   replyErrors = $state<Record<string, string>>({});
+  /** Replies this tab saw end at the model's token limit (not kept: a reload forgets it). */
+  replyCuts = $state<Record<string, boolean>>({});
   /** Memory ids (and timelines) the explorer should highlight, from a reply's chips. */
   explorerFocus = $state<{ memoryIds: string[]; timelines: Timeline[]; turnId: string } | null>(null);
   /** A turn to scroll to and flash once the chat shows it. */
@@ -139,6 +141,9 @@ export class AppState {
     t.chat.on('error', ({ message, turnId }) =>
       turnId ? (this.replyErrors = { ...this.replyErrors, [turnId]: message }) : this.toast('error', message),
     );
+    t.chat.on('cut', ({ turnId, cut }) => {
+      if (cut !== Boolean(this.replyCuts[turnId])) this.replyCuts = { ...this.replyCuts, [turnId]: cut };
+    });
     t.chat.on('notice', ({ message }) => this.toast('info', message));
     t.models.on('state', (m) => (this.models = m));
     t.models.on('error', ({ message }) => this.toast('error', message));

@@ -200,6 +200,7 @@ export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
       // The worker's count of what it read anew (the rest was in its cache) is the engine's figure.
       if (result.promptTokens !== undefined && result.readTokens !== undefined)
         options.onRead?.({ readTokens: result.readTokens, promptTokens: result.promptTokens });
+      if (result.finishReason === 'length' || result.finishReason === 'stop') options.onFinish?.(result.finishReason);
       return result.text;
     } catch (err) {
       // Too long a prompt is the caller's to shorten; the worker is fine.

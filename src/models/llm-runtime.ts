@@ -206,6 +206,7 @@ export class LlmRuntime extends LlmStateHolder implements LanguageModel {
           options.onToken?.(delta);
         },
       });
+      if (result.finishReason === 'length' || result.finishReason === 'stop') options.onFinish?.(result.finishReason);
       return result.text;
     } catch (err) {
       // A prompt past the window is the caller's to shorten: the engine and its worker are fine.

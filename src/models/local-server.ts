@@ -6,6 +6,7 @@
 
 import {
   ContextOverflowError,
+  type AnswerFinish,
   type ChatMessage,
   type GenerateOptions,
   type JsonSchema,
@@ -18,7 +19,7 @@ import { serverOverflow } from './overflow';
 import { CallGuard, jsonLines, readText, sseData, type CallLimit } from './server-call';
 import { PROBE_MS, serverWindow, ServerWindowTracker } from './server-window';
 import { engineRead } from './server-usage';
-import { chunkText, ollamaChatBody, openAiChatBody, type ChatChunk } from './server-request';
+import { chunkFinish, chunkText, ollamaChatBody, openAiChatBody, type ChatChunk } from './server-request';
 import type { TokenizerSource } from './server-tokenizer';
 import { withSchemaInstruction } from '../memory/fit/schema';
 import { isLocalServerError, LocalServerError, normaliseServerUrl } from './server-address';
@@ -270,6 +271,8 @@ export class LocalServerModel implements LanguageModel {
     if (read) options.onRead?.(read);
     if (text.length > limits.maxChars) throw this.tooLong(limits.maxChars);
     if (text && !options.signal?.aborted) options.onToken?.(text);
+    const finish = chunkFinish(whole);
+    if (finish && !options.signal?.aborted) options.onFinish?.(finish);
     return text;
   }
 
@@ -284,6 +287,7 @@ export class LocalServerModel implements LanguageModel {
     if (!body) throw new LocalServerError('bad-response', 'The server sent an empty answer.');
     let text = '';
     let events = 0;
+    let finish: AnswerFinish | undefined;
     const read = async () => {
       for await (const data of format === 'lines' ? jsonLines(body, guard) : sseData(body, guard)) {
         events++;
@@ -298,6 +302,7 @@ export class LocalServerModel implements LanguageModel {
         const delta = chunkText(chunk);
         const read = engineRead(chunk);
         if (read) options.onRead?.(read);
+        finish = chunkFinish(chunk) ?? finish;
         if (options.signal?.aborted) break;
         if (!delta) continue;
         text += delta;
@@ -307,6 +312,7 @@ export class LocalServerModel implements LanguageModel {
       }
       if (events === 0 && !options.signal?.aborted)
         throw new LocalServerError('bad-response', 'The model server sent an answer Tealeaf cannot read (not a stream of events).');
+      if (finish && !options.signal?.aborted) options.onFinish?.(finish);
       return text;
     };
     return this.read(read, guard, options.signal, () => text);

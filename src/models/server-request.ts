@@ -1,12 +1,20 @@
 // The bodies of chat requests to a model server (its OpenAI-compatible route, or Ollama's own), and
 // the text of each chunk of its answer.
-import type { ChatMessage } from '../ports';
+import type { AnswerFinish, ChatMessage } from '../ports';
 import { LocalServerError } from './server-address';
 
 export interface ChatChunk {
   choices?: Array<{ delta?: { content?: string | null }; message?: { content?: string | null }; finish_reason?: string | null }>;
   message?: { content?: string | null };
   error?: { message?: string } | string;
+  /** Ollama's own route, on its last line: "stop", "length", ... */
+  done_reason?: string | null;
+}
+
+/** Why the server says the answer ended, where this chunk says it ("length": cut at the token limit). */
+export function chunkFinish(chunk: ChatChunk): AnswerFinish | undefined {
+  const reason = chunk.choices?.[0]?.finish_reason ?? chunk.done_reason;
+  return reason === 'length' || reason === 'stop' ? reason : undefined;
 }
 
 /** The text of an answer chunk (a stream event, or a whole completion), or the server's error. */

@@ -183,3 +183,32 @@ test('Enter with no model keeps the message and says why; a memory command still
     await h.dispose();
   }
 });
+
+test("a reply that reaches the model's length limit says so; Go on asks for the rest", async () => {
+  const h = await launch();
+  try {
+    const { page } = h;
+    // 1,500 words: more than the 1,024 tokens the default model may write in one reply.
+    await startChat(page, server.url, { delayMs: 1, replyWords: 1500 });
+    await say(page, 'Tell me about everything');
+    const cut = page.getByTestId('reply-cut');
+    await cut.waitFor();
+    assert.match(await cut.textContent(), /stopped at the model's length limit/);
+    const last = await page.evaluate(() => window.tealeafStandin.calls.filter((c) => c.kind === 'chat').at(-1));
+    assert.equal(last.cut, true, 'the stand-in cut the reply at its limit');
+    await shot(page, 'chat-reply-cut');
+    await setScript(page, { delayMs: 5, replies: [{ when: 'Go on.', say: 'And that is the rest.' }] });
+    const before = await page.getByTestId('turn-assistant').count();
+    await page.getByTestId('go-on').focus();
+    await page.keyboard.press('Enter');
+    await page.getByTestId('turn-assistant').nth(before).waitFor();
+    assert.equal(await lastReply(page), 'And that is the rest.');
+    // The cut reply keeps its note; only the last reply offers to go on, and this one finished.
+    assert.equal(await cut.count(), 1);
+    assert.equal(await page.getByTestId('go-on').count(), 0);
+    assert.match(await page.getByTestId('turn-user').last().textContent(), /^\s*Go on\.\s+Edit\s*$/);
+    assertNoOffHost(h);
+  } finally {
+    await h.dispose();
+  }
+});

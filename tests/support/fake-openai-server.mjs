@@ -265,9 +265,16 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
       const rule = config.replies.find((r) => lastUser.includes(r.when));
       reply = rule ? rule.say : `Served locally: ${lastUser} ✓`;
     }
+    // Like a real server, the answer stops at max_tokens (a word here is a token), and says why.
+    let finish = 'stop';
+    const words = reply.match(/\S+\s*|\s+/g) ?? [];
+    if (typeof body.max_tokens === 'number' && words.length > body.max_tokens) {
+      reply = words.slice(0, body.max_tokens).join('');
+      finish = 'length';
+    }
     if (native) {
       const line = (content, done = false) =>
-        `${JSON.stringify({ model: body.model, message: { role: 'assistant', content }, done, ...(done ? { done_reason: 'stop', prompt_eval_count: cache.anew } : {}) })}\n`;
+        `${JSON.stringify({ model: body.model, message: { role: 'assistant', content }, done, ...(done ? { done_reason: finish, prompt_eval_count: cache.anew } : {}) })}\n`;
       if (body.stream === false) return res.writeHead(200, { 'content-type': 'application/json' }).end(line(reply, true));
       res.writeHead(200, { 'content-type': 'application/x-ndjson' });
       let lines = '';
@@ -283,7 +290,7 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     if (config.noStream) {
       const completion = {
         object: 'chat.completion',
-        choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
+        choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: finish }],
       };
       return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion));
     }
@@ -310,13 +317,13 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
         res.write(event(word));
         await sleep(config.eventDelayMs);
       }
-      return res.end(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`);
+      return res.end(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: finish }] })}\n\ndata: [DONE]\n\n`);
     }
     let stream = '';
     if (config.malformed) stream += 'data: {not json\n\n';
     for (const word of reply.match(/\S+\s*|\s+/g) ?? [])
       stream += `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: word } }] })}\r\n\r\n`;
-    stream += `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], ...usage })}\n\ndata: [DONE]\n\n`;
+    stream += `data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: finish }], ...usage })}\n\ndata: [DONE]\n\n`;
     for (const p of pieces(encoder.encode(stream))) {
       if (res.destroyed) return;
       res.write(p);

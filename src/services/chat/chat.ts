@@ -384,9 +384,11 @@ export class ChatService extends Emitter<ChatEvents> {
       const stopped = abort.signal.aborted;
       const text = stopped ? reply.text : reply.full || reply.text;
       update({ ...turn, text, status: stopped ? 'stopped' : 'complete', ...(reply.start ? { start: reply.start } : {}) });
+      this.emit('cut', { turnId: turn.id, cut: Boolean(reply.cut) && !stopped });
     } catch (e) {
       const stopped = abort.signal.aborted;
       update({ ...turn, status: stopped ? 'stopped' : 'error' });
+      this.emit('cut', { turnId: turn.id, cut: false });
       if (!stopped) this.emit('error', { message: replyErrorText(e), turnId: turn.id });
     } finally {
       this.abort = undefined;

@@ -3,7 +3,7 @@
 // than the app did and refuses it before writing anything (twice at most). The chat turn it goes
 // into, and its saving, stay with the chat (chat.ts).
 import { errorText } from '../../errors';
-import type { EngineRead, LanguageModel } from '../../ports';
+import type { AnswerFinish, EngineRead, LanguageModel } from '../../ports';
 import { isContextOverflow } from '../../ports';
 import { PromptTooLongError } from '../../memory/fit';
 import type { Millis, Turn, UsedMemory } from '../../memory/types';
@@ -32,6 +32,8 @@ export interface StreamedReply {
   full: string;
   /** The wait before the first word and what the prompt cost, by the engine's count where it gives one. */
   start?: Turn['start'];
+  /** The engine said the reply reached its token limit: it stops mid-way. */
+  cut?: true;
 }
 
 /** Streams one reply; throws what the call threw (a stop shows as the signal aborted). */
@@ -41,6 +43,7 @@ export async function streamReply(input: ReplyStreamInput): Promise<StreamedRepl
   let full: string;
   let start: Turn['start'];
   let reported: EngineRead | undefined;
+  let finish: AnswerFinish | undefined;
   for (let budgetScale = 1, attempt = 0; ; attempt++) {
     const prepared = await preparer.prepare({ ...input.prepare, llm, signal, budgetScale });
     if (prepared.usedMemory) input.usedMemory(prepared.usedMemory);
@@ -69,6 +72,9 @@ export async function streamReply(input: ReplyStreamInput): Promise<StreamedRepl
         onRead: (read) => {
           reported = read;
         },
+        onFinish: (f) => {
+          finish = f;
+        },
       });
       break;
     } catch (e) {
@@ -78,7 +84,7 @@ export async function streamReply(input: ReplyStreamInput): Promise<StreamedRepl
     }
   }
   if (start && reported) start = engineStart(start, reported);
-  return { text, full, ...(start ? { start } : {}) };
+  return { text, full, ...(start ? { start } : {}), ...(finish === 'length' && !signal.aborted ? { cut: true as const } : {}) };
 }
 
 /** Why a reply failed, in words: a prompt the model could not take says what to do about it. */

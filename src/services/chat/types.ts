@@ -12,6 +12,8 @@ export type ChatEvents = {
   turn: Turn;
   busy: { phase: 'idle' | 'remembering' | 'replying' };
   error: { message: string; /** the reply that failed, shown with its reason */ turnId?: string };
+  /** A reply ended: whether at the model's token limit, mid-way (this tab saw it end so). */
+  cut: { turnId: string; cut: boolean };
   /** A session ended and a memorising job was queued. */
   ended: { session: Session; job: Job };
   /** Something the user should know that is not an error (e.g. a new chat started). */

@@ -134,6 +134,8 @@ export class EnforcedModel implements LanguageModel {
       const out = stream.cut ? { text: stream.emitted, cut: true } : cutAt(tok, full, limit);
       const finish: Finish = out.cut ? 'length' : options.signal?.aborted ? 'abort' : 'stop';
       this.record({ kind: 'chat', promptTokens, limit, text: out.text, cut: out.cut, tok }, request, finish);
+      // Said as web-llm and the servers say it: why the answer ended, unless it was stopped.
+      if (finish !== 'abort') options.onFinish?.(finish);
       return out.text;
     } catch (err) {
       this.held = undefined;
