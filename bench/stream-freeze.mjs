@@ -98,7 +98,11 @@ async function once(appUrl, fakeUrl, reply) {
 }
 
 const reply = markdownReply(kb * 1024);
-const fake = await startFakeOpenAiServer({ eventDelayMs: burst ? 0 : 1000 / rate, replies: [{ when: 'long answer', say: reply }] });
+const fake = await startFakeOpenAiServer({
+  maxTokensIgnored: true,
+  eventDelayMs: burst ? 0 : 1000 / rate,
+  replies: [{ when: 'long answer', say: reply }],
+});
 const servers = await Promise.all(dists.map((dir) => startServer({ dir })));
 const results = dists.map(() => []);
 try {

@@ -25,6 +25,11 @@ export interface GenerateOptions {
 
 export type AnswerFinish = 'stop' | 'length';
 
+/** An engine's own word for why an answer ended, as the port says it ('abort' and others: nothing). */
+export function answerFinish(reason: string | null | undefined): AnswerFinish | undefined {
+  return reason === 'length' || reason === 'stop' ? reason : undefined;
+}
+
 /** Tokens of a prompt as the engine itself reports them. */
 export interface EngineRead {
   /** Read (prefilled) anew: the prompt less what the engine had cached. */

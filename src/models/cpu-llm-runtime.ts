@@ -6,7 +6,15 @@ import { LlmStateHolder } from './llm-state';
 import { errorText } from '../errors';
 import { extractJson } from '../memory/llm-output';
 import { schemaInstruction, withSchemaInstruction } from '../memory/fit/schema';
-import { isContextOverflow, type ChatMessage, type GenerateOptions, type JsonSchema, type LanguageModel, type ModelWindow } from '../ports';
+import {
+  answerFinish,
+  isContextOverflow,
+  type ChatMessage,
+  type GenerateOptions,
+  type JsonSchema,
+  type LanguageModel,
+  type ModelWindow,
+} from '../ports';
 import { CPU_MODELS, cpuModelById, type CpuModelInfo } from './catalog';
 import { classifyModelError, ModelRuntimeError, USER_MESSAGES, type ClassifiedError } from './errors';
 import type { LoadOptions } from './llm-runtime';
@@ -200,7 +208,8 @@ export class CpuLlmRuntime extends LlmStateHolder implements LanguageModel {
       // The worker's count of what it read anew (the rest was in its cache) is the engine's figure.
       if (result.promptTokens !== undefined && result.readTokens !== undefined)
         options.onRead?.({ readTokens: result.readTokens, promptTokens: result.promptTokens });
-      if (result.finishReason === 'length' || result.finishReason === 'stop') options.onFinish?.(result.finishReason);
+      const finish = answerFinish(result.finishReason);
+      if (finish) options.onFinish?.(finish);
       return result.text;
     } catch (err) {
       // Too long a prompt is the caller's to shorten; the worker is fine.

@@ -3,7 +3,7 @@
 
 import { LlmStateHolder } from './llm-state';
 import { errorText } from '../errors';
-import type { ChatMessage, GenerateOptions, JsonSchema, LanguageModel, ModelWindow } from '../ports';
+import { answerFinish, type ChatMessage, type GenerateOptions, type JsonSchema, type LanguageModel, type ModelWindow } from '../ports';
 import { CHAT_LIMITS, JSON_LIMITS, outputCap, tokenBudget } from './call-limits';
 import { LLM_MODELS, llmModelById, type LlmModelInfo } from './catalog';
 import { classifyModelError, ModelRuntimeError, USER_MESSAGES, type ClassifiedError } from './errors';
@@ -206,7 +206,8 @@ export class LlmRuntime extends LlmStateHolder implements LanguageModel {
           options.onToken?.(delta);
         },
       });
-      if (result.finishReason === 'length' || result.finishReason === 'stop') options.onFinish?.(result.finishReason);
+      const finish = answerFinish(result.finishReason);
+      if (finish) options.onFinish?.(finish);
       return result.text;
     } catch (err) {
       // A prompt past the window is the caller's to shorten: the engine and its worker are fine.

@@ -1,6 +1,6 @@
 // The bodies of chat requests to a model server (its OpenAI-compatible route, or Ollama's own), and
 // the text of each chunk of its answer.
-import type { AnswerFinish, ChatMessage } from '../ports';
+import { answerFinish, type AnswerFinish, type ChatMessage } from '../ports';
 import { LocalServerError } from './server-address';
 
 export interface ChatChunk {
@@ -13,8 +13,7 @@ export interface ChatChunk {
 
 /** Why the server says the answer ended, where this chunk says it ("length": cut at the token limit). */
 export function chunkFinish(chunk: ChatChunk): AnswerFinish | undefined {
-  const reason = chunk.choices?.[0]?.finish_reason ?? chunk.done_reason;
-  return reason === 'length' || reason === 'stop' ? reason : undefined;
+  return answerFinish(chunk.choices?.[0]?.finish_reason ?? chunk.done_reason);
 }
 
 /** The text of an answer chunk (a stream event, or a whole completion), or the server's error. */

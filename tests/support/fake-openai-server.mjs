@@ -16,6 +16,8 @@
 //                model stuck in JSON mode; max_tokens ignored), one per eventDelayMs (or as fast as
 //                the socket takes them); 'trickle' sends one space every eventDelayMs forever
 //   noStream:    ignore `stream: true` and answer one application/json completion
+//   maxTokensIgnored: answer whole whatever max_tokens says (otherwise a reply stops there, a word
+//                a token, with finish_reason / done_reason "length", as real servers do)
 //   refuseMaxTokens: answer 400 naming the context length to any request with max_tokens (vLLM)
 //   modelsStall: GET /v1/models sends its headers and the start of the list, never the rest
 //   models:      ids listed by GET /v1/models
@@ -146,6 +148,7 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     noStream: false,
     modelsStall: false,
     refuseMaxTokens: false,
+    maxTokensIgnored: false,
     models: ['tiny-chat', 'tiny-judge'],
     replies: [],
     kind: null,
@@ -268,7 +271,7 @@ export async function startFakeOpenAiServer({ port: wanted = 0, ...initial } = {
     // Like a real server, the answer stops at max_tokens (a word here is a token), and says why.
     let finish = 'stop';
     const words = reply.match(/\S+\s*|\s+/g) ?? [];
-    if (typeof body.max_tokens === 'number' && words.length > body.max_tokens) {
+    if (!config.maxTokensIgnored && typeof body.max_tokens === 'number' && words.length > body.max_tokens) {
       reply = words.slice(0, body.max_tokens).join('');
       finish = 'length';
     }
