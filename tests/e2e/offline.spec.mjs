@@ -8,7 +8,7 @@ const server = serveApp();
 
 test('the app opens offline after the first visit', async () => {
   const profile = tempProfile();
-  const h = await launch({ profile });
+  const h = await launch({ profile, serviceWorker: true });
   try {
     const { page, context } = h;
     await page.goto(`${server.url}/`);

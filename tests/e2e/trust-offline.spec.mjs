@@ -44,7 +44,7 @@ let embedderState;
 let vectorsStored;
 
 test('a whole session with on-device models makes zero requests off 127.0.0.1', async () => {
-  const h = await launch();
+  const h = await launch({ serviceWorker: true });
   const all = [];
   h.context.on('request', (r) => all.push(r.url()));
   try {
@@ -98,7 +98,7 @@ test('the embedding model keeps working under the Content Security Policy', () =
 });
 
 test('with the network off after the first visit, a whole session still works', async () => {
-  const h = await launch();
+  const h = await launch({ serviceWorker: true });
   try {
     const { page, context } = h;
     await page.goto(`${server.url}/`);
