@@ -1,4 +1,4 @@
-// Cold start of the memory index from IndexedDB in headless Chromium (issue 5: <= 500 ms with 10k
+// Cold start of the memory index from IndexedDB in headless Chromium (target: <= 500 ms with 10k
 // memories and their vectors). Build the page first, then run the driver:
 //   npx vite build --config bench/coldstart/vite.config.ts && node bench/coldstart.mjs [--n 10000] [--runs 9] [--json]
 // One fresh browser profile: the page seeds IndexedDB through the app's store, then each run

@@ -1,4 +1,4 @@
-// One memory with very many links in the Memory view (issue 21, defect 7: 20,000 links froze the
+// One memory with very many links in the Memory view (before the fix, 20,000 links froze the
 // page 18.7 s on selection; 100,000 links froze it 27.6 s on opening the view and 209 s on
 // selecting the memory). The production build (dist/), served from 127.0.0.1 in headless
 // Chromium; the backup (tests/e2e/links-backup.mjs: a hub memory with N links, every other memory

@@ -1,4 +1,4 @@
-// Memory explorer at scale (issue 9): 100,000 memories (with ~1.5 edges per memory and ~20,000
+// Memory explorer at scale: 100,000 memories (with ~1.5 edges per memory and ~20,000
 // user/assistant traits) imported into the built production app (dist/) through the Settings
 // backup import, in headless Chromium (every request off 127.0.0.1 blocked). For the Graph tab and
 // the Persona tab of the memory view, each opened from a freshly loaded memory view:

@@ -1,4 +1,4 @@
-// bench:fit — does every model call fit the models Tealeaf ships? (issue 28)
+// bench:fit — does every model call fit the models Tealeaf ships?
 // For each engine profile of the stand-in (tests/support/standin: a real tokenizer of the model's
 // family, its window and output cap; the catalog's models grouped by profile), every builder of a
 // model call runs over the shared LoCoMo conversations (each session memorised through the real

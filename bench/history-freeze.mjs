@@ -1,4 +1,4 @@
-// How long the page freezes while a large ChatGPT history is imported (issue 21: no main-thread
+// How long the page freezes while a large ChatGPT history is imported (target: no main-thread
 // task over 200 ms). The production build, served from 127.0.0.1 in headless Chromium, imports a
 // generated conversations.json (tests/support/history-export.mjs) of each --mb size through the
 // Memory view, from choosing the file until the result is shown. Long tasks and the gaps between

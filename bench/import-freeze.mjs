@@ -1,4 +1,4 @@
-// How long the page freezes while a large backup is imported (issue 9: no main-thread task over
+// How long the page freezes while a large backup is imported (target: no main-thread task over
 // 200 ms during a 50 MB import). The production build, served from 127.0.0.1 in headless
 // Chromium; a generated backup of 100,000 memories (with edges, sessions and turns, ~50 MB) is
 // imported through Settings (replace). Long tasks (bench/lib/long-tasks.mjs) are recorded

@@ -1,4 +1,4 @@
-// bench:relay (issue 31; results in BENCHMARKS.md, "A relay for everyone"): 2,000 simulated devices
+// bench:relay (results in BENCHMARKS.md, "A relay for everyone"): 2,000 simulated devices
 // in 1,000 rooms on 127.0.0.1, against 1 and then 3 relay processes (relay/relay.mjs --postgres) on
 // one private PostgreSQL (tests/support/pg-cluster.mjs). Per process count:
 //   rate phase:   posts at a fixed rate (--rate, 200/s) for --seconds (or --minutes): post-to-delivery

@@ -1,4 +1,4 @@
-// Memory explorer render benchmark (issue 4, "Benchmark"): loads synthetic graphs of 1,000 and
+// Memory explorer render benchmark: loads synthetic graphs of 1,000 and
 // 5,000 memories into the built production app (dist/) in headless Chromium, through the
 // Settings backup import, then measures
 //   firstRenderMs: from the click that opens the memory view to the first 'explorer:render' mark;

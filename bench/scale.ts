@@ -1,6 +1,6 @@
-// Latency and memory of retrieval at scale (issue 5, "Speed at scale").
+// Latency and memory of retrieval at scale.
 //   node --expose-gc --import tsx bench/scale.ts [--json] [--all-signals]
-// --all-signals: the turn runs with every retrieval signal of issue 13 on (the feedback query is a
+// --all-signals: the turn runs with every retrieval signal on (the feedback query is a
 // second search; speaker-aware search, routing and excerpts cost little), not the defaults.
 // Synthetic memory graphs of 1k, 10k and 100k memories: 384-d random unit vectors, 12-word texts
 // drawn from a Zipf-distributed synthetic vocabulary (so BM25 posting lists look like real ones),

@@ -1,4 +1,4 @@
-// How long the page freezes while a reply streams in (issue 21: no main-thread task over 200 ms).
+// How long the page freezes while a reply streams in (target: no main-thread task over 200 ms).
 // The production build, served from 127.0.0.1 in headless Chromium, chats with the model server
 // double (tests/support/fake-openai-server.mjs), which streams a generated markdown reply of
 // --kb kilobytes (paragraphs, headings, lists, code, tables) one word per event at --rate events

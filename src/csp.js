@@ -8,7 +8,7 @@ export const MODEL_HOSTS = ['https://huggingface.co', 'https://*.huggingface.co'
 // loopback over http on any port, and nothing else beyond the model hosts.
 export const LOOPBACK_SOURCES = ['http://127.0.0.1:*', 'http://localhost:*'];
 
-// Sync relays beyond this computer (issue 23): https origins named when the app is built, e.g.
+// Sync relays beyond this computer: https origins named when the app is built, e.g.
 // TEALEAF_SYNC_RELAYS="https://relay.example.org" npm run build. A relay on loopback needs none.
 const env = typeof process !== 'undefined' ? process.env : {};
 export const RELAY_SOURCES = (env.TEALEAF_SYNC_RELAYS ?? '').split(/\s+/).filter((s) => /^https:\/\/[^\s;']+$/.test(s));

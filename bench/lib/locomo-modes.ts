@@ -17,7 +17,7 @@ import type { Embedder, LanguageModel } from '../../src/ports';
 import type { Ingested } from './locomo-ingest';
 
 export const BASELINE = 'turns-bm25';
-/** The retrieval signals of issue 13, each a switch in MemorySettings. */
+/** The retrieval signals, each a switch in MemorySettings. */
 export const SIGNALS = ['speakerAware', 'feedbackQuery', 'queryRouting', 'segmentExcerpts', 'topicNouns'] as const;
 const SIGNALS_OFF: Partial<MemorySettings> = Object.fromEntries(SIGNALS.map((k) => [k, false]));
 /** Switches of Theanine's Phase I and II-1 where Tealeaf can follow the paper or depart from it. */

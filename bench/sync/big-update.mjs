@@ -1,4 +1,4 @@
-// bench:sync:big (issue 30, defect 11): the longest main-thread task on a page that receives one
+// bench:sync:big: the longest main-thread task on a page that receives one
 // large sync update. Two Chromium profiles paired through Settings (A and B, the build in --dist
 // served on 127.0.0.1, relay/relay.mjs on a free port); then a device holding the key
 // (tests/e2e/sync-devices.mjs) posts ONE update of --n memory-sized records (a chat and its

@@ -33,7 +33,7 @@ export class Tealeaf {
   readonly evaluation: EvaluationService;
   /** "remember that …", "forget …", "what do you remember about …" in the chat. */
   readonly commands: MemoryCommands;
-  /** Sync between the user's devices (issue 23; docs/SYNC.md): off until turned on in Settings. */
+  /** Sync between the user's devices (docs/SYNC.md): off until turned on in Settings. */
   readonly sync: SyncService;
 
   private constructor(

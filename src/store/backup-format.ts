@@ -48,7 +48,7 @@ export interface BackupData {
   edges: Edge[];
   segments: Segment[];
   settings: Setting[];
-  /** What the user deleted (absent in files made before issue 21). */
+  /** What the user deleted (absent in files made by older versions). */
   tombstones?: Tombstone[];
   vectors?: BackupVector[];
 }

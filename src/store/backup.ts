@@ -263,7 +263,7 @@ export async function importBackup(db: TealeafDb, input: unknown, options: Impor
 
   return runWrite(db, [...STORE_NAMES, 'sync'], async (tx) => {
     const store = <N extends (typeof STORE_NAMES)[number]>(name: N) => tx.objectStore(name);
-    // With sync on, the import goes out to the paired devices too (issue 30): a `reconcile` row in
+    // With sync on, the import goes out to the paired devices too: a `reconcile` row in
     // this same transaction tells the sync loop to take the store into its document.
     const sync = tx.objectStore('sync');
     if ((await sync.count('config')) > 0)

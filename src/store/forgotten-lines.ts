@@ -1,4 +1,4 @@
-// The store's part of forgetting (issue 29): inside the write's own transaction, forgotten marks
+// The store's part of forgetting: inside the write's own transaction, forgotten marks
 // are applied to the turns as stored (src/memory/forget/lines.ts), every passage holding a line
 // whose mark came or went is rebuilt from its lines as they are now (its stale vectors deleted),
 // and a job cannot write a memory made only from forgotten lines. Whatever wrote the change (a

@@ -99,7 +99,7 @@ export class IdbRepository implements Repository, LineReads {
     let queued = false;
     const applied = await this.write(DATA_STORES, async (tx) => {
       const change = await settle(request, idbReader(tx), { remote: opts.remote === true || opts.rows !== undefined });
-      // Sync (issue 23): a local write's record-document update is kept in this same transaction;
+      // Sync: a local write's record-document update is kept in this same transaction;
       // a remote one brings its own rows (the cursor with the records it brought).
       // Whether sync is on is read here, in the write's own transaction: a tab that has not heard
       // that another tab turned sync on still queues what it writes.

@@ -87,7 +87,7 @@ export interface TealeafSchema extends DBSchema {
     key: [Tombstone['kind'], Id];
     value: Tombstone;
   };
-  /** v5, issue 23: this device's sync state (keys, cursor, the record document as a log). Not in
+  /** v5: this device's sync state (keys, cursor, the record document as a log). Not in
    * STORE_NAMES: it is neither backed up nor emptied by delete-all (sync-store.ts). */
   sync: {
     key: string;
@@ -175,7 +175,7 @@ const addDrewOn: Migration = async (_db, tx) => {
 };
 
 /**
- * v4 (issue 21): what the app stores it can always export and import again. Turns keep their
+ * v4: what the app stores it can always export and import again. Turns keep their
  * branches flat (`Turn.branches`, no nesting that grows with each edit: legacy-versions.ts), with
  * `drewOn` recomputed; records written before the limits were applied everywhere are brought within
  * them (fit.ts: a passage over a record's length, a model name a server made up). And a store of
@@ -207,13 +207,13 @@ const flatVersionsAndTombstones: Migration = async (db, tx) => {
   await fitAll('sessions', fitSession);
 };
 
-/** v5 (issue 23): the sync state, one row per key (sync-store.ts). */
+/** v5: the sync state, one row per key (sync-store.ts). */
 const addSync: Migration = (db) => {
   db.createObjectStore('sync', { keyPath: 'key' });
 };
 
 /**
- * v6 (issue 29): passages are found by the turns they hold (`Segment.turnIds`, multi-entry), so
+ * v6: passages are found by the turns they hold (`Segment.turnIds`, multi-entry), so
  * forgetting a line rebuilds the passages that hold it by a lookup (src/store/forgotten-lines.ts).
  * IndexedDB fills a new index from the records already stored.
  */

@@ -1,5 +1,5 @@
 // What "Delete all my data" says it will do, from the one sync state: with sync on, paired devices
-// are asked to empty too and the relay is told to drop its encrypted copies (compaction, issue 30),
+// are asked to empty too and the relay is told to drop its encrypted copies (compaction),
 // so "nothing is stored anywhere else" is said only while sync is off.
 import type { SyncStatus } from '../../services/sync';
 

@@ -1,5 +1,5 @@
 // A device's name from its browser and platform ("Chrome on Linux"), so two paired devices are
-// never both "This browser" (issue 29). The user can change it before pairing and after.
+// never both "This browser". The user can change it before pairing and after.
 
 interface UaData {
   brands?: Array<{ brand: string }>;

@@ -1,4 +1,4 @@
-// Memory commands said in the chat (issue 22): "remember that …", "forget …", "what do you
+// Memory commands said in the chat: "remember that …", "forget …", "what do you
 // remember about …". Only explicit wordings count, so none needs a model call to be understood; a
 // question to the model ("do you remember the day we met?") or a remark ("I can't remember that
 // film") is no command. A command ends with no question mark: "remember that film?" asks.

@@ -1,4 +1,4 @@
-// The model self-test (issue 28): when a chat model is ready, a few small structured calls through
+// The model self-test: when a chat model is ready, a few small structured calls through
 // the real builders and parsers tell whether it can write memories. A Phase 0 summary of a short
 // fixed chat (self-test-fixture.ts) must read, find its facts, name its turns and not repeat
 // itself; a relation label must see an obvious change and must not call unrelated memories a

@@ -1,4 +1,4 @@
-// Forgotten lines (issue 29): a turn the user forgot stays in its chat, marked, and every passage
+// Forgotten lines: a turn the user forgot stays in its chat, marked, and every passage
 // (segment) holding it is rebuilt without it. Pure: the store runs these inside the write's
 // transaction (src/store/forgotten-lines.ts), so no passage ever holds a forgotten line.
 import type { TurnPatch } from '../../ports';

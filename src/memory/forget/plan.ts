@@ -1,4 +1,4 @@
-// What one act of forgetting takes (issue 29, "Forget means forget"): every copy of the facts the
+// What one act of forgetting takes ("forget means forget"): every copy of the facts the
 // user forgets (memories, or messages asked for directly), found by lookups (the source turns each memory names, the `byDrewOn` index of
 // replies, the `byTurn` index of passages, the chat a line was said in), never by a scan of the store.
 //   - the memories asked for, and memories made from the same lines that repeat them;

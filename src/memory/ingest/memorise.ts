@@ -1,4 +1,4 @@
-// The memorise-session job (issue 3, "Session end"): explicit, idempotent steps
+// The memorise-session job, run when a session ends: explicit, idempotent steps
 //   summarise -> embed -> link (one memory at a time) -> segment -> done
 // Every step commits its results together with the updated Job record in ONE ChangeSet, so after
 // a crash the store holds a step completely or not at all, and the job resumes at the recorded

@@ -1,4 +1,4 @@
-// Chunked Phase 0 (issue 28): a session of any length is summarised in parts that each fit the
+// Chunked Phase 0: a session of any length is summarised in parts that each fit the
 // model's window with room for an answer the output cap allows. A part holds as many turns as its
 // answer can cover (about one memory per user turn) and its prompt can hold; a turn longer than
 // one part is shown in pieces, each labelled with its turn, so nothing of it is cut. Labels stay

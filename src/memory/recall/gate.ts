@@ -1,4 +1,4 @@
-// When the call before a reply is worth its wait (issue 28, "replies start fast"). Refinement and
+// When the call before a reply is worth its wait, so replies start fast. Refinement and
 // self-reflection cost a small model seconds of silence before every answer; they are asked only
 // when what the first search found leaves the person's message open: fewer than half of the
 // content words of their last message appear in the top-k units found (and the timelines through

@@ -1,4 +1,4 @@
-// Memory commands in the chat (issue 22): "remember that …" stores the user's words as a memory,
+// Memory commands in the chat: "remember that …" stores the user's words as a memory,
 // "forget …" finds memories and deletes them once the user confirms in the chat, "what do you
 // remember about …" lists what is true now. Answered from the store with no model call, with any
 // engine or none. Every write goes through MemoryService.applyLive (the one writer; its live index

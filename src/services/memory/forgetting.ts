@@ -1,4 +1,4 @@
-// One act of forgetting reaches every copy of a fact (issue 29): the memories, the lines they were
+// One act of forgetting reaches every copy of a fact: the memories, the lines they were
 // drawn from, the replies that drew on them, the passages holding any of those (rebuilt by the
 // store), their vectors and the live index, in one change; the undo brings all of it back. What it
 // will take is asked first (`preview`) and shown to the user in words before it acts.

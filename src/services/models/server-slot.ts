@@ -2,7 +2,7 @@
 // listing an address's models, using one, noticing when it stops answering and coming back. The
 // server in use (`modelUrl`, `model`) is kept apart from the address listed in the card (`url`),
 // so listing another address never reads as using it; connecting another address while a server
-// is in use switches to it at once (issue 29).
+// is in use switches to it at once.
 import { errorText } from '../../errors';
 import type { LanguageModel } from '../../ports';
 import { LocalServerModel, normaliseServerUrl } from '../../models/local-server';

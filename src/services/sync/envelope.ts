@@ -6,7 +6,7 @@
 //   0      1         9            25        33      45
 //   | v=2 | key id 8 | device 16 | seq u64 | nonce 12 | ciphertext + 16-byte tag |
 //
-// Version 2 (issue 30) seals the same header; only the plaintext's layout differs (messages.ts:
+// Version 2 seals the same header; only the plaintext's layout differs (messages.ts:
 // each body names the sender's previous message in the room and how far it had read). Version 1
 // messages still open, so a room written before reads to its end.
 import { type Bytes, concat, fromHex, randomBytes, toHex, utf8 } from './bytes';
@@ -35,7 +35,7 @@ export interface Opened {
   deviceId: string;
   seq: number;
   plaintext: Bytes;
-  /** The envelope's version: 1 for a message sealed before issue 30 (its plaintext has no preamble). */
+  /** The envelope's version: 1 for a message sealed by an older version (its plaintext has no preamble). */
   version: number;
 }
 

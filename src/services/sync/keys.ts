@@ -21,7 +21,7 @@ export interface DeviceInfo {
   /** The device's ECDH P-256 public key, raw, base64url. */
   publicKey: string;
   pairedAt: number;
-  /** Its ECDSA P-256 public key, raw, base64url: it signs every change of the ring it makes (ring.ts). Absent on devices paired before issue 30, until they introduce one. */
+  /** Its ECDSA P-256 public key, raw, base64url: it signs every change of the ring it makes (ring.ts). Absent on devices paired before the ring was signed, until they introduce one. */
   signingKey?: string;
   /** The device that paired it (and said so to the others); absent for the first device. */
   addedBy?: string;

@@ -6,7 +6,7 @@
 // saw it knows the relay dropped or withheld one (seq-book.ts). `head` is how far the sender had
 // read the room when it posted: a message cannot come before what its sender had read, so a relay
 // that reorders is caught. Both are inside the seal, so the relay can neither read nor change them.
-// Version 1 plaintexts (before issue 30) are `| kind | payload |`.
+// Version 1 plaintexts (no `prev`, no `head`) are `| kind | payload |`.
 import { type Bytes, concat, fromUtf8, utf8 } from './bytes';
 import type { SavedBook } from './seq-book';
 

@@ -4,7 +4,7 @@
 // The code is 120 random bits, 24 letters of Crockford base32 in groups of four. From it both sides
 // derive a mailbox (a relay room, one way, so the relay does not learn the code), a MAC key and a
 // request key. The new device posts its identity (id, name, public keys) sealed under the request
-// key (issue 30: before, the relay read the joining device's name and id in the clear); the first
+// key (so the relay cannot read the joining device's name and id); the first
 // device answers with a fresh public key and MAC and the key ring, encrypted under ECDH(both)
 // salted with the code's secret. So: the relay sees only an ephemeral public key, a MAC and
 // ciphertext; it cannot fake either side without the code (120 bits: no guessing within the

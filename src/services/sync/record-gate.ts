@@ -1,4 +1,4 @@
-// The gate every synced record passes before it reaches the store (issue 30): the backup's schema
+// The gate every synced record passes before it reaches the store: the backup's schema
 // and the limits of src/memory/limits.ts, so what sync stores the app can always start with,
 // export and import again. A record that fails is quarantined (named, with who sent it and why),
 // not written; the rest of its message is, and sync goes on. Another device is hostile input: a

@@ -1,4 +1,4 @@
-// The key ring is authenticated (issue 30; docs/SYNC.md, "The key ring"). Every change of it is a
+// The key ring is authenticated (docs/SYNC.md, "The key ring"). Every change of it is a
 // statement signed by the device that makes it (ECDSA P-256, its key in the ring since it was
 // paired), bound to the key in use, and checked by each receiver against the ring it holds:
 //
@@ -11,7 +11,7 @@
 // - `left`: a device turned sync off; only it can say so.
 // - `key`: a device paired before signatures introduces its signing key, taken only where the ring
 //   has none for it yet (trusted on first use: said in docs/SYNC.md).
-// - `renamed`: a device's new name; only the device itself can say so (issue 29).
+// - `renamed`: a device's new name; only the device itself can say so.
 //
 // A statement is sent as `{ s, sig }`: the statement's JSON text and the signature over exactly
 // those bytes, so nothing depends on how JSON is written elsewhere.

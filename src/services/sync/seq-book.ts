@@ -13,7 +13,7 @@
 // is read again, not skipped as seen.
 
 export interface SavedBook {
-  /** Per device, every number up to this one counts as seen (but the holes). Before issue 30: the highest applied. */
+  /** Per device, every number up to this one counts as seen (but the holes). In a book saved before holes were kept: the highest applied. */
   marks: Record<string, number>;
   /** Numbers above the mark that were seen. */
   recent?: Record<string, number[]>;

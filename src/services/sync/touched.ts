@@ -1,5 +1,5 @@
 // The keys a merge touched, in parts: the records of a large message are written a part at a time
-// (defect 11 of issue 30), what others refer to first.
+// (so no one task holds the page for long), what others refer to first.
 import type { Kind, Touched } from './record-kinds';
 
 /** Records written to the store in one transaction when a message brought many. */

@@ -1,4 +1,4 @@
-// A large Yjs update in parts that apply one after another (issue 30, defect 11): 20,000 memories
+// A large Yjs update in parts that apply one after another: 20,000 memories
 // arriving as one update were merged in one call, a task of 2.4 s on the page. The update's
 // structs are read in order (Yjs's own decoder, the format version 1 it writes) and cut into runs
 // of at most `size` per client, each run an update of its own; the delete set comes last, alone.
