@@ -1,4 +1,4 @@
-// Issue 9, "Tests that can fail": a fault-injection matrix in the real browser. Each user action
+// A fault-injection matrix in the real browser. Each user action
 // (rows) is taken at each point of a running memorise job (columns); then the page is reloaded
 // (for "close the tab": the browser is closed and the profile reopened) and these must hold:
 //   1. the app starts (no [data-testid=fatal]) and the chat view works (a message gets a reply);

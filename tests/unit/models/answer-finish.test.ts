@@ -2,20 +2,13 @@
 // and the app tells the person (chat.ts emits `cut`). Read from a model server's last chunk
 // (OpenAI-compatible `finish_reason`, Ollama's `done_reason`) through LocalServerModel, from a
 // server on 127.0.0.1 that stops at max_tokens as real ones do (tests/support/fake-openai-server.mjs).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chunkFinish, type ChatChunk } from '../../../src/models/server-request';
 import { LocalServerModel } from '../../../src/models/local-server';
 import type { AnswerFinish } from '../../../src/ports';
-import { startFakeOpenAiServer } from '../../support/fake-openai-server.mjs';
+import { fakeServerForFile } from '../../support/fake-server-for-file';
 
-type Fake = Awaited<ReturnType<typeof startFakeOpenAiServer>>;
-let fake: Fake;
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer();
-});
-afterAll(async () => {
-  await fake.close();
-});
+const fake = fakeServerForFile();
 
 describe('chunkFinish', () => {
   it.each([

@@ -1,20 +1,13 @@
 // The local-server engine against a real HTTP server on 127.0.0.1 (a scripted OpenAI-compatible
 // double): streaming through awkwardly cut chunks, structured output and its fallback, errors.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createServer } from 'node:net';
 import { LocalServerModel, normaliseServerUrl, sseData, type LocalServerError } from '../../../src/models/local-server';
 import { CHAT_LIMITS, JSON_LIMITS } from '../../../src/models/call-limits';
-import { startFakeOpenAiServer } from '../../support/fake-openai-server.mjs';
+import type { FakeOpenAiServer } from '../../support/fake-openai-server.mjs';
+import { fakeServerForFile } from '../../support/fake-server-for-file';
 
-type Fake = Awaited<ReturnType<typeof startFakeOpenAiServer>>;
-let fake: Fake;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer();
-});
-afterAll(async () => {
-  await fake.close();
-});
+const fake = fakeServerForFile();
 
 const model = (over: Partial<ConstructorParameters<typeof LocalServerModel>[0]> = {}) =>
   new LocalServerModel({ baseUrl: fake.url, model: 'tiny-chat', ...over });
@@ -207,12 +200,12 @@ describe('LocalServerModel', () => {
   });
 });
 
-// Issue 21: every call is bounded (tokens, time, size) whatever the server does.
+// Every call is bounded (tokens, time, size) whatever the server does.
 describe('LocalServerModel: bounded calls', () => {
   const schema = { title: 'session_memories', type: 'object' };
   const ask = [{ role: 'user' as const, content: 'T1 [user, today]: hello' }];
 
-  async function withFake<T>(patch: Parameters<Fake['set']>[0], fn: () => Promise<T>): Promise<T> {
+  async function withFake<T>(patch: Parameters<FakeOpenAiServer['set']>[0], fn: () => Promise<T>): Promise<T> {
     const saved = { ...fake.set({}) };
     fake.set(patch);
     try {
@@ -223,7 +216,7 @@ describe('LocalServerModel: bounded calls', () => {
   }
 
   it("sends a token limit with every call, JSON and chat, when the caller names none: the window's output cap", async () => {
-    // A server that says nothing of its window gets the smallest of the catalog (issue 28).
+    // A server that says nothing of its window gets the smallest of the catalog.
     const cap = (await model().probeWindow())!.maxOutputTokens;
     expect(cap).toBe(384);
     await model().json(ask, schema);

@@ -3,20 +3,13 @@
 // server on 127.0.0.1 whose prompt cache keeps the longest common prefix with its last prompt and
 // counts by its own tokenizer (tests/support/fake-openai-server.mjs), and the request fields that
 // keep that cache (cache_prompt, stream_options.include_usage, keep_alive).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { engineRead } from '../../../src/models/server-usage';
 import { LocalServerModel } from '../../../src/models/local-server';
 import type { ChatMessage, EngineRead } from '../../../src/ports';
-import { startFakeOpenAiServer } from '../../support/fake-openai-server.mjs';
+import { fakeServerForFile } from '../../support/fake-server-for-file';
 
-type Fake = Awaited<ReturnType<typeof startFakeOpenAiServer>>;
-let fake: Fake;
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer();
-});
-afterAll(async () => {
-  await fake.close();
-});
+const fake = fakeServerForFile();
 
 describe("engineRead: each server's own fields", () => {
   it.each([

@@ -1,23 +1,17 @@
-// Issue 28: a model server's window, from what each real server reports (the fake answers as
+// A model server's window, from what each real server reports (the fake answers as
 // llama.cpp, LM Studio, Ollama and vLLM do), exact counts where the server tokenizes, and each
 // server's refusal of a prompt too long for its context read as ContextOverflowError.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
 import { LocalServerModel } from '../../../src/models/local-server';
 import { isContextOverflow, type ChatMessage } from '../../../src/ports';
 import { promptTokens, startFakeOpenAiServer, type FakeServerConfig } from '../../support/fake-openai-server.mjs';
+import { fakeServerForFile } from '../../support/fake-server-for-file';
 import { until } from '../../support/until';
 
-type Fake = Awaited<ReturnType<typeof startFakeOpenAiServer>>;
-let fake: Fake;
 const DEFAULTS: Partial<FakeServerConfig> = { kind: null, contextTokens: 4096, loaded: false, numCtx: null };
 
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer();
-});
-afterAll(async () => {
-  await fake.close();
-});
+const fake = fakeServerForFile();
 
 /** A fresh server state and a fresh model (the window is asked once per model). */
 function serve(config: Partial<FakeServerConfig>, over: Partial<ConstructorParameters<typeof LocalServerModel>[0]> = {}) {
