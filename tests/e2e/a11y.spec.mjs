@@ -1,6 +1,6 @@
 // An accessibility check of every view with axe-core, at desktop and phone widths, in the light and
 // the dark scheme: no serious or
-// critical violation (issue 10). Views are shown with data in them (the demo's memories, a chat
+// critical violation. Views are shown with data in them (the demo's memories, a chat
 // with a reply, the detail panel open) so their real content is checked, not empty shells.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,7 +25,7 @@ test('every view passes axe-core without serious or critical violations, at 1280
       await page.emulateMedia({ colorScheme: scheme });
       const check = async (view) => {
         for (const p of await audit(page)) problems.push(`${width}px ${scheme} ${view}: ${p}`);
-        // One level-one heading per view (issue 22; axe rates its absence moderate, below the bar).
+        // One level-one heading per view (axe rates its absence moderate, below the bar).
         const h1 = await page.locator('h1').count();
         if (h1 !== 1) problems.push(`${width}px ${scheme} ${view}: ${h1} level-one headings`);
         checked.add(`${width}:${scheme}:${view}`);

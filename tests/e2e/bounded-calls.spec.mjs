@@ -1,4 +1,4 @@
-// A hostile or broken model server never stops the app (issue 21, defects 6 and 8), through the
+// A hostile or broken model server never stops the app, through the
 // Models view and the chat against the server double (tests/support/fake-openai-server.mjs):
 // a memorising call that never ends is stopped when the user switches model, and the job runs
 // again with the new one; a model list that never finishes ends in an error and Connect works

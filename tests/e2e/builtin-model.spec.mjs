@@ -1,4 +1,4 @@
-// The browser's built-in model (Prompt API, issue 12), through a test double of the API that only
+// The browser's built-in model (Prompt API), through a test double of the API that only
 // the e2e build installs (tests/support/fake-prompt-api.ts). Without the API the Models view does
 // not offer it; with it, the user gets the browser's model ready (with progress), chats, the
 // session is memorised through its structured output, and it is used again after a reload.

@@ -1,4 +1,4 @@
-// Issue 29, defect 2: a change told as an event retires what it changes. Through a local model
+// A change told as an event retires what it changes. Through a local model
 // server stand-in that records every request (tests/support/fake-openai-server.mjs): "I live in
 // Oslo…", memorised as a trait, then "I moved from Oslo to Bergen last week", memorised as an event
 // the labeller calls Changed: no later reply prompt says the person lives in Oslo now, also after a

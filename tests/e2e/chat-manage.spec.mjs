@@ -1,4 +1,4 @@
-// Managing chats (issue 10, Chat): rename, search, delete (keeping or deleting memories; during a
+// Managing chats: rename, search, delete (keeping or deleting memories; during a
 // memorise job), edit and resend, regenerate any reply with versions to flip through, an ended
 // chat that says a new one starts, and the persona and temperature settings. Every effect is
 // checked in the store and the view, and again after a restart of the browser.

@@ -111,7 +111,7 @@ test('a tab closed mid-reply keeps what had arrived, marked interrupted', async 
   }
 });
 
-// Issue 21: a message longer than one message may be is refused in the composer, with a note saying
+// A message longer than one message may be is refused in the composer, with a note saying
 // why and what to do; nothing is sent or stored, and the text stays to be cut down.
 test('a message over 990,000 characters is refused in the composer; the text stays; nothing is stored', async () => {
   const h = await launch({ viewport: { width: 1280, height: 800 } });
@@ -133,7 +133,7 @@ test('a message over 990,000 characters is refused in the composer; the text sta
     const db = await readDb(page, ['sessions', 'turns']);
     assert.deepEqual([db.sessions.length, db.turns.length], [0, 0]);
     // Cut down to the limit: the note goes and the message is sent and kept. No model reads that
-    // much in one go: the reply says so, and what to do, instead of sending it (issue 28).
+    // much in one go: the reply says so, and what to do, instead of sending it.
     await composer.fill('x'.repeat(990_000));
     await note.waitFor({ state: 'detached' });
     await page.getByTestId('send').click();

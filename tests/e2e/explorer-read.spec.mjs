@@ -1,4 +1,4 @@
-// Issue 22, an explorer you can read and click. After importing a history of 23 chats: the
+// An explorer you can read and click. After importing a history of 23 chats: the
 // timeline's labels do not overlap and none is a word cut short; a click on a label (not its dot)
 // opens that memory; the graph names memories before anything is selected; searching "cat" lists
 // "my cat Miso" first and does not call "relocation" a word match; after a reload the same holds.

@@ -1,4 +1,4 @@
-// The Memory view with awkward link structures (issue 21, defect 7): one memory with 100,000 links
+// The Memory view with awkward link structures: one memory with 100,000 links
 // opens and its detail panel lists them virtualised (a bounded number of rows, each with its own
 // relation picker); link cycles (A→B→C→A, D↔E) and a self-link each open in the detail panel, the
 // timeline and the graph, also after a reload. Timing is in `npm run bench:links`, not here: a

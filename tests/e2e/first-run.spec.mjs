@@ -1,4 +1,4 @@
-// The first five minutes (issue 22): the chat's first-run card ranks what can chat on this device
+// The first five minutes: the chat's first-run card ranks what can chat on this device
 // (a model server already running here first, then the browser's model, WebGPU where it works,
 // the processor), one click puts it to use and stays in the chat; the chat header's model picker
 // says the engine, the model and its state and switches models (the next reply is stored with the

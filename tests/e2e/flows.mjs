@@ -263,7 +263,7 @@ export async function pollDb(page, predicate, { timeout = PATIENCE_MS, what = 's
   }
 }
 
-// ---- Added for tests/e2e/trust-matrix.spec.mjs (issue 9): UI steps a user takes on memories. ----
+// ---- Added for tests/e2e/trust-matrix.spec.mjs: UI steps a user takes on memories. ----
 
 const DETAIL = 'aside[aria-label="Memory details"]';
 

@@ -1,4 +1,4 @@
-// Issue 29, "Forget means forget", end to end with a local model server stand-in that records every
+// "Forget means forget", end to end with a local model server stand-in that records every
 // request (tests/support/fake-openai-server.mjs): a fact said in one chat and quoted by a reply in
 // another reaches the model until the user forgets it; after the memory's Delete (Memory → List) or
 // "forget …" in the chat, no request holds it: not the next reply, not after a reload, not once the

@@ -1,4 +1,4 @@
-// Issue 21, "nothing freezes": a large ChatGPT export (40 MB, generated here) is parsed in a worker
+// Nothing freezes: a large ChatGPT export (40 MB, generated here) is parsed in a worker
 // and saved in chunks, with a progress bar in words and a Cancel. Cancel, while the worker reads or
 // while chats are being saved, leaves the store as it was before the import (the chats saved so far
 // are taken back): checked in IndexedDB and in the chat list, also after a reload. An error inside

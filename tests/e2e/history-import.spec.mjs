@@ -1,4 +1,4 @@
-// Issue 11, "Bring your history": a ChatGPT and a Claude conversations.json imported through the
+// "Bring your history": a ChatGPT and a Claude conversations.json imported through the
 // Memory view become ended chats with their real dates (in the store and in the chats list), are
 // found by chat search, are memorised by the background jobs (scripted model), survive a reload;
 // a bad file shows what to do and changes nothing.
@@ -153,7 +153,7 @@ test('ChatGPT and Claude history: dated chats, search, memorised in the backgrou
   }
 });
 
-// Issue 21, defect 2: exports are cumulative, so importing the same file again is normal. It must
+// Exports are cumulative, so importing the same file again is normal. It must
 // not undo what the user did since: a chat deleted stays deleted (and is named in the result), a
 // memory corrected keeps the correction. On the old code the chat came back and was memorised again
 // under the same memory ids, and the corrected text became the model's text with edited: false.

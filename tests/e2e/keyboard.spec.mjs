@@ -1,4 +1,4 @@
-// Keyboard and screen readers at ease (issue 22): from a fresh load with 21 chats the message box
+// Keyboard and screen readers at ease: from a fresh load with 21 chats the message box
 // is at most two key presses away (77 Tab presses before: three stops per chat); the chat list is
 // one Tab stop with arrow keys, Home and End; F2 renames and Delete deletes the focused chat, and
 // its Rename and Delete are reachable with the right arrow. Every effect is checked in IndexedDB

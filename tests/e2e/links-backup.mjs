@@ -1,4 +1,4 @@
-// Backups with awkward link structures (issue 21, defect 7), built in the test: one memory with
+// Backups with awkward link structures, built in the test: one memory with
 // very many links, and link cycles. Shared by tests/e2e/explorer-scale.spec.mjs and
 // bench/explorer-links.mjs.
 

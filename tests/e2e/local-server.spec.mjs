@@ -1,4 +1,4 @@
-// A model server on this computer (issue 12): through the Models view a user connects to an
+// A model server on this computer: through the Models view a user connects to an
 // OpenAI-compatible server on 127.0.0.1 (here a scripted double, tests/support/fake-openai-server.mjs),
 // chats with it, the session is memorised through it, and it is used again after a reload. Errors
 // say what to do: nothing running, the browser's origin refused, a remote address.

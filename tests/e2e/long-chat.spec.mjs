@@ -1,4 +1,4 @@
-// Issue 28, "chats of any length": a chat of 200 turns with long replies goes on answering and
+// Chats of any length: a chat of 200 turns with long replies goes on answering and
 // is memorised whole, under the enforcing stand-in at the default model's window (4,096 tokens,
 // 1,024 out) and at the processor models' (2,048, 384): every call the model saw fitted, what
 // was said at the start still reaches a reply, and the memories cover the first and the last tenth

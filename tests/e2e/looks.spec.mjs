@@ -1,4 +1,4 @@
-// Looks (issue 10): dark mode follows the system and a switch in Settings, across reloads; wide
+// Looks: dark mode follows the system and a switch in Settings, across reloads; wide
 // tables in replies scroll sideways on a phone instead of breaking words.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// A relay that lies, for the sync specs of issue 30: a proxy on 127.0.0.1 in front of a real relay
+// A relay that lies, for the sync specs: a proxy on 127.0.0.1 in front of a real relay
 // that drops or withholds the messages it hands out to the devices using its address (posts and
 // long polls pass through). A message's sender is in its clear header (bytes 9..24), so a rule can
 // hold back one device's messages.

@@ -1,4 +1,4 @@
-// Issue 22, memory commands in the chat, end to end: "remember that …" stores the user's words with
+// Memory commands in the chat, end to end: "remember that …" stores the user's words with
 // their source turn and no model call (also with no model loaded), "forget …" asks in the chat and
 // deletes only what the user confirms (Undo brings it back), "what do you remember about me?" lists
 // what is true now. Each checks IndexedDB and the view, also after a reload; screenshots of the

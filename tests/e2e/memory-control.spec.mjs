@@ -1,4 +1,4 @@
-// Issue 10, "Memory the user controls", end to end: the demo is a space of its own (never in a
+// "Memory the user controls", end to end: the demo is a space of its own (never in a
 // real reply, removable in one click, old demo records offered for removal), the chat says what
 // memorising is doing and what it learned, memory switches and a temporary chat, "No longer true"
 // on any trait, and the "remembered" details in plain words. Each checks the data and the view,
@@ -341,7 +341,7 @@ test('"No longer true" on any trait, in the persona panel and the detail panel; 
     // A current trait with no newer trait replacing it.
     const trait = page.getByTestId('trait').filter({ hasText: 'encouraging' }).first();
     await trait.getByRole('button', { name: 'No longer true' }).click();
-    // It asks since when (issue 29): today, as no change links it.
+    // It asks since when: today, as no change links it.
     await trait.getByTestId('end-date-confirm').click();
     await page.getByTestId('trait').filter({ hasText: 'encouraging' }).filter({ hasText: /until/ }).first().waitFor();
     let db = await readDb(page, ['memories']);

@@ -1,4 +1,4 @@
-// Issue 28: when a chat model is ready, a short self-test tells whether it writes memories well.
+// When a chat model is ready, a short self-test tells whether it writes memories well.
 // The scripted model under the enforcing stand-in: judging relations as a careful model does, it is
 // found good (the Models card says so, the chat shows no notice, a reload does not test it again);
 // with every JSON answer faulty (faults rate 1, seed 1) it is found weak or unusable, and the card

@@ -1,5 +1,5 @@
-// `npm start` builds the app before serving it; that build prints what a person needs and no more
-// (issue 22): no plugin timings (three blocks of about forty lines on every start), no warning from
+// `npm start` builds the app before serving it; that build prints what a person needs and no more:
+// no plugin timings (three blocks of about forty lines on every start), no warning from
 // the project's own code (INEFFECTIVE_DYNAMIC_IMPORT: a module loaded lazily and statically).
 // The same production build `npm start` runs, into a folder of its own.
 import { test } from 'node:test';

@@ -27,7 +27,7 @@ test('"not enough" searches again with the model’s keywords, "enough" does not
     await say(page, 'I ride my bike to work every day along the canal');
     await endAndRemember(page);
 
-    // Found what the message asks about: no call before the reply at all (the gate, issue 28).
+    // Found what the message asks about: no call before the reply at all (the gate).
     await newChat(page);
     const sure = 'Do I ride my bike to work along the canal?';
     await say(page, sure);

@@ -1,4 +1,4 @@
-// Issue 20, item 5: semantic search by default. The memory search (embedding) model downloads with
+// Semantic search by default. The memory search (embedding) model downloads with
 // the first chat model the user loads, announced with its size where the chat model is offered,
 // its progress shown; after a reload it is ready again by itself. When its download fails, the
 // Models view says what to do and chat still works, by words only. Which recall ran is stored with

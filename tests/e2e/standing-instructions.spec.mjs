@@ -1,4 +1,4 @@
-// Issue 29, defect 4: standing instructions are applied. Through a local model server stand-in that
+// Standing instructions are applied. Through a local model server stand-in that
 // records every request (tests/support/fake-openai-server.mjs): "Please keep your answers short.",
 // memorised as a standing instruction by the summary, and "remember to always answer in metric
 // units", kept by the memory command, reach every later reply's prompt, also after a reload; they

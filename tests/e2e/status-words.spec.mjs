@@ -1,4 +1,4 @@
-// Issue 19, item 6: every status word is true. A chat's memory state is said the same way in the
+// Every status word is true. A chat's memory state is said the same way in the
 // chat list, the chat's header badge, the app header's job badge, the ended-chat line and the memory
 // notice, for every state (open, queued/memorising, waiting for a model, waiting with memory creation
 // off, failed with "Try again now", not remembered, remembered, nothing worth remembering), checked

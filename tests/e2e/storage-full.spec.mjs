@@ -1,4 +1,4 @@
-// A full disk is a state, not a crash (issue 21, defects 3 and 4). The page's IndexedDB writes are
+// A full disk is a state, not a crash. The page's IndexedDB writes are
 // refused as Chromium refuses them when the quota is used up (a QuotaExceededError DOMException),
 // switched on and off through localStorage 'test-disk-full'. Start-up writes that are refused leave
 // the app running with a banner and Settings reachable; a message that cannot be saved stays in

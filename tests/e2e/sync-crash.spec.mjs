@@ -1,4 +1,4 @@
-// Sync's fault matrix in the browser (issue 23): the joining device's tab is killed in the middle of
+// Sync's fault matrix in the browser: the joining device's tab is killed in the middle of
 // its first sync (some of the records written, not all). Relaunched, it resumes from what it saved
 // with them (docs/SYNC.md, "Crash safety"): it ends with exactly the first device's records, and its
 // next change is not refused as a replay. The Node side of the matrix: tests/unit/sync/*.

@@ -1,4 +1,4 @@
-// Issue 30, defect 9, in Chromium profiles: a chat deleted on the laptop is gone from every
+// Deleting deletes in sync too, in Chromium profiles: a chat deleted on the laptop is gone from every
 // profile's IndexedDB, the `sync` rows included (before: its words stayed in the `doc:u:*` rows),
 // from what the relay would hand any device (its messages opened with the key: the relay dropped
 // what came before the laptop's snapshot), and a third profile paired afterwards never holds it.

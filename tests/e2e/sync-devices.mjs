@@ -1,4 +1,4 @@
-// Shared by the sync specs of issue 30: pairing two profiles through Settings, and a device that
+// Shared by the sync specs: pairing two profiles through Settings, and a device that
 // holds the sync key and posts what it likes through the relay (a stolen or buggy device), built
 // here from WebCrypto and Yjs, apart from the app's own code: the envelope as docs/SYNC.md gives it.
 import { webcrypto as crypto } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Issue 30, defect 4, in two Chromium profiles: the laptop deletes everything; the phone, asked,
+// "Keep this device's data" survives a crash, in two Chromium profiles: the laptop deletes everything; the phone, asked,
 // keeps its data (3,002 memories, 3,000 links), and its browser is closed a few milliseconds
 // after the click, at several moments. Each time it opens again with every record (before: the
 // store was wiped in one transaction and the kept records written in a later one, so a close in

@@ -1,4 +1,4 @@
-// Issue 30, defect 2, in two Chromium profiles: records another device sends that this version
+// Malformed synced records, in two Chromium profiles: records another device sends that this version
 // cannot use (a text that is a number, a memory with no id, a chat with no title, a link with a
 // relation from a newer version) are left out, named in Settings, and sync goes on: a later edit
 // still arrives, the app starts after a reload, and the Memory view still shows the memories.

@@ -1,4 +1,4 @@
-// Pairing by QR code (issue 23): two Chromium profiles, the relay on 127.0.0.1 as in sync.spec. A
+// Pairing by QR code: two Chromium profiles, the relay on 127.0.0.1 as in sync.spec. A
 // shows a code and a QR code; the QR image as the page draws it (a screenshot of the element, in
 // light and dark) is decoded with jsqr to the pairing link; B opens it: the form is filled in, the
 // address bar drops the code at once, nothing reaches the relay before Pair, and A's memory arrives

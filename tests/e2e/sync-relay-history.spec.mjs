@@ -1,4 +1,4 @@
-// Issue 30, defects 5 and 10, in two Chromium profiles. A relay restarted empty: both devices
+// The relay's history is checked, in two Chromium profiles. A relay restarted empty: both devices
 // notice, say so, and go on syncing (before: every device held a cursor past the relay's last
 // message, ignored it, and said "Synced" while nothing arrived). A relay that drops and withholds
 // messages for the phone: the phone names the missing message in Settings while the relay holds

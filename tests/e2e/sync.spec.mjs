@@ -1,10 +1,10 @@
-// Sync between two devices (issue 23): two Chromium profiles on one app server, the relay started
+// Sync between two devices: two Chromium profiles on one app server, the relay started
 // here on 127.0.0.1 with its own folder. Pairing by a code shown on A and typed on B; a chat and its
 // memories reach B; an edit on B reaches A; both offline: delete vs edit either way (the delete
 // wins) and an edit on each arrive; delete-all on A: B asks, then empties, and does not bring it
 // back; unpair B. A chat left open on A is read-only on B, and a message on B starts B's own chat.
 // The relay's bytes on disk never hold the canary typed on A. Status words checked for off, synced, offline and error.
-// Run twice (issue 31): on the embedded relay (a file per room) and on PostgreSQL (a private cluster,
+// Run twice: on the embedded relay (a file per room) and on PostgreSQL (a private cluster,
 // tests/support/pg-cluster.mjs), where the bytes on disk are the database's files and its log.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 10, chats across tabs while a reply streams: another tab renames the chat, or deletes it.
+// Chats across tabs while a reply streams: another tab renames the chat, or deletes it.
 // The rename stays when the reply finishes; a deleted chat is not brought back, neither by the
 // reply's last save nor by the next message sent in the tab that was streaming.
 import { test } from 'node:test';

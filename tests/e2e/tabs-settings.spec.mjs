@@ -1,4 +1,4 @@
-// Issue 19, item 1: the settings are one state shared by every tab. Two pages of one browser
+// The settings are one state shared by every tab. Two pages of one browser
 // profile: the memory switches turned off in tab A hold in tab B (its chats, its replies, its
 // running job) at once, without a reload, and a later settings write in B does not turn them on
 // again. Each checks the stored data and the view, also after a reload.

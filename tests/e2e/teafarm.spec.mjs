@@ -1,4 +1,4 @@
-// TeaFarm in the app (issue 11): the Evaluate view writes counterfactual questions from the
+// TeaFarm in the app: the Evaluate view writes counterfactual questions from the
 // memorised sessions, asks them in simulated conversations under each condition, and shows the
 // verdicts. It can be cancelled and continued, and it leaves the stores and the chat list exactly
 // as they were: evaluation questions never reach the user's chats or memories.

@@ -1,4 +1,4 @@
-// Issue 29, "what the model is told, the user sees": every remembered fact that went into a reply's
+// "What the model is told, the user sees": every remembered fact that went into a reply's
 // prompt, the facts about the person that go with every reply included, is listed under that reply,
 // counted as the chip says; checked against what a local model server stand-in actually received,
 // and again after a reload.

@@ -1,4 +1,4 @@
-// Issue 9, defect 6: another site must not be able to frame Tealeaf (a <meta> policy cannot say
+// Another site must not be able to frame Tealeaf (a <meta> policy cannot say
 // frame-ancestors). The servers the README names (`npm start` = vite preview, `npm run dev` = the
 // dev server) and the e2e server send the page's policy plus frame-ancestors 'none',
 // X-Frame-Options: DENY, nosniff and no-referrer, all from src/csp.js. In Chromium, a page on

@@ -1,4 +1,4 @@
-// Issue 6, crash safety in the real browser: the tab is closed at several points of memorising a
+// Crash safety in the real browser: the tab is closed at several points of memorising a
 // session (the job's step read straight from IndexedDB), the same profile is reopened, the models
 // are loaded again (jobs run when a language model is there), and the memories, edges and
 // segments that come out equal those of an uninterrupted run of the same conversation.

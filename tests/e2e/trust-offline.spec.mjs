@@ -1,4 +1,4 @@
-// Issue 6, privacy: a whole session with models already on the device (the scripted language
+// Privacy: a whole session with models already on the device (the scripted language
 // model, the test embedding model served from /models/ on 127.0.0.1) makes zero requests off
 // 127.0.0.1: chatting, ending the session, memorising, a remembering reply, every view. The harness
 // records every request the browser makes (pages, workers, service worker); the page's own

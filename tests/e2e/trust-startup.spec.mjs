@@ -1,4 +1,4 @@
-// Issue 9: the app never bricks, and Undo after deleting a memory works.
+// The app never bricks, and Undo after deleting a memory works.
 // - A store holding records that point at missing ones (as a race or an older version could have
 //   left) starts, is repaired, and says so; the repair is in Settings.
 // - A start that fails anyway (here: a database from a newer version) shows a screen that still

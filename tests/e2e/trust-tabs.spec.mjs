@@ -1,4 +1,4 @@
-// Issue 6, several tabs: two pages of one browser profile. Chatting in one tab while the other
+// Several tabs: two pages of one browser profile. Chatting in one tab while the other
 // memorises must not duplicate turns or memories, and only one tab may run a memorising job
 // (Web Locks). One session open in both tabs must not end up with two turns at one position.
 import { test } from 'node:test';

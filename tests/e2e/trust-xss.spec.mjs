@@ -1,6 +1,6 @@
-// Issue 6, hostile input: script payloads in model replies, in memory texts (the scripted summary
+// Hostile input: script payloads in model replies, in memory texts (the scripted summary
 // turns the user's words into memories), in refined notes, in session titles (the first user
-// message), and in an imported backup file. Issue 9: the same payloads, plus markup whose URL-bearing
+// message), and in an imported backup file. And the same payloads, plus markup whose URL-bearing
 // attributes would fetch from another site, on every surface of the Memory view (timeline, its
 // tooltips and search, list, detail panel, focus banner, persona, graph and its tooltips). None may
 // execute: the page flag stays unset, no dialog opens, no element carries an event handler, a
@@ -53,8 +53,8 @@ const TEMPLATES = [
   '<a href="data:text/html,<script>{JS}</script>">data url</a>',
   '<svg><a xlink:href="javascript:{JS}"><text y=20>svg link</text></a></svg>',
   '<style>*{background:url("javascript:{JS}")}</style>',
-  // No script, but each would make the browser fetch from another site if its attribute survived
-  // (issue 9, defect 7): the DOM audit and the off-host request guard both watch for them.
+  // No script, but each would make the browser fetch from another site if its attribute survived:
+  // the DOM audit and the off-host request guard both watch for them.
   '<table background="https://evil.example/bg.png"><tr><td>table background</td></tr></table>',
   '<div style="background-image:url(https://evil.example/css.png)">css url</div>',
   '<img srcset="https://evil.example/srcset.png 1x" alt="srcset">',

@@ -1,4 +1,4 @@
-// Issue 19: what the user decides about their memory holds in every stored record, shown text,
+// What the user decides about their memory holds in every stored record, shown text,
 // prompt and export. A deleted chat's facts leave the notes other replies were given; a temporary
 // chat neither uses nor makes memories; an export of the demo holds the demo only.
 import { test } from 'node:test';

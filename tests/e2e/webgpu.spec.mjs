@@ -17,7 +17,7 @@ test('without WebGPU: a clear page, and the rest of the app works', async () => 
     assert.match(card, /graphics|GPU|WebGPU/i);
     assert.ok((await page.locator('[data-testid="gpu-card"] li').count()) > 0, 'advice on what to do');
     // The catalog still shows what exists, its sizes and what it needs, folded away below what works
-    // here (issue 22); nothing can be started.
+    // here; nothing can be started.
     assert.equal(await page.locator('[data-testid="model-list"] [data-testid="model-unavailable"]').count(), 0);
     await page.getByTestId('unavailable-models').locator('summary').click();
     const models = page.locator('[data-testid="model-list-unavailable"] > li').filter({ has: page.getByTestId('model-unavailable') });

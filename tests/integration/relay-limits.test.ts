@@ -78,7 +78,7 @@ describe.each(['file', 'postgres'])('the relay on %s', (store) => {
   it('a room from before signatures is claimed by the first signed write of its key; then a stranger cannot write it', async () => {
     const { room } = await newRoom();
     const dir = mkdtempSync(join(tmpdir(), 'tealeaf-legacy-'));
-    // A room as the relay kept it before issue 31: messages, no key.
+    // A room as an older relay kept it: messages, no key.
     if (store === 'file') writeFileSync(join(dir, `${room}.log`), Buffer.from([0, 0, 0, 3, ...Buffer.from('old')]));
     else {
       await sql(cluster.url, 'DROP TABLE IF EXISTS relay_messages, relay_rooms, relay_nonces, relay_births CASCADE');

@@ -1,4 +1,4 @@
-// The graph invariants the method relies on (issue 3, property tests). A violation means a bug
+// The graph invariants the method relies on (property tests). A violation means a bug
 // or a corrupted store, never a model's fault: model output is repaired before it reaches here.
 import type { Edge, Memory } from '../../src/memory/types';
 import { compareChronological } from '../../src/memory/order';

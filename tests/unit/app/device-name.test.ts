@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultDeviceName } from '../../../src/app/settings/device-name';
 
-describe('a device is named from its browser and platform (issue 29)', () => {
+describe('a device is named from its browser and platform', () => {
   it.each([
     ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36', 'Chrome on Linux'],
     [

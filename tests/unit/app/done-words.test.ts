@@ -105,7 +105,7 @@ describe('importedWords: what came back, what was skipped and why, never record 
       'Replaced your data with the backup, which held no chats, memories or settings.',
     ],
     [
-      'merge of a file with a link from a memory to itself (issue 21)',
+      'merge of a file with a link from a memory to itself',
       { added: counts({ sessions: 1, memories: 7 }), skipped: counts({}), selfLinks: 1 },
       'merge',
       'Restored 1 chat and 7 memories. Left out 1 link from a memory to itself (a link joins two different memories).',

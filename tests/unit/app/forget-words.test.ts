@@ -1,4 +1,4 @@
-// Issue 29: what a forget takes, in the user's words, from the service's preview.
+// What a forget takes, in the user's words, from the service's preview.
 import { describe, expect, it } from 'vitest';
 import { FORGET_AFTER, forgetWords } from '../../../src/app/forget-words';
 

@@ -1,4 +1,4 @@
-// A streaming reply reaches the view once per frame at most (issue 21), newest text first-class.
+// A streaming reply reaches the view once per frame at most, newest text first-class.
 import { describe, expect, it } from 'vitest';
 import { FrameBatch } from '../../../src/app/frame-batch';
 

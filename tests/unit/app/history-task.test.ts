@@ -1,4 +1,4 @@
-// Issue 21: the history import's progress bar reads its words, position and Cancel from one state
+// The history import's progress bar reads its words, position and Cancel from one state
 // (where the import stands, and whether Cancel was pressed). Every state's words.
 import { describe, expect, it } from 'vitest';
 import { historyTaskView } from '../../../src/app/memory/history-task';

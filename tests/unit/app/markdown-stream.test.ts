@@ -1,4 +1,4 @@
-// Streaming replies render incrementally (issue 21): finished blocks keep their HTML, only the
+// Streaming replies render incrementally: finished blocks keep their HTML, only the
 // open end is rendered again, and the result is what rendering the whole text gives.
 import { describe, expect, it } from 'vitest';
 import { JSDOM } from 'jsdom';

@@ -42,7 +42,7 @@ describe('renderMarkdown', () => {
   });
 });
 
-describe('renderMarkdown drops every URL but a safe link href (issue 9, defect 7)', () => {
+describe('renderMarkdown drops every URL but a safe link href', () => {
   // Every attribute that makes a browser fetch or navigate somewhere (HTML, legacy HTML, SVG,
   // MathML, microdata), plus style (CSS url()).
   const URL_ATTRS = [

@@ -112,7 +112,7 @@ describe('recallKind and recallWords', () => {
   });
 });
 
-describe('what the model was told (issue 29)', () => {
+describe('what the model was told', () => {
   const used = (extra: Partial<UsedMemory> = {}): UsedMemory => ({
     memoryIds: ['m1', 'm2', 'm3'],
     segmentIds: ['s1'],

@@ -1,6 +1,6 @@
 // A module the app loads on demand (import()) must not also be imported statically by another
 // module: the bundler then keeps it in the static chunk, the lazy load saves nothing, and every
-// build warns INEFFECTIVE_DYNAMIC_IMPORT (issue 22: src/services/demo.ts, loaded lazily by
+// build warns INEFFECTIVE_DYNAMIC_IMPORT (as it did for src/services/demo.ts, loaded lazily by
 // tealeaf.ts and statically by space.ts). Type-only imports vanish at build time and do not count.
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 29, defect 2: a change told as an event ("I moved from Oslo to Bergen") retires what it
+// A change told as an event ("I moved from Oslo to Bergen") retires what it
 // changes, whatever kinds the two memories are; an unsure change is asked, never retired; "No
 // longer true" takes a date, by default the change's.
 import { describe, expect, it } from 'vitest';
@@ -102,7 +102,7 @@ describe('the change rule (change.ts)', () => {
 
   // What the rule does with a labeller that says Changed for every pair (the stand-in's
   // wrong-relation fault at its worst), on hand-written pairs: 10 real changes and 10 pairs on
-  // the same subject that are no change. Before issue 29 only a trait Changed into a trait of the
+  // the same subject that are no change. Before, only a trait Changed into a trait of the
   // same kind was retired, and nothing was asked. (docs/METHOD.md, section 4, has these figures.)
   const t = (text: string) => ({ kind: 'user-trait' as const, text });
   const e = (text: string) => ({ kind: 'event' as const, text });

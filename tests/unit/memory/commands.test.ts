@@ -1,4 +1,4 @@
-// Issue 22: which chat messages are memory commands (a table of wordings, and near misses that are
+// Which chat messages are memory commands (a table of wordings, and near misses that are
 // remarks or questions for the model), what memory "remember that …" makes of the user's words,
 // and the answer's words for every kind and state.
 import { describe, expect, it } from 'vitest';

@@ -83,7 +83,7 @@ describe('corrections', () => {
     expect(lone.change?.memoryPatches).toEqual([{ id: 'coffee', endedAt: 100 }]);
     expect(toggleSuperseded('run', w.map, w.graph, 100).error).toMatch(/Only what says how things are/);
     // A newer memory it links to by a change becomes the replacement as well, and the end is that
-    // change's time, not today (issue 29).
+    // change's time, not today.
     const fresh = new Map(w.map);
     fresh.set('tea', mem('tea', 1, 'user-trait'));
     expect(toggleSuperseded('tea', fresh, w.graph, 100).change?.memoryPatches).toEqual([{ id: 'tea', endedAt: 5, supersededBy: 'coffee' }]);

@@ -1,4 +1,4 @@
-// Issue 29: forgotten lines, pure. A passage is rebuilt without its forgotten lines (speaker labels
+// Forgotten lines, pure. A passage is rebuilt without its forgotten lines (speaker labels
 // kept, the index copy denoised again) and back with them; marks add and take away the memories
 // that set them; the repeat test; and the plan of one forget found by lookups.
 import { describe, expect, it } from 'vitest';

@@ -58,7 +58,7 @@ describe('MemoryGraph', () => {
     expect(queries).toBeLessThan(build);
   });
 
-  // Issue 21, defect 7: every insert walked the source's outgoing list to refuse a duplicate pair,
+  // Every insert walked the source's outgoing list to refuse a duplicate pair,
   // so one memory with 100,000 links cost 5e9 steps to build (tens of seconds).
   it('builds one memory with 100,000 links about as fast as a chain of as many', () => {
     const n = 100_000;

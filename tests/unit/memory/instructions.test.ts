@@ -1,4 +1,4 @@
-// Issue 29, defect 4: a standing instruction ("Please keep your answers short.") goes into every
+// A standing instruction ("Please keep your answers short.") goes into every
 // reply's instructions, whatever the reply asks; it stops once it is deleted or ended; too many to
 // fit the model's window are named, never dropped silently.
 import { describe, expect, it } from 'vitest';

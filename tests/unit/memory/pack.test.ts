@@ -6,7 +6,7 @@ import type { SearchHit } from '../../../src/memory/retrieval/types';
 import { mem } from './helpers';
 
 describe('pack', () => {
-  // Issue 29, defect 5: m2 lies on timeline A (through m1), whose note came back empty, and has a
+  // m2 lies on timeline A (through m1), whose note came back empty, and has a
   // timeline of its own (B) with a note. B must go in; before, m2 was dropped as "irrelevant".
   it('a memory on an emptied timeline still goes in through its own timeline with a note', () => {
     const memories = [mem('m1', 1, 'You adopted a puppy'), mem('m2', 5, 'The puppy learned to sit'), mem('m3', 9, 'You bought a leash')];

@@ -1,4 +1,4 @@
-// The Memory view re-reads every memory on each graph change (issue 21, defect 7): display copies
+// The Memory view re-reads every memory on each graph change: display copies
 // are kept per stored record, so only records that changed are worded again.
 import { describe, expect, it } from 'vitest';
 import { shownMemory, shownMemoryOf } from '../../../src/memory/voice';

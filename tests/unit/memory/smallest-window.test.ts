@@ -1,4 +1,4 @@
-// Every builder of a model call fits the smallest window in the catalog (issue 28): the processor
+// Every builder of a model call fits the smallest window in the catalog: the processor
 // models' 2,048 tokens with 384 out, counted by a real tokenizer (the Qwen2.5 family's) through the
 // enforcing stand-in, which refuses a prompt over the window as the real engine does and cuts an
 // answer at the cap. Each test feeds its builder the worst of what a user can give it.

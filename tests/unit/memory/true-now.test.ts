@@ -1,4 +1,4 @@
-// Issue 19: one rule for "true now" in every builder of model input. The fixture's past trait is
+// One rule for "true now" in every builder of model input. The fixture's past trait is
 // marked "no longer true" by the user (endedAt) and NOT superseded: a builder that checks only
 // supersededBy (the old persona bank) sends it to the model as current, and fails here.
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // The browser's model (Prompt API) behind a scripted double of the API: the Prompt API takes no
-// token limit, so a JSON answer that never ends must be stopped by its size (issue 21); its window.
+// token limit, so a JSON answer that never ends must be stopped by its size; its window.
 import { describe, expect, it } from 'vitest';
 import { BuiltinModel, type PromptApi } from '../../../src/models/builtin-model';
 import { JSON_LIMITS } from '../../../src/models/call-limits';
@@ -71,7 +71,7 @@ describe('BuiltinModel', () => {
   });
 });
 
-// Issue 28: the window of the browser's model, counted by the API itself, and its refusal of a
+// The window of the browser's model, counted by the API itself, and its refusal of a
 // prompt past the window read as ContextOverflowError.
 type Message = { role: string; content: string };
 /** A stand-in token count: a word is a token, a message costs 4 more. */

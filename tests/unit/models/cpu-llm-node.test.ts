@@ -147,7 +147,7 @@ describe('CPU chat model through transformers.js (Node, offline)', () => {
   });
 });
 
-// Issue 28: the window is the model's, counted with its own tokenizer; nothing is cut silently.
+// The window is the model's, counted with its own tokenizer; nothing is cut silently.
 describe('CPU chat model: its window', () => {
   /** The prompt's tokens by the model's tokenizer, read here without the worker. */
   async function reference(messages: ChatMessage[]): Promise<number> {

@@ -149,7 +149,7 @@ describe('LlmRuntime', () => {
     expect(backend.requests[0].response_format).toEqual({ type: 'json_object', schema: JSON.stringify(schema) });
   });
 
-  it("bounds every call by the window's output cap, also when the caller names none (issues 21, 28)", async () => {
+  it("bounds every call by the window's output cap, also when the caller names none", async () => {
     const { runtime, backend } = setup();
     await runtime.load(QWEN);
     const cap = runtime.window!.maxOutputTokens;

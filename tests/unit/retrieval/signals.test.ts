@@ -1,4 +1,4 @@
-// The retrieval signals of issue 13: speaker-aware search, pseudo-relevance feedback, query
+// The retrieval signals: speaker-aware search, pseudo-relevance feedback, query
 // routing, segment excerpts, and the turn search that switches them.
 import { describe, expect, it } from 'vitest';
 import { createHybridIndex } from '../../../src/memory/retrieval/hybrid';

@@ -170,7 +170,7 @@ describe('ChatService', () => {
   });
 });
 
-// Issue 21: a full disk is a state, not a crash (defects 3 and 4).
+// A full disk is a state, not a crash.
 describe('ChatService with a full disk', () => {
   function fullDiskSetup(model: LanguageModel | undefined, clock = { t: 10 * H }) {
     const disk = { full: false, fullAfter: Infinity };

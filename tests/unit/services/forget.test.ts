@@ -1,4 +1,4 @@
-// Issue 29, "Forget means forget": one act of forgetting reaches every copy of a fact. Through the
+// "Forget means forget": one act of forgetting reaches every copy of a fact. Through the
 // real ChatService, MemoryService, commands and repository (in memory and IndexedDB), with a
 // scripted model that records every prompt: after a forget (the explorer's Delete or the "forget"
 // command) no prompt holds the fact, nor after a reload, nor once the chat it was said in is deleted;

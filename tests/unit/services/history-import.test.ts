@@ -1,4 +1,4 @@
-// Issue 11, "Bring your history": writing an imported export (src/services/history/import.ts) and
+// "Bring your history": writing an imported export (src/services/history/import.ts) and
 // memorising it with the real job runner (MemoryService): nothing duplicated on a second import,
 // nothing written from a bad file, jobs run oldest first, and an import while a job runs.
 import { readFileSync } from 'node:fs';

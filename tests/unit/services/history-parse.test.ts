@@ -1,4 +1,4 @@
-// Issue 11, "Bring your history": reading ChatGPT and Claude conversations.json into sessions and
+// "Bring your history": reading ChatGPT and Claude conversations.json into sessions and
 // turns (src/services/history/). Fixtures in tests/fixtures, written from the public descriptions.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

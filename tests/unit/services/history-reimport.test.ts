@@ -1,4 +1,4 @@
-// Issue 21, defect 2: importing the same export again never overwrites what the user changed.
+// Importing the same export again never overwrites what the user changed.
 // Exports are cumulative, so a second import of conversations.json is normal. A chat the user
 // deleted stays deleted (a tombstone remembers it, and the result says so); a memory the user
 // corrected, ended or deleted stays as the user left it, even when a memorise job makes the same

@@ -1,4 +1,4 @@
-// Issue 21: history import with the parsing in a worker (history.worker.ts, run here in-process
+// History import with the parsing in a worker (history.worker.ts, run here in-process
 // with every reply cloned as postMessage does). The records written are the ones the import wrote
 // when it parsed on the page (parseHistory, then one apply per batch); a cancel while reading or
 // while saving, and a write that fails half way, leave the store as it was before the import; an

@@ -1,4 +1,4 @@
-// Issue 22: memory commands said in the chat, through the real ChatService, MemoryService and
+// Memory commands said in the chat, through the real ChatService, MemoryService and
 // repository (the in-memory one and IndexedDB): what is stored, what the answer says, that no model
 // is called, that forgetting waits for the user and can be undone, and that memorising the chat
 // later makes no second memory of a "remember that".

@@ -1,4 +1,4 @@
-// Issue 10, item 3: the memory switches are respected by the real paths (retrieval into replies,
+// The memory switches are respected by the real paths (retrieval into replies,
 // memorise jobs), switching creation off stops a job that is running, and a temporary chat leaves
 // nothing in the store.
 import { describe, expect, it } from 'vitest';

@@ -347,7 +347,7 @@ describe('MemoryService and the topic-nouns switch', () => {
   });
 });
 
-describe('MemoryService when the chat model changes (issue 21)', () => {
+describe('MemoryService when the chat model changes', () => {
   it('a call that never ends is stopped; the job runs again with the new model and no failed attempt is counted', async () => {
     const repo = new InMemoryRepository();
     await seedSession(repo, 's1', 0, ['I adopted a puppy named Biscuit', 'Lovely!']);

@@ -1,4 +1,4 @@
-// Issue 19, item 1: the settings are one state shared by every tab and job. Two SettingsService
+// The settings are one state shared by every tab and job. Two SettingsService
 // instances on one store stand for two tabs; a write patches only its keys, in one transaction.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Issue 10, item 1: demo records an earlier version loaded into the user's own memory are found
+// Demo records an earlier version loaded into the user's own memory are found
 // and removed in one change, and nothing of the user's own goes with them.
 import { describe, expect, it } from 'vitest';
 import { InMemoryRepository } from '../../support/in-memory-repository';

@@ -1,4 +1,4 @@
-// Where the status words come from (issue 19, item 6): the job list marks the job this tab runs
+// Where the status words come from: the job list marks the job this tab runs
 // (a stored "running" may be a closed tab's), a failed job is told once (by its state, not also an
 // error event) and "Try again now" runs it again; a model server that stops answering is reported
 // lost before its call fails, in words, and a job stopped for it spends no attempt.

@@ -76,7 +76,7 @@ describe('turn versions', () => {
 
 // ---------------------------------------------------------------------------------------------
 // The flat branches against the nested ones they replaced: the nested implementation (as it was
-// before issue 21, kept here as the reference) and the flat one see the same random edits, new
+// before the flat branches, kept here as the reference) and the flat one see the same random edits, new
 // versions and flips, and must show the same conversation after each. The flat records stay
 // equally shallow however many edits are made.
 

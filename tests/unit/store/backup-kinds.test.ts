@@ -1,6 +1,6 @@
 // Standing instructions (kind instruction) and a change waiting for the user's answer (an edge
 // with askEnded) are part of a backup; a memory of a kind a later version adds is read as a note,
-// not a reason to refuse the whole file (issue 29).
+// not a reason to refuse the whole file.
 import { describe, expect, it } from 'vitest';
 import { importBackup, validateBackup } from '../../../src/store/backup';
 import { IdbRepository } from '../../../src/store/repository';

@@ -1,4 +1,4 @@
-// Backup through the worker's code path (issue 9, defect 5), run in-process: the page's client
+// Backup through the worker's code path, run in-process: the page's client
 // (backup-client.ts) talks to the worker's handler (backup-worker-core.ts) through asynchronous
 // messages as a real Worker would, and the file travels as a Blob both ways. Covers the round trip
 // law over app-reachable data, progress, cancel at every phase, and errors across the boundary.

@@ -61,7 +61,7 @@ async function rejection(p: Promise<unknown>): Promise<BackupError> {
 describe('export -> import round trip', () => {
   it('property: replace into an empty database reproduces every record exactly', async () => {
     // Distinct datasets that went through the whole round trip, and of them how many held a text
-    // over 100,000 characters or a time at the edge of the Date range (the cases issue 9 found).
+    // over 100,000 characters or a time at the edge of the Date range (the cases that once failed).
     const seen = new Set<string>();
     let longText = 0;
     let extremeTime = 0;

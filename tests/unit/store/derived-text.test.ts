@@ -1,4 +1,4 @@
-// Issue 19, "deleted facts live on": a reply's stored notes (usedMemory.refined) and the ids it
+// No deleted fact lives on: a reply's stored notes (usedMemory.refined) and the ids it
 // drew on follow their memories. Run against both repositories, since both settle every change
 // the same way; the IndexedDB one also through its migration and a backup import.
 import { describe, expect, it } from 'vitest';

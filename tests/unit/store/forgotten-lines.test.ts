@@ -1,4 +1,4 @@
-// Issue 29: the store's part of forgetting, on IndexedDB (fake-indexeddb) and the in-memory store.
+// The store's part of forgetting, on IndexedDB (fake-indexeddb) and the in-memory store.
 // A mark on a line rebuilds every passage holding it in the same transaction (its stale vectors
 // deleted), whoever writes it; a job's passage is rebuilt too; a job cannot write a memory made
 // only from forgotten lines; an undo brings the passage back; v6 finds passages by their turns.

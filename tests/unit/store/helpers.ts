@@ -344,7 +344,7 @@ function withoutSuperseded(m: Memory): Memory {
   return copy;
 }
 
-/** A turn as versions before issue 21 stored it: the turns put away nested inside a version (`after`). */
+/** A turn as versions before schema v4 stored it: the turns put away nested inside a version (`after`). */
 export type LegacyTurn = Omit<Turn, 'versions' | 'branches'> & { versions?: object[] };
 
 /**

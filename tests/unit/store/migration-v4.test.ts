@@ -1,4 +1,4 @@
-// Schema v4 (issue 21): a store written by an older version is brought within the limits, so its
+// Schema v4: a store written by an older version is brought within the limits, so its
 // backup imports again. Nested edit branches become flat (with drewOn recomputed from every branch),
 // a passage or memory longer than a record and a model name a server made up are cut, and the
 // store of tombstones exists.

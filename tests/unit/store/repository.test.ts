@@ -254,7 +254,7 @@ describe('full disk', () => {
     expect(settingErr).toBeInstanceOf(Error);
   });
 
-  it('tells onStorage when writes start being refused for a full disk and when one lands again (issue 21)', async () => {
+  it('tells onStorage when writes start being refused for a full disk and when one lands again', async () => {
     const repo = await seeded();
     const heard: boolean[] = [];
     repo.onStorage((full) => heard.push(full));

@@ -1,4 +1,4 @@
-// Defect 9 of issue 30: deleting deletes in sync too. After a chat is deleted (or everything is),
+// Deleting deletes in sync too. After a chat is deleted (or everything is),
 // its words are in no device's `sync` rows (the document's log is folded into a fresh,
 // garbage-collected snapshot), and not on the relay either: the deleting device posts a snapshot
 // of the document as it is now and the relay drops every message before it, so a device paired

@@ -1,4 +1,4 @@
-// Issue 29, defect 7: two devices are never both "This browser". A device renames itself, and the
+// Two devices are never both "This browser". A device renames itself, and the
 // new name reaches every paired device, signed; no device can rename another.
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
-// The fault matrix of issue 30: every multi-step sync action, with the tab killed before each of
+// The sync fault matrix: every multi-step sync action, with the tab killed before each of
 // its steps (each write transaction and each post to the relay), then opened again on the same
 // database. Each row checks the state right after the kill and once the device has resumed.
-// Defects 3 and 4: a crash while unpairing left the laptop in the old room (which the unpaired
+// What it caught: a crash while unpairing left the laptop in the old room (which the unpaired
 // phone still read); "Keep this device's data" killed mid-way left no data at all; a message
 // whose processing failed was skipped for good as "seen".
 import { afterAll, afterEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The fault matrix's tools (issue 30): devices whose tab can be killed at any step of an action.
+// The fault matrix's tools: devices whose tab can be killed at any step of an action.
 // A step is a write transaction on the device's IndexedDB or a post to the relay; a kill at step k
 // refuses step k and everything after it (the tab is gone), and the device is then opened again
 // on the same database with a fresh SyncService, as a reopened tab would be. A kill "after step k"

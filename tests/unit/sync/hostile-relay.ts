@@ -1,4 +1,4 @@
-// A relay that lies (issue 30, defects 5 and 10): a proxy in front of a real relay that drops,
+// A relay that lies: a proxy in front of a real relay that drops,
 // swaps or withholds the messages it hands out, for the devices that use its address. Posts and
 // long polls pass through; each read of a room is rewritten by `rules`.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

@@ -1,4 +1,4 @@
-// Defect 8 of issue 30: a backup imported with sync on reaches the other devices. The import's own
+// A backup imported with sync on reaches the other devices. The import's own
 // transaction leaves a `reconcile` row (importBackup), and the sync loop takes what differs from the
 // store into its document; a replace also deletes there what the file does not hold.
 import 'fake-indexeddb/auto';

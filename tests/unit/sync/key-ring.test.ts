@@ -1,4 +1,4 @@
-// Defects 1 and 7 of issue 30: the key ring is authenticated. A change of it (a new key, a device
+// The key ring is authenticated. A change of it (a new key, a device
 // added, a device leaving) is taken only when a device of the receiver's own ring signed it, and
 // a new key can leave devices out but never add one. A device paired through one device is told
 // to all, so no other device's "Make a new key" leaves it out.
@@ -119,7 +119,7 @@ describe('devices paired before signatures', () => {
     // device of the older version never saw signed statements, and reading them again with the
     // keys stripped below would refuse them as signed by a device without a key.
     await until('both read all', async () => (await quiet(laptop, relay.url)) && (await quiet(phone, relay.url)));
-    // As a ring made before issue 30: no signing keys anywhere.
+    // As a ring made before rings were signed: no signing keys anywhere.
     for (const d of [laptop, phone]) {
       d.sync.stop();
       const c = await configOf(d);

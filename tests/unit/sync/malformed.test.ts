@@ -1,4 +1,4 @@
-// Defect 2 of issue 30: records that arrive through sync enter through the same gate as a backup
+// Records that arrive through sync enter through the same gate as a backup
 // import (one schema, the limits of src/memory/limits.ts). A bad record is quarantined and named,
 // the rest of its message is written, and sync goes on; what the store holds can always be
 // exported and imported again (the rescue screen's backup).

@@ -67,7 +67,7 @@ describe('pairing through the relay', () => {
       expect(stored.includes(secret)).toBe(false);
     }
     expect(stored.includes(Buffer.from(key.raw))).toBe(false);
-    // Issue 30, defect 12: the joining device's name and id are sealed too.
+    // The joining device's name and id are sealed too.
     for (const meta of ['Phone', joining.device.info.id, joining.device.info.publicKey]) expect(stored.includes(meta)).toBe(false);
   });
 

@@ -1,4 +1,4 @@
-// Defects 5 and 10 of issue 30: the relay's history is checked. A relay that drops, swaps or
+// The relay's history is checked. A relay that drops, swaps or
 // withholds messages, or that comes back empty or from an older copy, no longer stops sync while
 // every device says "Synced": a swapped message applies, a dropped one is named and asked for
 // again (the other devices send what they hold), and a relay that went back is read again from

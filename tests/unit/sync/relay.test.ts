@@ -74,7 +74,7 @@ describe('the relay', () => {
     expect((await again.client.read(ROOM, 2)).messages.map((m) => text(m.bytes))).toEqual(['kept 3']);
   });
 
-  it('compacts (issue 30): a snapshot posted with compact=n drops every message up to n from its disk; positions stay', async () => {
+  it('compacts: a snapshot posted with compact=n drops every message up to n from its disk; positions stay', async () => {
     const first = await relayIn();
     for (const m of ['secret 1', 'secret 2', 'later 3']) await first.client.post(ROOM, utf8(m));
     // The snapshot replaces what its device had read (up to 2); what came after it (3) stays.

@@ -1,4 +1,4 @@
-// Defect 4 of issue 30 (its second half): the replay guard marked a message seen before it was
+// The replay guard once marked a message seen before it was
 // processed, so a message whose processing failed (a passing failure: the key store busy, the
 // question about a delete-all not answered) was refused as a replay when read again, for good.
 // Now a message is marked only once it did what it means, with the state written after it.

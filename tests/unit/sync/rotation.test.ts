@@ -1,4 +1,4 @@
-// Defect 6 of issue 30: changes are not lost around a key rotation. The rotating device reads the
+// Changes are not lost around a key rotation. The rotating device reads the
 // old room to its end before it uploads, and again after its notice; a device moving to a new room
 // sends there whatever the new room lacks (it no longer counts the old room's messages as sent).
 // Two devices rotating at about the same time end in one room: the first notice in the old room's

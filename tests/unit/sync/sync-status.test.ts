@@ -77,7 +77,7 @@ describe('relay policy: what the CSP lets the app reach', () => {
   });
 });
 
-describe('the words of what the relay did, and of records left out (issue 30)', () => {
+describe('the words of what the relay did, and of records left out', () => {
   it('missing messages turn the headline and say what was done; the relay gone back, reordered and refused ones are said', () => {
     const history = historyOf(
       {

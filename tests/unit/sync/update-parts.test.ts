@@ -1,4 +1,4 @@
-// Defect 11 of issue 30: a large remote update is applied in parts (update-parts.ts). Applied in
+// A large remote update is applied in parts (update-parts.ts). Applied in
 // order, the parts give exactly the document the whole update gives: checked on generated
 // histories of several devices (sets, overwrites, deletes, cleared maps, updates that start mid-way).
 import { mkdtempSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 6, "crash safety": the memorise job killed anywhere, resumed as a reload would (fresh
+// Crash safety: the memorise job killed anywhere, resumed as a reload would (fresh
 // index, graph and memory map rebuilt from the store), ends with exactly the graph of an
 // uninterrupted run. tests/unit/memory/pipeline.test.ts already kills before each commit of a
 // run without embedder or segmenter; this file goes further:
@@ -368,7 +368,7 @@ describe('the memorise job resumes after the tab is closed anywhere', () => {
   });
 });
 
-// Issue 28: a session longer than the model's window is summarised in parts, each committed with
+// A session longer than the model's window is summarised in parts, each committed with
 // the job's state. Killed before or after any write, the resumed job summarises the same parts and
 // ends with the graph of an uninterrupted run.
 describe('a session summarised in parts resumes after the tab is closed anywhere', () => {

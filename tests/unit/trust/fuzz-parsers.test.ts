@@ -1,4 +1,4 @@
-// Issue 6, "hostile input handled": random and garbage model outputs through every reader of model
+// Hostile input handled: random and garbage model outputs through every reader of model
 // output, and through linking and the whole memorise job. Small in-browser models truncate, invent
 // names and emit nonsense; a hostile conversation can steer them to emit anything. No exception may
 // escape a parser, every result must be well-typed, and the stored graph must keep its invariants.

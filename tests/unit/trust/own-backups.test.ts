@@ -1,4 +1,4 @@
-// Issue 21, defect 1: what the app writes it can always read back. Each case makes its data through
+// What the app writes it can always read back. Each case makes its data through
 // the app's own paths (a history import memorised by the job runner, edit-and-resend in the chat,
 // replies from a model server), exports a backup and imports it into an empty store: on the old
 // code each import was refused and nothing of the file could be restored.

@@ -1,4 +1,4 @@
-// Issue 9, defects 3 and 4: what the app stores it can export and import back; a value that would
+// What the app stores it can export and import back; a value that would
 // break the app after an import is refused with a message that names it.
 import { describe, expect, it } from 'vitest';
 import { ChatService } from '../../../src/services/chat/chat';

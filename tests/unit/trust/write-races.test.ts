@@ -1,4 +1,4 @@
-// Issue 9: every background job races with the user. A memorise job is held inside its labelling
+// Every background job races with the user. A memorise job is held inside its labelling
 // call (the slow step that used to compute edges before the call and save them after) while the
 // user acts; then the job goes on. Each case runs against the IndexedDB store (fake-indexeddb,
 // real structured cloning) and, where the action exists there, the in-memory one used by benchmarks.

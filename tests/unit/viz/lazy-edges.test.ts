@@ -1,4 +1,4 @@
-// Timeline edges build their curves only when drawn (issue 21, defect 7: opening the Memory view
+// Timeline edges build their curves only when drawn (before, opening the Memory view
 // with 100,000 links built 100,000 curves). The curves drawn are the ones the layout always made.
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Edge, Memory } from '../../../src/memory/types';

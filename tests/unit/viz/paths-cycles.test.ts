@@ -1,5 +1,5 @@
 // Timelines through a memory (explorer detail panel, List tab, Focus) on link cycles, a self-link
-// and one memory with 100,000 links (issue 21, defect 7).
+// and one memory with 100,000 links.
 import { describe, expect, it } from 'vitest';
 import { MemoryGraph } from '../../../src/memory/graph';
 import { compareChronological } from '../../../src/memory/order';

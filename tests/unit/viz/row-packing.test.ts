@@ -1,4 +1,4 @@
-// First-fit row packing of the timeline's lanes (issue 21, defect 7: it scanned every row for
+// First-fit row packing of the timeline's lanes (before, it scanned every row for
 // every memory, O(n * rows)).
 import { describe, expect, it } from 'vitest';
 import { seededRng } from '../../../src/memory/rng';

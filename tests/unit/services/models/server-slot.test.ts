@@ -1,4 +1,4 @@
-// Issue 29, defect 6: connecting a model server at a new address switches to it, at once; the
+// Connecting a model server at a new address switches to it, at once; the
 // address listed is never taken for the one in use.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemoryRepository } from '../../../support/in-memory-repository';
