@@ -230,8 +230,8 @@ export class MemoryCommands implements ChatCommands {
   }
 
   /**
-   * The user's own messages holding every word of `about` that no memory found came from (issue
-   * 29): in this chat (not memorised yet) and in past chats' passages. A fact the summary worded
+   * The user's own messages holding every word of `about` that no memory found came from:
+   * in this chat (not memorised yet) and in past chats' passages. A fact the summary worded
    * otherwise, or not memorised yet, can be forgotten too.
    */
   private async findLines(about: string, turns: readonly Turn[], found: readonly Memory[]): Promise<Id[]> {
