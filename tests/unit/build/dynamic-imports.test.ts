@@ -89,7 +89,7 @@ describe('lazy modules stay lazy', () => {
     expect(importsOf(code)).toEqual({ static: ['./a', './d', './f.css'], dynamic: ['./g', 'h-package'] });
   });
 
-  it('finds a module imported both ways (control: the shape of the issue-22 defect)', () => {
+  it('finds a module imported both ways (control: the shape of the demo.ts defect)', () => {
     const f = (name: string) => join(SRC, 'fixture', `${name}.ts`);
     const found = ineffective(
       [
