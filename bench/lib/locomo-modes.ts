@@ -244,7 +244,7 @@ export const MODES: Mode[] = [
   // each one flipped: each signal is measured on and off.
   {
     name: 'turn-no-signals',
-    describe: 'turn with every retrieval signal off (the flow before the retrieval signals)',
+    describe: 'turn with every retrieval signal off',
     turn: productTurn('timelines', SIGNALS_OFF),
   },
   { name: 'plain-no-signals', describe: 'turn-plain-topk with every retrieval signal off', turn: productTurn('plain-topk', SIGNALS_OFF) },
