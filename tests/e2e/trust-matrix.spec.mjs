@@ -140,7 +140,7 @@ async function pollUntil(page, predicate, { timeout = PATIENCE_MS, what, stores 
     // Polling reads only the stores the predicate needs (`stores`), then everything once: a read
     // of every store each few ms holds them all and slows the app's own writes. Every 50 ms: the
     // shortest call a case waits to see lasts 250 ms, and at 15 ms the polling alone kept a
-    // third of a core busy (6 % of a row's CPU).
+    // third of a core busy while a case waited.
     const db = await readAll(page, stores);
     if (predicate(db)) return stores ? readAll(page) : db;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}; jobs ${jobsText(db)}`);
