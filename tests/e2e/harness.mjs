@@ -33,11 +33,10 @@ export const TYPES = {
  * Serves a file as a static host would: the build's assets carry a content hash in their names
  * (/assets/name-HASH.ext), so the browser keeps them; everything else is checked again each time
  * (Last-Modified, answered 304 when unchanged). Without this a reload fetched the whole app again,
- * the 27 MB ONNX Runtime and the stand-in's 11 MB tokenizer included, and compiled it all anew:
- * V8 reuses compiled code only for a script or wasm module that comes from the HTTP cache.
+ * the 27 MB ONNX Runtime and the stand-in's 11 MB tokenizer included (no CPU saving measured on a
+ * matrix row: a reload's cost is computing, docs/TESTING.md).
  */
-function sendFile(req, res, file, rel) {
-  const stat = statSync(file);
+function sendFile(req, res, file, rel, stat = statSync(file)) {
   const modified = stat.mtime.toUTCString();
   const hashed = /^\/assets\/.+-[\w-]{8,}\.\w+$/.test(rel);
   const headers = {
@@ -70,7 +69,8 @@ export async function startServer({ dir = DIST } = {}) {
       res.writeHead(403).end();
       return;
     }
-    if (existsSync(file) && statSync(file).isFile()) return sendFile(req, res, file, rel);
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (stat?.isFile()) return sendFile(req, res, file, rel, stat);
     if (path.startsWith('/models/') || path.startsWith('/mlc/') || extname(path)) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
