@@ -2,8 +2,8 @@
 // off the UI thread, for browsers without a usable WebGPU. Like the embedding worker it runs the
 // ONNX Runtime wasm files bundled with the app (Vite ?url imports), so no CDN is ever contacted.
 import { env, InterruptableStoppingCriteria, ModelRegistry, pipeline } from '@huggingface/transformers';
-import ortWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
-import ortMjsUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
+import ortWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.wasm?url';
+import ortMjsUrl from 'onnxruntime-web/ort-wasm-simd-threaded.mjs?url';
 import { createCpuLlmWorkerCore } from './cpu-llm-worker-core';
 import { serveRpc, type PortLike } from './rpc';
 import type { CpuLlmMethods } from './messages';

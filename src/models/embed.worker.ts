@@ -2,8 +2,8 @@
 // off the UI thread. The ONNX Runtime wasm files are bundled with the app (Vite ?url imports
 // of the exact onnxruntime-web version transformers depends on), so no CDN is ever contacted.
 import { env, pipeline } from '@huggingface/transformers';
-import ortWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.wasm?url';
-import ortMjsUrl from 'onnxruntime-web/ort-wasm-simd-threaded.asyncify.mjs?url';
+import ortWasmUrl from 'onnxruntime-web/ort-wasm-simd-threaded.wasm?url';
+import ortMjsUrl from 'onnxruntime-web/ort-wasm-simd-threaded.mjs?url';
 import { createEmbedWorkerCore } from './embed-worker-core';
 import { serveRpc, type PortLike } from './rpc';
 import type { EmbedMethods, EmbedNotice } from './messages';
