@@ -33,7 +33,7 @@ export const TYPES = {
  * Serves a file as a static host would: the build's assets carry a content hash in their names
  * (/assets/name-HASH.ext), so the browser keeps them; everything else is checked again each time
  * (Last-Modified, answered 304 when unchanged). Without this a reload fetched the whole app again,
- * the 27 MB ONNX Runtime and the stand-in's 11 MB tokenizer included (no CPU saving measured on a
+ * ONNX Runtime's 14 MB wasm and the stand-in's 5 MB tokenizer included (no CPU saving measured on a
  * matrix row: a reload's cost is computing, docs/TESTING.md).
  */
 function sendFile(req, res, file, rel, stat = statSync(file)) {
@@ -141,7 +141,7 @@ export async function launch({
     viewport,
     timeout: 60_000,
     // The service worker precaches about 15 MB of scripts into every fresh profile and then serves
-    // every fetch, the stand-in's 11 MB tokenizer included: about a tenth of a file's CPU. Only the
+    // every fetch, the stand-in's 5 MB tokenizer included: about a tenth of a file's CPU. Only the
     // specs of offline use (which need it) turn it on; the app registers it and goes on without it.
     serviceWorkers: serviceWorker ? 'allow' : 'block',
     // A phone: touch events and taps (page.tap), a coarse pointer for CSS.

