@@ -2,44 +2,39 @@
 // to the relay as sealed Yjs updates; sealed updates from the relay are opened, merged into the
 // document and written to the store through the same `apply` as a local change. What a message
 // means (its kinds, pieces, the relay's history) is decided in inbox.ts, which returns a step; the
-// engine does it (the relay, the store, its caller's callbacks). Compaction and a key rotation this
-// device makes are here too: both read the room and post to it.
+// engine does it (the relay, the store, its caller's callbacks). Posting is sender.ts's, writing
+// to the store store-writer.ts's. Compaction and a key rotation this device makes are here too:
+// both read the room and post to it.
 import * as Y from 'yjs';
 import type { AppliedChange } from '../../ports';
 import { type Bytes, equalBytes } from './bytes';
 import { type EnvelopeError, Sealer } from './envelope';
 import { type SyncKey, roomOf } from './keys';
-import { BodyError, KIND, encodeBody, encodeSnapshot, encodeVector, gzip, toPieces } from './messages';
-import { type Admit, type Epoch, type Kind, REMOTE, RecordDoc, type Touched } from './record-doc';
-import { Quarantine, type Quarantined } from './record-gate';
+import { BodyError, KIND, encodeSnapshot, gzip } from './messages';
+import { type Epoch, REMOTE, RecordDoc, type Touched } from './record-doc';
+import type { Quarantine, Quarantined } from './record-gate';
 import type { SeqBook, SavedBook } from './seq-book';
 import { inParts, storeAsChange } from './store-records';
+import { StoreWriter } from './store-writer';
+import { Sender } from './sender';
 import { type Heard, Inbox, type HistoryNotes, type Step } from './inbox';
 import { mergeUpdate } from './merge';
 import { RelayError, type RelayMessage } from './relay-client';
 import type { Refused, SyncEngineOptions, SyncState } from './engine-types';
-import { PART, inKeyParts, unionOf } from './touched';
-import { breathe } from './update-parts';
 
 export type { Refused, SyncEngineOptions, SyncState } from './engine-types';
 
-/** A compressed update larger than this goes in pieces (the relay takes at most 8 MiB a message). */
-const PIECE = 4 * 1024 * 1024;
-
 export class SyncEngine {
   readonly records: RecordDoc;
-  private seq: number;
-  private prev: number;
   epoch: Epoch;
-  /** What the relay has, per Yjs client: nothing below it needs sending. */
-  sent: Map<number, number>;
-  private unsent: boolean;
   private queue: Promise<unknown> = Promise.resolve();
-  unapplied: Touched;
   room: string;
   sealer: Sealer;
-  readonly quarantine: Quarantine;
   readonly inbox: Inbox;
+  /** Writes what was merged to the store. */
+  private readonly writer: StoreWriter;
+  /** Posts to the relay, and knows what it holds. */
+  private readonly sender: Sender;
   /** A rotation this device started and has not finished: its own notice, read back, moves it. */
   rotating?: { key: SyncKey; notice: Bytes; uploaded?: Map<number, number> };
   /** Records deleted here since the relay was last compacted (`now`: a delete-all). */
@@ -51,23 +46,17 @@ export class SyncEngine {
   /** When this device moved into the room in use by a key change (undefined: the first room, or joined here). */
   movedAt: number | undefined;
   refused = 0;
-  lastError: string | undefined;
-  lastSyncAt: number | undefined;
 
   constructor(readonly o: SyncEngineOptions) {
     const doc = new Y.Doc();
     if (o.state?.doc) Y.applyUpdate(doc, o.state.doc, REMOTE);
     this.records = new RecordDoc(doc, o.state?.epoch);
-    this.seq = o.state?.seq ?? 0;
-    this.prev = o.state?.prev ?? 0;
     this.epoch = o.state?.epoch ?? this.records.epoch;
-    this.sent = o.state?.sent ? Y.decodeStateVector(o.state.sent) : new Map();
-    this.unsent = o.state?.unsent ?? false;
+    this.sender = new Sender(o, doc, o.state);
     doc.on('update', (_u: Uint8Array, origin: unknown) => {
-      if (origin !== REMOTE) this.unsent = true;
+      if (origin !== REMOTE) this.sender.unsent = true;
     });
-    this.unapplied = new Map((o.state?.unapplied ?? []).map(([k, ids]) => [k as Kind, new Set(ids)]));
-    this.quarantine = new Quarantine(o.state?.quarantine);
+    this.writer = new StoreWriter(this.records, o, o.state);
     this.compactDue = o.state?.compactDue ?? false;
     this.foldDue = o.state?.foldDue ?? false;
     this.unpaired = o.state?.unpaired ?? false;
@@ -96,17 +85,26 @@ export class SyncEngine {
 
   /** This device's last sequence number used. */
   get lastSeq(): number {
-    return this.seq;
+    return this.sender.seq;
   }
 
   /** A number of this device's read back from the relay: used, whatever the saved state says. */
   bump(seq: number): void {
-    this.seq = Math.max(this.seq, seq);
+    this.sender.seq = Math.max(this.sender.seq, seq);
+  }
+
+  /** The last failure to post, cleared by the next post that worked. */
+  get lastError(): string | undefined {
+    return this.sender.lastError;
   }
 
   /** Records held back by the gate, the newest last. */
   get quarantined(): Quarantined[] {
     return this.quarantine.list();
+  }
+
+  get quarantine(): Quarantine {
+    return this.writer.quarantine;
   }
 
   /** Devices whose messages this device has seen in this room (or that a snapshot read here covers). */
@@ -146,13 +144,10 @@ export class SyncEngine {
     return {
       ...this.inbox.book.saved(),
       cursor: this.inbox.cursor,
-      seq: this.seq,
-      prev: this.prev,
+      ...this.sender.saved(),
       doc: withDoc ? (Y.encodeStateAsUpdate(this.records.doc) as Bytes) : undefined,
-      sent: encodeVector(this.sent),
-      unsent: this.unsent,
       epoch: this.epoch,
-      unapplied: [...this.unapplied].map(([k, ids]) => [k, [...ids]]),
+      unapplied: this.writer.saved(),
       partial: { ...this.inbox.partial },
       quarantine: this.quarantine.list(),
       history: this.inbox.notes,
@@ -278,16 +273,12 @@ export class SyncEngine {
 
   /** The relay holds the document up to `vector` (a whole upload or snapshot taken), and nothing local waits. */
   allSent(vector: Map<number, number>): void {
-    this.sent = new Map(vector);
-    this.unsent = false;
+    this.sender.allSent(vector);
   }
 
   /** Whether local changes wait to be sent. */
   get pending(): boolean {
-    if (this.unsent) return true;
-    const now = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
-    for (const [client, clock] of now) if (clock > (this.sent.get(client) ?? 0)) return true;
-    return false;
+    return this.sender.pending;
   }
 
   /** Sends what the relay does not have yet, as one sealed update. Throws if the relay is away. */
@@ -297,41 +288,12 @@ export class SyncEngine {
 
   async pushNow(): Promise<boolean> {
     if (this.unpaired) throw new Error('This device was unpaired: it no longer syncs.');
-    if (!this.pending) return false;
-    const update = Y.encodeStateAsUpdate(this.records.doc, encodeVector(this.sent));
-    const vector = Y.decodeStateVector(Y.encodeStateVector(this.records.doc));
-    await this.send(this.room, this.sealer, KIND.update, await gzip(update));
-    // Only now: a message the relay never took keeps its changes pending.
-    for (const [client, clock] of vector) if ((this.sent.get(client) ?? 0) < clock) this.sent.set(client, clock);
-    this.unsent = false;
-    return true;
+    return this.sender.pushUpdate(this.room, this.sealer, this.cursor);
   }
 
-  /**
-   * Posts one payload, in pieces when it is larger than one message may be; `compact` goes with the
-   * last, and so does `close` (a key change's notice: the relay takes nothing after it in the room).
-   */
-  async send(room: string, sealer: Sealer, kind: number, payload: Bytes, compact?: number, close = false): Promise<void> {
-    const size = this.o.pieceBytes ?? PIECE;
-    const bodies = payload.length > size ? toPieces(kind, payload, size).map((p) => ({ kind: KIND.piece, p })) : [{ kind, p: payload }];
-    const here = room === this.room;
-    for (const [i, { kind: k, p }] of bodies.entries()) {
-      // Used up before the post, kept first: a gap after a failed post is harmless, a reuse is not.
-      const seq = ++this.seq;
-      try {
-        await this.o.reserve?.(seq);
-        // A message names this device's last one the relay took in the room (none in a new room).
-        const sealed = await sealer.seal(this.o.deviceId, seq, encodeBody(k, here ? this.prev : 0, here ? this.cursor : 0, p));
-        const isLast = i === bodies.length - 1;
-        await this.o.relay.post(room, sealed, undefined, isLast ? compact : undefined, isLast && close);
-      } catch (e) {
-        this.lastError = (e as Error).message;
-        throw e;
-      }
-      if (here) this.prev = seq;
-    }
-    this.lastError = undefined;
-    this.lastSyncAt = Date.now();
+  /** Posts one payload (sender.ts); in the room in use it names where this device has read to. */
+  send(room: string, sealer: Sealer, kind: number, payload: Bytes, compact?: number, close = false): Promise<void> {
+    return this.sender.post(room, sealer, kind, payload, room === this.room ? this.cursor : undefined, compact, close);
   }
 
   /** This device turns sync off: tells the others (best effort; the relay may be away). */
@@ -352,9 +314,7 @@ export class SyncEngine {
   moveTo(room: string, sealer: Sealer, sent: Map<number, number> = new Map()): void {
     this.room = room;
     this.sealer = sealer;
-    this.prev = 0;
-    this.sent = new Map(sent);
-    if (sent.size === 0) this.unsent = true;
+    this.sender.movedRoom(sent);
     this.movedAt = Date.now();
     this.inbox.movedRoom();
   }
@@ -362,10 +322,8 @@ export class SyncEngine {
   /** Reads, opens and applies everything the relay has after the cursor. Returns how many applied. */
   pull(): Promise<number> {
     return this.serial(async () => {
-      if (this.unapplied.size > 0) await this.catchUp(new Map());
-      const applied = await this.readToEnd();
-      this.lastSyncAt = Date.now();
-      return applied;
+      if (this.writer.unapplied.size > 0) await this.catchUp(new Map());
+      return this.readToEnd();
     });
   }
 
@@ -383,7 +341,7 @@ export class SyncEngine {
         if (last >= this.cursor) break;
         this.inbox.wentBack(last);
         // What the relay holds is learnt again as it is read; what it lost is then sent again.
-        this.sent = new Map();
+        this.sender.sent = new Map();
         continue;
       }
       for (const m of messages) {
@@ -467,14 +425,14 @@ export class SyncEngine {
   /** Merges an update (or a snapshot's), then writes what it touched with the state that goes with it. */
   private async merge(heard: Heard, update: Uint8Array, covers?: SavedBook): Promise<number> {
     const before = this.epoch.id;
-    const { touched, deleted } = await mergeUpdate(this.records, update, this.sent, before);
+    const { touched, deleted } = await mergeUpdate(this.records, update, this.sender.sent, before);
     if (covers) this.book.cover(covers);
     // A record deleted elsewhere: its words are still in this device's log of the document.
     if (deleted) this.foldDue = true;
     const now = this.records.epoch;
     if (now.id !== before) {
       // Asked first: an answer not given (sync turned off) leaves the message unread.
-      const choice = await this.askReset(now);
+      const choice = await this.writer.askReset(now);
       this.inbox.done(heard);
       await this.resetTo(now, choice);
       return 1;
@@ -514,68 +472,19 @@ export class SyncEngine {
 
   /** What this device has seen, its own messages included (it holds all of them). */
   bookForOthers(): SavedBook {
-    return this.inbox.bookFor(this.deviceId, this.seq);
+    return this.inbox.bookFor(this.deviceId, this.sender.seq);
   }
 
-  /**
-   * Writes the touched keys (and any left from a failed write) to the store through `apply`, in
-   * parts of at most PART records (what others refer to first), letting the page breathe between
-   * them. Each part's write keeps the state with what is still left to write, so a tab closed
-   * half-way resumes with the rest.
-   */
-  async catchUp(touched: Touched, from?: string): Promise<void> {
-    const keys: Touched = this.unapplied;
-    for (const [kind, ids] of touched) {
-      const set = keys.get(kind) ?? new Set<string>();
-      ids.forEach((id) => set.add(id));
-      keys.set(kind, set);
-    }
-    const parts = inKeyParts(keys, PART);
-    for (let i = 0; i < parts.length; i++) {
-      // Out of `unapplied` while written: the state saved with the records lists only the rest.
-      this.unapplied = unionOf(parts.slice(i + 1));
-      try {
-        await this.o.store.apply(await this.records.changeFor(parts[i], this.o.store, this.gate(from)));
-      } catch (e) {
-        this.unapplied = unionOf(parts.slice(i));
-        throw e;
-      }
-      if (i + 1 < parts.length) await breathe();
-    }
-    this.unapplied = new Map();
+  /** Writes the touched keys, and what a failed write left, to the store (store-writer.ts). */
+  catchUp(touched: Touched, from?: string): Promise<void> {
+    return this.writer.catchUp(touched, from);
   }
 
-  /** The gate for what `from` sent: a record that fails it is held back, named, and not written. */
-  gate(from?: string): Admit {
-    const admit: Admit = (kind, key, value) => this.quarantine.admit(kind, key, value, from);
-    admit.release = (kind, key) => this.quarantine.release(kind, key);
-    return admit;
-  }
-
-  /**
-   * Another device deleted everything: wipe here, or keep this device's data and write it into
-   * the new epoch. Either way in as few transactions as can be, each with the state that says
-   * where it stands: "keep" wipes nothing (its data and the new epoch's records are written
-   * together); "wipe" writes the new epoch and what is left to write with the wipe itself.
-   */
+  /** Follows another device's delete-all: its epoch from now on, this device's data wiped or kept. */
   async resetTo(epoch: Epoch, choice: 'wipe' | 'keep'): Promise<void> {
     this.epoch = epoch;
     this.foldDue = true;
-    if (choice === 'keep') {
-      this.records.record(await storeAsChange(this.o.store));
-      await this.catchUp(this.records.everything());
-      return;
-    }
-    this.unapplied = this.records.everything();
-    await this.o.wipe();
-    await this.catchUp(new Map());
-  }
-
-  /** Asks how to follow another device's delete-all (default: wipe). */
-  askReset(epoch: Epoch): Promise<'wipe' | 'keep'> {
-    // A delete-all from before this device was paired: it joins the epoch with what it brought.
-    if (epoch.at < (this.o.joinedAt ?? -Infinity)) return Promise.resolve('keep');
-    return this.o.onReset?.(epoch) ?? Promise.resolve('wipe');
+    await this.writer.reset(choice);
   }
 
   /** Counts and reports a refused message. */
