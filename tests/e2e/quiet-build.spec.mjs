@@ -1,8 +1,9 @@
 // `npm start` builds the app before serving it; that build prints what a person needs and no more:
 // no plugin timings (three blocks of about forty lines on every start), no warning from
 // the project's own code (INEFFECTIVE_DYNAMIC_IMPORT: a module loaded lazily and statically).
-// The same production build `npm start` runs, into a folder of its own.
-import { test } from 'node:test';
+// The same production build `npm start` runs, into a folder of its own. What it writes is checked
+// too: the tokenizer data compact, and ONNX Runtime's plain wasm build only.
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -36,11 +37,33 @@ const noise = (out) =>
     .filter((l) => !/^\S+\.(js|mjs|css|html|wasm|webmanifest)\s+[\d,.]+ kB/.test(l))
     .filter((l) => /\[[A-Z_]+\]|warn|timings|deprecat|error/i.test(l));
 
+// One production build, read by the tests below it.
+let built;
+/** The names of the assets written, and the text of the JSON ones (read before the folder goes). */
+let assetNames = [];
+const jsonAssets = new Map();
+before(() => {
+  built = build([], (outDir) => {
+    const assets = join(outDir, 'assets');
+    assetNames = readdirSync(assets);
+    for (const f of assetNames) if (f.endsWith('.json')) jsonAssets.set(f, readFileSync(join(assets, f), 'utf8'));
+  });
+});
+
 test('the production build prints no plugin timings and no warnings', () => {
-  const { status, out } = build();
+  const { status, out } = built;
   assert.equal(status, 0, out);
   assert.match(out, /built in/, 'the build ran');
   assert.deepEqual(noise(out), [], out);
+});
+
+test('the build ships the plain wasm build of ONNX Runtime, not the WebGPU one (asyncify, twice the size)', () => {
+  assert.equal(built.status, 0, built.out);
+  const wasm = assetNames.filter((f) => f.endsWith('.wasm'));
+  assert.deepEqual(
+    wasm.map((f) => f.replace(/-[\w-]{8}\.wasm$/, '.wasm')),
+    ['ort-wasm-simd-threaded.wasm'],
+  );
 });
 
 test('control: a warning in the output is caught', () => {
@@ -63,15 +86,9 @@ test('the build writes the tokenizer data compact, with the content of the packa
       return { name: `${f}/${n}`, inlined: Buffer.byteLength(text) < 4096, compact: JSON.stringify(JSON.parse(text)) };
     }),
   );
-  let written = [];
-  const { status, out } = build([], (outDir) => {
-    const assets = join(outDir, 'assets');
-    written = readdirSync(assets)
-      .filter((f) => /^tokenizer(_config)?-[\w-]+\.json$/.test(f))
-      .map((f) => readFileSync(join(assets, f), 'utf8'));
-  });
-  assert.equal(status, 0, out);
+  assert.equal(built.status, 0, built.out);
+  const tokenizerData = [...jsonAssets].filter(([f]) => /^tokenizer(_config)?-[\w-]+\.json$/.test(f)).map(([, text]) => text);
   const files = want.filter((w) => !w.inlined);
-  assert.equal(written.length, files.length, 'one asset per file over the inline limit');
-  for (const { name, compact } of files) assert.ok(written.includes(compact), `${name} is written compact, its content unchanged`);
+  assert.equal(tokenizerData.length, files.length, 'one asset per file over the inline limit');
+  for (const { name, compact } of files) assert.ok(tokenizerData.includes(compact), `${name} is written compact, its content unchanged`);
 });
