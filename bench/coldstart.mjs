@@ -10,13 +10,12 @@ import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'nod
 import { tmpdir } from 'node:os';
 import { extname, join, normalize, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
+import { flag, option } from './lib/cli.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, d) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : d);
-const n = opt('--n', 10000);
-const runs = opt('--runs', 9);
-const restarts = opt('--restarts', 3);
-const asJson = args.includes('--json');
+const n = Number(option('--n', 10000));
+const runs = Number(option('--runs', 9));
+const restarts = Number(option('--restarts', 3));
+const asJson = flag('--json');
 const DIST = resolve(import.meta.dirname, '../.tmp/coldstart-dist');
 if (!existsSync(join(DIST, 'index.html'))) {
   console.error(`${DIST} is missing: npx vite build --config bench/coldstart/vite.config.ts`);

@@ -8,19 +8,15 @@
 // Usage: npm run -s bench:embedder -- [--runs 3] [--reloads 5] [--dist dist-e2e[,other]] [--json]
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { launch, startServer } from '../tests/e2e/harness.mjs';
 import { loadTestEmbedder } from '../tests/e2e/flows.mjs';
 import { median } from './lib/long-tasks.mjs';
+import { distList, flag, option } from './lib/cli.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, d) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
-const runs = Number(opt('--runs', 3));
-const reloads = Number(opt('--reloads', 5));
-const dists = opt('--dist', 'dist-e2e')
-  .split(',')
-  .map((d) => resolve(d));
-const asJson = args.includes('--json');
+const runs = Number(option('--runs', 3));
+const reloads = Number(option('--reloads', 5));
+const dists = distList('dist-e2e');
+const asJson = flag('--json');
 const log = (...a) => !asJson && console.error(...a);
 
 /** Processor seconds used so far by every descendant of this process (the browser and its children). */

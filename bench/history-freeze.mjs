@@ -13,15 +13,12 @@ import { join, resolve } from 'node:path';
 import { launch, startServer } from '../tests/e2e/harness.mjs';
 import { makeChatgptExport } from '../tests/support/history-export.mjs';
 import { MEASURE_INIT, median, pageNow, readMeasure, traceMainThread } from './lib/long-tasks.mjs';
+import { distList, flag, option } from './lib/cli.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, d) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
-const runs = Number(opt('--runs', 3));
-const sizes = opt('--mb', '240,113').split(',').map(Number);
-const asJson = args.includes('--json');
-const dists = opt('--dist', resolve(import.meta.dirname, '../dist'))
-  .split(',')
-  .map((d) => resolve(d));
+const runs = Number(option('--runs', 3));
+const sizes = option('--mb', '240,113').split(',').map(Number);
+const asJson = flag('--json');
+const dists = distList(resolve(import.meta.dirname, '../dist'));
 const r0 = (x) => Math.round(x);
 
 async function once(appUrl, file, chats) {

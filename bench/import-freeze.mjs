@@ -10,12 +10,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { launch, startServer } from '../tests/e2e/harness.mjs';
 import { MEASURE_INIT, median, pageNow, readMeasure } from './lib/long-tasks.mjs';
+import { flag, option } from './lib/cli.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, d) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : d);
-const runs = opt('--runs', 3);
-const n = opt('--memories', 100_000);
-const asJson = args.includes('--json');
+const runs = Number(option('--runs', 3));
+const n = Number(option('--memories', 100_000));
+const asJson = flag('--json');
 const DIST = resolve(import.meta.dirname, '../dist');
 
 const WORDS =

@@ -10,17 +10,14 @@ import { resolve } from 'node:path';
 import { launch, startServer } from '../tests/e2e/harness.mjs';
 import { startFakeOpenAiServer } from '../tests/support/fake-openai-server.mjs';
 import { MEASURE_INIT, median, pageNow, readMeasure } from './lib/long-tasks.mjs';
+import { distList, flag, option } from './lib/cli.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, d) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
-const runs = Number(opt('--runs', 3));
-const kb = Number(opt('--kb', 100));
-const rate = Number(opt('--rate', 200));
-const burst = args.includes('--burst');
-const asJson = args.includes('--json');
-const dists = opt('--dist', resolve(import.meta.dirname, '../dist'))
-  .split(',')
-  .map((d) => resolve(d));
+const runs = Number(option('--runs', 3));
+const kb = Number(option('--kb', 100));
+const rate = Number(option('--rate', 200));
+const burst = flag('--burst');
+const asJson = flag('--json');
+const dists = distList(resolve(import.meta.dirname, '../dist'));
 
 const WORDS =
   'the garden trip with my sister was lovely and we talked about coffee painting concerts dogs hikes beaches exams projects recipes bakeries guitars novels museums'.split(

@@ -9,25 +9,22 @@
 // Usage: npm run -s bench:sync:big -- [--n 20000] [--runs 3] [--dist dist-e2e[,other]] [--profile] [--json]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startRelay } from '../../relay/relay.mjs';
 import { launch, startServer } from '../../tests/e2e/harness.mjs';
 import { keyHolder, pair, syncKeyOf } from '../../tests/e2e/sync-devices.mjs';
 import { makeMemories } from '../sync-spike/records.mjs';
 import { MEASURE_INIT, median, pageNow, readMeasure, traceMainThread } from '../lib/long-tasks.mjs';
 import { startProfile, tasksNamed } from '../lib/cpu-profile.mjs';
+import { distList, flag, option } from '../lib/cli.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, d) => (args.includes(name) ? args[args.indexOf(name) + 1] : d);
-const N = Number(opt('--n', 20_000));
-const runs = Number(opt('--runs', 3));
-const dists = opt('--dist', 'dist-e2e')
-  .split(',')
-  .map((d) => resolve(d));
-const asJson = args.includes('--json');
+const N = Number(option('--n', 20_000));
+const runs = Number(option('--runs', 3));
+const dists = distList('dist-e2e');
+const asJson = flag('--json');
 // --profile: B is traced and sampled, and each task over 200 ms is named by its functions (an
 // unminified build names them: vite build --mode e2e --minify false --outDir .tmp/dist-plain).
-const profiling = args.includes('--profile');
+const profiling = flag('--profile');
 const log = (...a) => !asJson && console.error(...a);
 
 const countIn = (page) =>
