@@ -13,9 +13,17 @@ export interface Extracted {
 }
 
 const MAX_REPAIR_TRIES = 64;
+/**
+ * Our schemas nest four deep. Garbage nested thousands deep parses (JSON.parse does not recurse)
+ * but then overflows the stack of whatever walks it next (JSON.stringify, structured cloning into
+ * IndexedDB; a browser thread's stack is about 1 MB): it is refused here instead.
+ */
+const MAX_DEPTH = 32;
 
 interface ScanState {
   stack: string[];
+  /** The deepest nesting seen. */
+  depth: number;
   inString: boolean;
   escaped: boolean;
   stringStart: number;
@@ -26,7 +34,7 @@ interface ScanState {
 }
 
 function scan(text: string, start: number): ScanState {
-  const s: ScanState = { stack: [], inString: false, escaped: false, stringStart: -1, end: -1, cuts: [] };
+  const s: ScanState = { stack: [], depth: 0, inString: false, escaped: false, stringStart: -1, end: -1, cuts: [] };
   for (let i = start; i < text.length; i++) {
     const c = text[i];
     if (s.inString) {
@@ -40,6 +48,7 @@ function scan(text: string, start: number): ScanState {
       s.stringStart = i;
     } else if (c === '{' || c === '[') {
       s.stack.push(c === '{' ? '}' : ']');
+      s.depth = Math.max(s.depth, s.stack.length);
       s.cuts.push(i + 1);
     } else if (c === '}' || c === ']') {
       s.stack.pop();
@@ -98,6 +107,7 @@ export function extractJson(raw: unknown): Extracted {
   if (start > 0 && text.slice(0, start).trim() !== '') problems.push('text before JSON ignored');
 
   const st = scan(text, start);
+  if (st.depth > MAX_DEPTH) return { value: undefined, found: false, repaired: false, problems: [...problems, 'JSON nested too deeply'] };
   if (st.end > 0) {
     const slice = text.slice(start, st.end);
     const direct = tryParse(slice);

@@ -32,6 +32,22 @@ describe('extractJson', () => {
     expect(extractJson('{"a": 1, "b":').value).toEqual({ a: 1, b: null });
   });
 
+  it('refuses JSON nested deeper than any schema, whole or cut off, and keeps what nests as deep as one', () => {
+    // Parsed, a value 100,000 deep overflows the stack of the next thing that walks it.
+    for (const raw of [
+      '['.repeat(100_000) + ']'.repeat(100_000),
+      '{"a":'.repeat(100_000),
+      `{"labels": ${'['.repeat(33)}1${']'.repeat(33)}}`,
+    ]) {
+      const r = extractJson(raw);
+      expect(r.found).toBe(false);
+      expect(r.value).toBeUndefined();
+      expect(r.problems).toContain('JSON nested too deeply');
+    }
+    const deepest = `{"a": ${'['.repeat(31)}1${']'.repeat(31)}}`;
+    expect(extractJson(deepest).value).toEqual(JSON.parse(deepest));
+  });
+
   it('tidies trailing commas', () => {
     expect(extractJson('{"a": [1, 2,], }').value).toEqual({ a: [1, 2] });
   });
