@@ -8,7 +8,7 @@
 // Usage: npm run -s bench:embedder -- [--runs 3] [--reloads 5] [--dist dist-e2e[,other]] [--json]
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { launch, startServer } from '../tests/e2e/harness.mjs';
+import { launchAsUsers as launch, startServer } from '../tests/e2e/harness.mjs';
 import { loadTestEmbedder } from '../tests/e2e/flows.mjs';
 import { median } from './lib/long-tasks.mjs';
 import { distList, flag, option } from './lib/cli.mjs';

@@ -14,7 +14,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { launch, startServer } from '../tests/e2e/harness.mjs';
+import { launchAsUsers as launch, startServer } from '../tests/e2e/harness.mjs';
 import { hubBackup } from '../tests/e2e/links-backup.mjs';
 
 const args = process.argv.slice(2);

@@ -19,7 +19,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { syntheticBackup } from './render.mjs';
-import { launch, startServer } from '../tests/e2e/harness.mjs';
+import { launchAsUsers as launch, startServer } from '../tests/e2e/harness.mjs';
 
 const args = process.argv.slice(2);
 const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);

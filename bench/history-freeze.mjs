@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { launch, startServer } from '../tests/e2e/harness.mjs';
+import { launchAsUsers as launch, startServer } from '../tests/e2e/harness.mjs';
 import { makeChatgptExport } from '../tests/support/history-export.mjs';
 import { MEASURE_INIT, median, pageNow, readMeasure, traceMainThread } from './lib/long-tasks.mjs';
 import { distList, flag, option } from './lib/cli.mjs';

@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { launch, startServer } from '../tests/e2e/harness.mjs';
+import { launchAsUsers as launch, startServer } from '../tests/e2e/harness.mjs';
 import { MEASURE_INIT, median, pageNow, readMeasure } from './lib/long-tasks.mjs';
 import { flag, option } from './lib/cli.mjs';
 

@@ -347,7 +347,7 @@ async function main() {
     .split(',')
     .map(Number)
     .filter((x) => x > 0);
-  const { launch, startServer } = await import('../tests/e2e/harness.mjs');
+  const { launchAsUsers: launch, startServer } = await import('../tests/e2e/harness.mjs');
   const server = await startServer({ dir: resolve(opt('--dist') ?? resolve(import.meta.dirname, '../dist')) });
   const result = {};
   try {

@@ -7,7 +7,7 @@
 // Usage: npm run -s bench:stream -- [--runs 3] [--kb 100] [--rate 200] [--burst] [--dist dist[,other]] [--json]
 //   --dist a,b measures several builds (e.g. one of the code before a change), runs alternating.
 import { resolve } from 'node:path';
-import { launch, startServer } from '../tests/e2e/harness.mjs';
+import { launchAsUsers as launch, startServer } from '../tests/e2e/harness.mjs';
 import { startFakeOpenAiServer } from '../tests/support/fake-openai-server.mjs';
 import { MEASURE_INIT, median, pageNow, readMeasure } from './lib/long-tasks.mjs';
 import { distList, flag, option } from './lib/cli.mjs';

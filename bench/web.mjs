@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { launch, startServer } from '../tests/e2e/harness.mjs';
+import { launchAsUsers as launch, startServer } from '../tests/e2e/harness.mjs';
 
 const args = process.argv.slice(2);
 const runs = Number(args[args.indexOf('--runs') + 1]) || 15;

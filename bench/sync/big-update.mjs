@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startRelay } from '../../relay/relay.mjs';
-import { launch, startServer } from '../../tests/e2e/harness.mjs';
+import { launchAsUsers as launch, startServer } from '../../tests/e2e/harness.mjs';
 import { keyHolder, pair, syncKeyOf } from '../../tests/e2e/sync-devices.mjs';
 import { makeMemories } from '../sync-spike/records.mjs';
 import { MEASURE_INIT, median, pageNow, readMeasure, traceMainThread } from '../lib/long-tasks.mjs';

@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { startRelay } from '../../relay/relay.mjs';
-import { launch, startServer } from '../../tests/e2e/harness.mjs';
+import { launchAsUsers as launch, startServer } from '../../tests/e2e/harness.mjs';
 import { makeMemories } from '../sync-spike/records.mjs';
 import { MEASURE_INIT, median, pageNow, readMeasure, traceMainThread } from '../lib/long-tasks.mjs';
 import { startProfile, tasksNamed } from '../lib/cpu-profile.mjs';

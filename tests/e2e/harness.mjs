@@ -129,8 +129,14 @@ export async function launch({
   init,
   touch = false,
   serviceWorker = false,
+  wasmTiers = false,
 } = {}) {
   const args = [...BASE_ARGS];
+  // Tests run WebAssembly in V8's baseline compiler only: optimising ONNX Runtime's 14 MB module
+  // again at every page load was about a fifth of a trust-matrix row's CPU (its test models are
+  // tiny, so the faster code never paid back). What the code does is the same in either tier;
+  // benches measure what users get (`launchAsUsers`).
+  if (!wasmTiers) args.push('--js-flags=--liftoff-only');
   if (webgpu) args.push('--enable-unsafe-webgpu', '--enable-features=Vulkan', '--use-angle=swiftshader');
   else args.push('--disable-gpu');
   // More Chromium flags for one run (a profiler's, say): E2E_EXTRA_ARGS='--remote-debugging-port=9339'.
@@ -176,6 +182,11 @@ export async function launch({
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** `launch` as a user's browser runs: every V8 tier (benches). */
+export function launchAsUsers(options = {}) {
+  return launch({ ...options, wasmTiers: true });
 }
 
 export async function shot(page, name) {
