@@ -54,6 +54,16 @@ const DENSE_SPREAD = 0.05;
 const listed = (memoryIds: Id[]): UsedMemory => ({ memoryIds, segmentIds: [], timelines: [], scores: [] });
 const newestFirst = (a: Memory, b: Memory) => b.time - a.time || b.createdAt - a.createdAt;
 
+/**
+ * Whether the person said something of their own in this chat before the question (the last turn):
+ * a message that was not a memory command (a command's answer, next to it, carries `command`).
+ * Those words become memories when the chat ends.
+ */
+function saidInChat(turns: readonly Turn[]): boolean {
+  const before = turns.slice(0, -1);
+  return before.some((t, i) => t.role === 'user' && before[i + 1]?.command === undefined);
+}
+
 export class MemoryCommands implements ChatCommands {
   private readonly now: () => Millis;
 
@@ -103,6 +113,7 @@ export class MemoryCommands implements ChatCommands {
     if (current.length > limit) facts.more = current.length - limit;
     if (told.length > 0) facts.told = true;
     else if (found.length > current.length) facts.past = found.length - current.length;
+    if (command.me && saidInChat(turns)) facts.chatPending = true;
     return { turn: this.answerTurn(user, facts, shown), change: {} };
   }
 

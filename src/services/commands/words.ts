@@ -20,6 +20,11 @@ export interface AnswerFacts extends CommandAnswer {
   past?: number;
   /** recall about the user: no trait is true now, so what the user told is listed instead. */
   told?: boolean;
+  /**
+   * recall about the user, asked in a chat where they said things of their own: those become
+   * memories when the chat ends, so the answer says so instead of seeming to have missed them.
+   */
+  chatPending?: boolean;
 }
 
 const memories = (n: number) => (n === 1 ? '1 memory' : `${n} memories`);
@@ -61,11 +66,12 @@ export function answerText(f: AnswerFacts): string {
       const past = f.past
         ? ` ${f.past === 1 ? '1 memory about it is' : `${f.past} memories about it are`} no longer true (see the Memory view).`
         : '';
+      const chat = f.chatPending ? ' What you said in this chat is remembered when it ends.' : '';
       if (f.state === 'none')
-        return `${f.about === 'me' ? 'I don’t remember anything about you that is true now.' : `Nothing in your memory about ${topic(f.about)} is true now.`}${past}`;
+        return `${f.about === 'me' ? 'I don’t remember anything about you that is true now.' : `Nothing in your memory about ${topic(f.about)} is true now.`}${chat}${past}`;
       const more = f.more ? ` ${f.more} more are in the Memory view.` : '';
-      if (f.told) return `I have no lasting facts about you yet. What you told me (${memories(n)}):${more}`;
-      return `What I remember about ${topic(f.about)} that is true now (${memories(n)}):${more}${past}`;
+      if (f.told) return `I have no lasting facts about you yet.${chat} What you told me (${memories(n)}):${more}`;
+      return `${chat.trimStart()}${chat ? ' ' : ''}What I remember about ${topic(f.about)} that is true now (${memories(n)}):${more}${past}`;
     }
   }
 }

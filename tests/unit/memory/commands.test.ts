@@ -130,6 +130,9 @@ describe('answerText: the words of every kind and state', () => {
       'What I remember about “Lisbon” that is true now (1 memory): 3 more are in the Memory view. 1 memory about it is no longer true (see the Memory view).',
     );
     expect(answerText({ kind: 'recall', state: 'none', about: 'me' })).toBe('I don’t remember anything about you that is true now.');
+    expect(answerText({ kind: 'recall', state: 'none', about: 'me', chatPending: true })).toBe(
+      'I don’t remember anything about you that is true now. What you said in this chat is remembered when it ends.',
+    );
     expect(answerText({ kind: 'recall', state: 'none', about: 'Lisbon', past: 2 })).toBe(
       'Nothing in your memory about “Lisbon” is true now. 2 memories about it are no longer true (see the Memory view).',
     );

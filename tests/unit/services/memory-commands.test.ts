@@ -277,6 +277,36 @@ for (const [name, open] of Object.entries(repos)) {
       expect(list.usedMemory?.memoryIds).toEqual(['short', 'moved']);
     });
 
+    it('"what do you remember about me?" after saying things in this chat says they are remembered when it ends, in every state', async () => {
+      const repo = await open();
+      const { chat, memory, load } = wire(repo);
+      await memory.load();
+      // Only commands so far: nothing of the person's own is waiting for the chat to end.
+      await chat.send('remember that I prefer short answers');
+      await chat.send('What do you remember about me?');
+      expect(chat.turns.at(-1)!.text).toBe('I have no lasting facts about you yet. What you told me (1 memory):');
+      await chat.send('what do you remember about me');
+      expect(chat.turns.at(-1)!.text).not.toMatch(/this chat/);
+      // Something of their own (answered by the model, or with no model to answer it).
+      load();
+      await chat.send('I moved to Lisbon last week.');
+      await chat.send('What do you remember about me?');
+      expect(chat.turns.at(-1)!.text).toBe(
+        'I have no lasting facts about you yet. What you said in this chat is remembered when it ends. What you told me (1 memory):',
+      );
+      // A new chat starts without it; a trait true now is listed after the sentence.
+      await chat.newChat();
+      await repo.apply({ memories: [trait('porto', 'You live in Porto.')] });
+      await memory.load();
+      await chat.send('what do you remember about me?');
+      expect(chat.turns.at(-1)!.text).toBe('What I remember about you that is true now (1 memory):');
+      await chat.send('I play the cello.');
+      await chat.send('What do you remember about me?');
+      expect(chat.turns.at(-1)!.text).toBe(
+        'What you said in this chat is remembered when it ends. What I remember about you that is true now (1 memory):',
+      );
+    });
+
     it('in a temporary chat nothing is remembered or forgotten, and it says so', async () => {
       const repo = await open();
       const { chat, memory } = wire(repo);
