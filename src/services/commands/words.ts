@@ -66,12 +66,13 @@ export function answerText(f: AnswerFacts): string {
       const past = f.past
         ? ` ${f.past === 1 ? '1 memory about it is' : `${f.past} memories about it are`} no longer true (see the Memory view).`
         : '';
-      const chat = f.chatPending ? ' What you said in this chat is remembered when it ends.' : '';
+      const pending = f.chatPending ? 'What you said in this chat is remembered when it ends.' : '';
+      const chat = pending && ` ${pending}`;
       if (f.state === 'none')
         return `${f.about === 'me' ? 'I don’t remember anything about you that is true now.' : `Nothing in your memory about ${topic(f.about)} is true now.`}${chat}${past}`;
       const more = f.more ? ` ${f.more} more are in the Memory view.` : '';
       if (f.told) return `I have no lasting facts about you yet.${chat} What you told me (${memories(n)}):${more}`;
-      return `${chat.trimStart()}${chat ? ' ' : ''}What I remember about ${topic(f.about)} that is true now (${memories(n)}):${more}${past}`;
+      return `${pending && `${pending} `}What I remember about ${topic(f.about)} that is true now (${memories(n)}):${more}${past}`;
     }
   }
 }
